@@ -1,0 +1,29 @@
+//! signorini's core: the mechanical model, contact geometry, the per-step problem, the
+//! [`Solver`](solver::Solver) plugin trait, the stepper (time loop), solver-independent metrics,
+//! run records, registries and the suite runner.
+//!
+//! Data flow of one run (design.md):
+//! `Case::build -> World`; per step `geometry::detect -> ContactSet`,
+//! `StepProblem::new`, `Solver::step -> StepSolution`, `metrics::evaluate -> StepMetrics`, advance;
+//! finally `Case::oracle` grades the [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord)
+//! is written atomically.
+
+pub mod case;
+pub mod contact;
+pub mod geometry;
+pub mod log;
+pub mod metrics;
+pub mod model;
+pub mod params;
+pub mod problem;
+pub mod registry;
+pub mod solver;
+
+pub use case::{Case, CaseError, OracleCheck, Scenario, Trace};
+pub use contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
+pub use log::IterationLog;
+pub use metrics::StepMetrics;
+pub use params::{ParamError, Params, Settings};
+pub use problem::{StepProblem, WarmStart};
+pub use registry::{Registry, SolverEntry};
+pub use solver::{Capabilities, SolveError, SolveStatus, Solver, SolverInfo, StepSolution};

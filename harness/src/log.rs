@@ -1,0 +1,87 @@
+//! Per-iteration statistics a solver records while it works (ContactBench `Statistics`, Drake
+//! `SapStatistics`): named columns of `f64`, one row per iteration, plus the elapsed time.
+
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+/// Named per-iteration columns. Each name states its norm and normalisation (e.g.
+/// `natmap_rel_l2`, `rel_step_l2`, `cost`, `alpha`, `inner_iters`). The column `time_s` (seconds
+/// since the log was started) is added automatically.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IterationLog {
+    /// Column names, in first-use order; `time_s` is first.
+    pub names: Vec<String>,
+    /// `columns[k][i]` = value of column `names[k]` at iteration `i` (NaN where not recorded).
+    pub columns: Vec<Vec<f64>>,
+    #[serde(skip, default = "Instant::now")]
+    start: Instant,
+}
+
+impl Default for IterationLog {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl IterationLog {
+    /// An empty log whose clock starts now.
+    pub fn new() -> Self {
+        Self { names: vec!["time_s".into()], columns: vec![vec![]], start: Instant::now() }
+    }
+
+    /// Number of recorded iterations.
+    pub fn len(&self) -> usize {
+        self.columns[0].len()
+    }
+
+    /// Whether no iteration was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Records one iteration: the given `(name, value)` pairs and the elapsed time.
+    pub fn record(&mut self, entries: &[(&str, f64)]) {
+        let row = self.len();
+        self.columns[0].push(self.start.elapsed().as_secs_f64());
+        for &(name, value) in entries {
+            let k = match self.names.iter().position(|n| n == name) {
+                Some(k) => k,
+                None => {
+                    self.names.push(name.to_string());
+                    self.columns.push(vec![f64::NAN; row]);
+                    self.names.len() - 1
+                }
+            };
+            self.columns[k].push(value);
+        }
+        for col in &mut self.columns {
+            if col.len() < row + 1 {
+                col.push(f64::NAN);
+            }
+        }
+    }
+
+    /// The column called `name`, if recorded.
+    pub fn column(&self, name: &str) -> Option<&[f64]> {
+        self.names.iter().position(|n| n == name).map(|k| self.columns[k].as_slice())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_are_padded_with_nan() {
+        let mut log = IterationLog::new();
+        log.record(&[("a", 1.0)]);
+        log.record(&[("b", 2.0)]);
+        log.record(&[("a", 3.0), ("b", 4.0)]);
+        assert_eq!(log.len(), 3);
+        let a = log.column("a").unwrap();
+        assert_eq!((a[0], a[2]), (1.0, 3.0));
+        assert!(a[1].is_nan());
+        assert!(log.column("b").unwrap()[0].is_nan());
+        assert!(log.column("time_s").unwrap().windows(2).all(|w| w[0] <= w[1]));
+    }
+}

@@ -1,0 +1,16 @@
+//! The mechanical model: rigid bodies with shapes and materials, static colliders, springs,
+//! gravity, and the generalized-coordinate layout that every solver sees.
+//!
+//! Conventions (design.md): SI units, gravity along -z, right-handed frames. A rigid body's
+//! generalized velocity is `(v, w)`: linear velocity of the centre of mass and angular velocity,
+//! both in the world frame; its position is the centre of mass and a unit quaternion.
+//! A body may be restricted to a subset of these six velocity components ([`DofMask`]); the
+//! excluded components are held at zero.
+
+mod body;
+mod layout;
+mod world;
+
+pub use body::{DofMask, Material, RigidBody, Shape};
+pub use layout::{BlockKind, DofBlock, DofLayout};
+pub use world::{combine_friction, ContactCompliance, Spring, StaticCollider, StaticShape, World, WorldError};

@@ -1,0 +1,146 @@
+//! The per-step problem every solver receives.
+//!
+//! Discrete dynamics (velocity level, design.md): find `v+` and contact impulses `lambda` with
+//! `M (v+ - v*) = J^T lambda`, `v* = v0 + dt M^-1 f(q0, v0)`, where `f` holds gravity, springs and
+//! gyroscopic forces. The reference contact law used by the harness metrics is the rigid Coulomb
+//! NCP on the contact velocity `u = J v+ + w` with the gap bias `w = (phi0 / dt, 0, 0)`: the
+//! linearised Signorini condition `phi0 + dt u_n >= 0 ⊥ lambda_n >= 0`, and the De Saxcé form of
+//! Coulomb friction `K_mu ∋ lambda ⊥ u + (mu ||u_t||, 0, 0) ∈ K_mu*` (anchors.md §1).
+//! Solvers with other models (compliance, position level) still return `v+`, `lambda` and
+//! optionally `q+`, and are measured against the same law.
+
+use crate::contact::{ContactKey, ContactSet};
+use crate::geometry;
+use crate::model::{ContactCompliance, DofLayout, World};
+use crate::solver::SolveError;
+use kernels::BlockDiagonal;
+use std::collections::HashMap;
+
+/// What the previous step left for warm starts, matched by [`ContactKey`].
+#[derive(Debug, Clone, Default)]
+pub struct WarmStart {
+    /// Previous step's impulses `(n, t1, t2)` by contact key (in the previous frames).
+    pub impulses: HashMap<ContactKey, [f64; 3]>,
+    /// Previous step's velocity `v+` (the velocity at the start of this step).
+    pub velocity: Vec<f64>,
+}
+
+/// One time step's problem: borrowed world and contacts, plus the matrices and vectors derived
+/// from them at `(q0, v0)`.
+pub struct StepProblem<'a> {
+    /// Time step (s).
+    pub dt: f64,
+    /// The world at the start of the step.
+    pub world: &'a World,
+    /// Contacts detected at `q0` (including those within the detection margin).
+    pub contacts: &'a ContactSet,
+    /// Warm-start data from the previous step, if any.
+    pub warm_start: Option<&'a WarmStart>,
+    /// Layout of the generalized coordinates.
+    pub layout: DofLayout,
+    /// Generalized positions at the start of the step.
+    pub q0: Vec<f64>,
+    /// Generalized velocities at the start of the step.
+    pub v0: Vec<f64>,
+    /// Mass matrix at `q0` (factored).
+    pub mass: BlockDiagonal,
+    /// Non-contact generalized forces `f(q0, v0)` (gravity, springs, gyroscopic).
+    pub forces: Vec<f64>,
+    /// Stiffness of the non-contact forces in velocity coordinates, `K = -df/d(dq)`
+    /// ([`World::force_stiffness`]); there is no non-contact damping in the model yet.
+    pub stiffness: BlockDiagonal,
+}
+
+impl<'a> StepProblem<'a> {
+    /// Assembles the problem of one step. Fails if the mass matrix is not positive definite.
+    pub fn new(
+        world: &'a World,
+        contacts: &'a ContactSet,
+        dt: f64,
+        warm_start: Option<&'a WarmStart>,
+    ) -> Result<Self, SolveError> {
+        let mut mass = world.mass_matrix();
+        mass.factor().map_err(|e| SolveError::Factorization { what: format!("mass matrix: {e}") })?;
+        Ok(Self {
+            dt,
+            world,
+            contacts,
+            warm_start,
+            layout: world.layout(),
+            q0: world.positions(),
+            v0: world.velocities(),
+            mass,
+            forces: world.forces(),
+            stiffness: world.force_stiffness(),
+        })
+    }
+
+    /// Number of velocity DOFs.
+    pub fn nv(&self) -> usize {
+        self.layout.nv
+    }
+
+    /// Number of contacts.
+    pub fn nc(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// The free-motion velocity `v* = v0 + dt M^-1 f(q0, v0)` (explicit in the forces).
+    pub fn free_velocity(&self) -> Vec<f64> {
+        let mut a = self.forces.clone();
+        self.mass.solve_in_place(&mut a);
+        self.v0.iter().zip(&a).map(|(v, a)| v + self.dt * a).collect()
+    }
+
+    /// The bias `w_i = (phi0_i / dt, 0, 0)` of contact `i` in `u = J v + w`.
+    pub fn bias(&self, i: usize) -> [f64; 3] {
+        [self.contacts.contacts[i].gap / self.dt, 0.0, 0.0]
+    }
+
+    /// The velocity-level normal law shared by solvers that take it, as `(v_hat, r_n)`: the
+    /// normal impulse is `lambda_n = max(0, (v_hat - u_n) / r_n)` for compliant contact, or the
+    /// complementarity `u_n >= v_hat ⊥ lambda_n >= 0` for rigid contact (`r_n = 0`).
+    /// Rigid: `v_hat = -phi0/dt`. Compliant (Castro et al. §V-A, linear Kelvin-Voigt model):
+    /// `v_hat = -phi0/(dt + tau_d)`, `r_n = 1/(dt k (dt + tau_d))`, i.e.
+    /// `lambda_n = dt k (-phi0 - (dt + tau_d) u_n)_+`.
+    pub fn normal_law(&self, i: usize) -> (f64, f64) {
+        let c = &self.contacts.contacts[i];
+        match c.compliance {
+            ContactCompliance::Rigid => (-c.gap / self.dt, 0.0),
+            ContactCompliance::Compliant { stiffness, dissipation_time } => {
+                let tau = self.dt + dissipation_time;
+                (-c.gap / tau, 1.0 / (self.dt * stiffness * tau))
+            }
+        }
+    }
+
+    /// Contact velocities `u = J v + w` of the reference NCP (see the module doc).
+    pub fn contact_velocities(&self, v: &[f64]) -> Vec<[f64; 3]> {
+        let mut u = self.contacts.velocities(v);
+        for (i, ui) in u.iter_mut().enumerate() {
+            ui[0] += self.bias(i)[0];
+        }
+        u
+    }
+
+    /// The generalized impulse `J^T lambda`.
+    pub fn generalized_impulse(&self, lambda: &[[f64; 3]]) -> Vec<f64> {
+        self.contacts.transpose_mul(lambda, self.nv())
+    }
+
+    /// Positions after the step with end velocity `v` (symplectic: `q+ = q0 + dt N(q0) v`).
+    pub fn integrate(&self, v: &[f64]) -> Vec<f64> {
+        self.world.integrate_positions(&self.q0, v, self.dt)
+    }
+
+    /// The same contact pairs and features re-evaluated at configuration `q`: same keys and
+    /// order, new points, frames, gaps and Jacobians (position-level methods need it).
+    pub fn contacts_at(&self, q: &[f64]) -> ContactSet {
+        geometry::reevaluate(&self.world.at_positions(q), self.contacts)
+    }
+
+    /// The previous step's impulse for contact `i`, if that contact existed then.
+    pub fn warm_impulse(&self, i: usize) -> Option<[f64; 3]> {
+        self.warm_start.and_then(|w| w.impulses.get(&self.contacts.contacts[i].key).copied())
+    }
+}

@@ -1,0 +1,90 @@
+//! Registries of solvers and cases. The harness knows no concrete solver or case; the root crate
+//! registers them (one line each).
+
+use crate::case::Case;
+use crate::params::{ParamError, Params, Settings};
+use crate::solver::{Capabilities, Solver};
+
+/// How to make a solver from parameters.
+pub struct SolverEntry {
+    /// Registry name.
+    pub name: &'static str,
+    /// One-line description.
+    pub summary: &'static str,
+    /// What the solver supports (checked against a case's needs before running).
+    pub capabilities: Capabilities,
+    /// Default parameters.
+    pub defaults: fn() -> Params,
+    /// Builds the solver from (validated) parameters.
+    pub build: Box<dyn Fn(&Params) -> Result<Box<dyn Solver>, ParamError> + Send + Sync>,
+}
+
+impl SolverEntry {
+    /// An entry for a solver made from a [`Settings`] struct `S` by `make`.
+    pub fn new<S, T>(name: &'static str, summary: &'static str, capabilities: Capabilities, make: fn(S) -> T) -> Self
+    where
+        S: Settings + 'static,
+        T: Solver + 'static,
+    {
+        SolverEntry {
+            name,
+            summary,
+            capabilities,
+            defaults: || Params::from_settings(&S::default()),
+            build: Box::new(move |p: &Params| {
+                let s: S = p.decode(name)?;
+                Ok(Box::new(make(s)) as Box<dyn Solver>)
+            }),
+        }
+    }
+}
+
+/// All registered solvers and cases.
+#[derive(Default)]
+pub struct Registry {
+    /// Solvers in registration order.
+    pub solvers: Vec<SolverEntry>,
+    /// Cases in registration order.
+    pub cases: Vec<Box<dyn Case>>,
+}
+
+/// An unknown name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("unknown {kind} '{name}' (known: {known})")]
+pub struct UnknownName {
+    /// "solver" or "case".
+    pub kind: &'static str,
+    /// The name asked for.
+    pub name: String,
+    /// Comma-separated known names.
+    pub known: String,
+}
+
+impl Registry {
+    /// Adds a solver.
+    pub fn solver(mut self, e: SolverEntry) -> Self {
+        self.solvers.push(e);
+        self
+    }
+    /// Adds a case.
+    pub fn case(mut self, c: impl Case + 'static) -> Self {
+        self.cases.push(Box::new(c));
+        self
+    }
+    /// Looks up a solver by name.
+    pub fn find_solver(&self, name: &str) -> Result<&SolverEntry, UnknownName> {
+        self.solvers.iter().find(|s| s.name == name).ok_or_else(|| UnknownName {
+            kind: "solver",
+            name: name.into(),
+            known: self.solvers.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+        })
+    }
+    /// Looks up a case by name.
+    pub fn find_case(&self, name: &str) -> Result<&dyn Case, UnknownName> {
+        self.cases.iter().find(|c| c.name() == name).map(|c| c.as_ref()).ok_or_else(|| UnknownName {
+            kind: "case",
+            name: name.into(),
+            known: self.cases.iter().map(|c| c.name()).collect::<Vec<_>>().join(", "),
+        })
+    }
+}

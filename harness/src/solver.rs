@@ -1,0 +1,153 @@
+//! The plugin interface: [`Solver`], what it can do ([`Capabilities`]), what it returns
+//! ([`StepSolution`] with a [`SolveStatus`]) and how it fails ([`SolveError`]).
+//!
+//! Status versus error follows clarabel: a usable iterate comes back as `Ok` with a status saying
+//! how good it is (`Solved`, `MaxIterations`, ...); `Err` is reserved for steps that produced
+//! nothing usable.
+
+use crate::log::IterationLog;
+use crate::problem::StepProblem;
+use serde::{Deserialize, Serialize};
+
+/// What a solver can handle; a case states what it needs with the same struct.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// Rigid bodies.
+    pub rigid_bodies: bool,
+    /// Deformable (FEM) bodies.
+    pub deformable_bodies: bool,
+    /// Elasticity in projective (local-global) form.
+    pub projective_elasticity: bool,
+    /// Compliant contact (stiffness and dissipation time).
+    pub compliant_contact: bool,
+    /// Rigid contact.
+    pub rigid_contact: bool,
+    /// The exact (second-order) Coulomb cone rather than a polyhedral approximation.
+    pub exact_friction_cone: bool,
+    /// Bilateral constraints (joints).
+    pub bilateral_constraints: bool,
+    /// Runs on a GPU.
+    pub gpu: bool,
+}
+
+impl Capabilities {
+    /// The capabilities `needs` asks for that `self` lacks, by name (empty: compatible).
+    pub fn missing(&self, needs: &Capabilities) -> Vec<&'static str> {
+        let pairs = [
+            (self.rigid_bodies, needs.rigid_bodies, "rigid bodies"),
+            (self.deformable_bodies, needs.deformable_bodies, "deformable bodies"),
+            (self.projective_elasticity, needs.projective_elasticity, "projective elasticity"),
+            (self.compliant_contact, needs.compliant_contact, "compliant contact"),
+            (self.rigid_contact, needs.rigid_contact, "rigid contact"),
+            (self.exact_friction_cone, needs.exact_friction_cone, "exact friction cone"),
+            (self.bilateral_constraints, needs.bilateral_constraints, "bilateral constraints"),
+            (self.gpu, needs.gpu, "gpu"),
+        ];
+        pairs.iter().filter(|(has, need, _)| *need && !*has).map(|(_, _, n)| *n).collect()
+    }
+}
+
+/// Static description of a solver instance.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SolverInfo {
+    /// Registry name (e.g. "pgs").
+    pub name: String,
+    /// The paper or reference the method comes from.
+    pub paper: String,
+    /// What it can handle.
+    pub capabilities: Capabilities,
+    /// Its settings as JSON (recorded in run records).
+    pub params: serde_json::Value,
+}
+
+/// How good a returned iterate is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SolveStatus {
+    /// The solver's own stopping criterion was met.
+    Solved,
+    /// A relaxed criterion was met.
+    AlmostSolved,
+    /// The iteration budget ran out; the last iterate is returned.
+    MaxIterations,
+    /// Progress stalled before the criterion was met; the last iterate is returned.
+    InsufficientProgress,
+}
+
+impl SolveStatus {
+    /// Whether the solver's (possibly relaxed) criterion was met.
+    pub fn is_converged(self) -> bool {
+        matches!(self, SolveStatus::Solved | SolveStatus::AlmostSolved)
+    }
+}
+
+/// A step's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepSolution {
+    /// Generalized velocity at the end of the step.
+    pub v: Vec<f64>,
+    /// Generalized positions at the end of the step; `None` means the harness integrates
+    /// `q+ = q0 + dt N v+` ([`StepProblem::integrate`]).
+    pub q: Option<Vec<f64>>,
+    /// Contact impulses `(n, t1, t2)` in N s, one per contact of the problem, in the problem's
+    /// contact frames.
+    pub impulses: Vec<[f64; 3]>,
+    /// Bilateral-constraint impulses (N s); empty when the model has none.
+    pub bilateral: Vec<f64>,
+    /// Iterations of the solver's main loop.
+    pub iterations: usize,
+    /// Quality of the iterate.
+    pub status: SolveStatus,
+}
+
+/// A step that produced nothing usable. The runner adds the step index.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    /// A NaN or infinity appeared.
+    #[error("non-finite value in {what}")]
+    NonFinite {
+        /// Where it appeared.
+        what: String,
+    },
+    /// A matrix factorization failed.
+    #[error("factorization failed: {what}")]
+    Factorization {
+        /// Which matrix and why.
+        what: String,
+    },
+    /// The line search could not find an acceptable step.
+    #[error("line search failed: {what}")]
+    LineSearch {
+        /// Details.
+        what: String,
+    },
+    /// The problem (as the solver formulates it) has no solution.
+    #[error("infeasible: {what}")]
+    Infeasible {
+        /// Details.
+        what: String,
+    },
+    /// The problem contains something the solver does not support.
+    #[error("unsupported: {what}")]
+    Unsupported {
+        /// What.
+        what: String,
+    },
+    /// Any other numerical breakdown.
+    #[error("numerical failure: {what}")]
+    Numerical {
+        /// Details.
+        what: String,
+    },
+}
+
+/// A contact solver: one time step at a time.
+///
+/// A solver holds its settings and any state it wants to keep between steps (factorization
+/// patterns, scratch buffers); warm-start data arrives through [`StepProblem::warm_start`].
+pub trait Solver: Send {
+    /// Name, paper, capabilities and settings.
+    fn info(&self) -> SolverInfo;
+    /// Solves one step. Implementations record per-iteration statistics in `log`.
+    fn step(&mut self, problem: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError>;
+}

@@ -1,0 +1,184 @@
+//! Block-diagonal symmetric positive (semi-)definite matrices: the mass matrix of a set of bodies
+//! (one dense block per body, at most 6x6 for a rigid body) and the non-contact stiffness.
+
+use nalgebra::{DMatrix, DVector};
+
+/// A block of a [`BlockDiagonal`] could not be factored: it is not symmetric positive definite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotPositiveDefinite {
+    /// Index of the offending block.
+    pub block: usize,
+}
+
+impl std::fmt::Display for NotPositiveDefinite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "block {} is not symmetric positive definite", self.block)
+    }
+}
+impl std::error::Error for NotPositiveDefinite {}
+
+/// A square block-diagonal matrix. Block `i` occupies rows and columns
+/// `offsets[i] .. offsets[i] + blocks[i].nrows()`.
+#[derive(Debug, Clone, Default)]
+pub struct BlockDiagonal {
+    blocks: Vec<DMatrix<f64>>,
+    offsets: Vec<usize>,
+    n: usize,
+    /// Lower Cholesky factors, present after [`BlockDiagonal::factor`].
+    chol: Vec<DMatrix<f64>>,
+}
+
+impl BlockDiagonal {
+    /// Builds the matrix from its blocks (each must be square).
+    pub fn new(blocks: Vec<DMatrix<f64>>) -> Self {
+        let mut offsets = Vec::with_capacity(blocks.len());
+        let mut n = 0;
+        for b in &blocks {
+            assert_eq!(b.nrows(), b.ncols(), "blocks must be square");
+            offsets.push(n);
+            n += b.nrows();
+        }
+        Self { blocks, offsets, n, chol: Vec::new() }
+    }
+
+    /// The zero matrix with the same block structure as `self`.
+    pub fn zeros_like(&self) -> Self {
+        Self::new(self.blocks.iter().map(|b| DMatrix::zeros(b.nrows(), b.ncols())).collect())
+    }
+
+    /// Dimension of the (square) matrix.
+    pub fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// The blocks in order.
+    pub fn blocks(&self) -> &[DMatrix<f64>] {
+        &self.blocks
+    }
+
+    /// Mutable access to block `i` (invalidates any factorization).
+    pub fn block_mut(&mut self, i: usize) -> &mut DMatrix<f64> {
+        self.chol.clear();
+        &mut self.blocks[i]
+    }
+
+    /// First row/column of block `i`.
+    pub fn offset(&self, i: usize) -> usize {
+        self.offsets[i]
+    }
+
+    /// `y = A x`.
+    pub fn mul(&self, x: &[f64]) -> Vec<f64> {
+        let mut y = vec![0.0; self.n];
+        self.mul_into(x, &mut y);
+        y
+    }
+
+    /// `y = A x` into a caller-owned buffer.
+    pub fn mul_into(&self, x: &[f64], y: &mut [f64]) {
+        assert_eq!(x.len(), self.n);
+        assert_eq!(y.len(), self.n);
+        for (b, &o) in self.blocks.iter().zip(&self.offsets) {
+            let k = b.nrows();
+            for i in 0..k {
+                let mut s = 0.0;
+                for j in 0..k {
+                    s += b[(i, j)] * x[o + j];
+                }
+                y[o + i] = s;
+            }
+        }
+    }
+
+    /// `x^T A x`.
+    pub fn quad(&self, x: &[f64]) -> f64 {
+        let y = self.mul(x);
+        x.iter().zip(&y).map(|(a, b)| a * b).sum()
+    }
+
+    /// Computes and caches the Cholesky factor of every block.
+    pub fn factor(&mut self) -> Result<(), NotPositiveDefinite> {
+        self.chol.clear();
+        for (i, b) in self.blocks.iter().enumerate() {
+            let c = b.clone().cholesky().ok_or(NotPositiveDefinite { block: i })?;
+            self.chol.push(c.l());
+        }
+        Ok(())
+    }
+
+    /// Whether [`BlockDiagonal::factor`] has been called since the last change.
+    pub fn is_factored(&self) -> bool {
+        self.chol.len() == self.blocks.len()
+    }
+
+    /// Solves `A x = b` in place with the cached factors. Panics if not factored.
+    pub fn solve_in_place(&self, b: &mut [f64]) {
+        assert!(self.is_factored(), "BlockDiagonal::factor must be called before solve");
+        assert_eq!(b.len(), self.n);
+        for (l, &o) in self.chol.iter().zip(&self.offsets) {
+            let k = l.nrows();
+            let mut x = DVector::from_column_slice(&b[o..o + k]);
+            l.solve_lower_triangular_mut(&mut x);
+            l.tr_solve_lower_triangular_mut(&mut x);
+            b[o..o + k].copy_from_slice(x.as_slice());
+        }
+    }
+
+    /// The inverse of block `i` (dense; blocks are small). Panics if not factored.
+    pub fn block_inverse(&self, i: usize) -> DMatrix<f64> {
+        assert!(self.is_factored(), "BlockDiagonal::factor must be called before block_inverse");
+        let l = &self.chol[i];
+        let mut inv = DMatrix::identity(l.nrows(), l.nrows());
+        l.solve_lower_triangular_mut(&mut inv);
+        l.tr_solve_lower_triangular_mut(&mut inv);
+        inv
+    }
+
+    /// The diagonal entries.
+    pub fn diagonal(&self) -> Vec<f64> {
+        self.blocks.iter().flat_map(|b| (0..b.nrows()).map(move |i| b[(i, i)])).collect()
+    }
+
+    /// Lower-or-full triplets `(row, col, value)` of all nonzero entries (both triangles).
+    pub fn triplets(&self) -> Vec<(usize, usize, f64)> {
+        let mut t = Vec::new();
+        for (b, &o) in self.blocks.iter().zip(&self.offsets) {
+            for j in 0..b.ncols() {
+                for i in 0..b.nrows() {
+                    if b[(i, j)] != 0.0 {
+                        t.push((o + i, o + j, b[(i, j)]));
+                    }
+                }
+            }
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solve_inverts_mul() {
+        let b0 = DMatrix::from_row_slice(2, 2, &[4.0, 1.0, 1.0, 3.0]);
+        let b1 = DMatrix::from_row_slice(1, 1, &[2.0]);
+        let mut a = BlockDiagonal::new(vec![b0, b1]);
+        a.factor().unwrap();
+        let x = [1.0, -2.0, 0.5];
+        let mut y = a.mul(&x);
+        assert_eq!(y, vec![2.0, -5.0, 1.0]);
+        a.solve_in_place(&mut y);
+        for (p, q) in y.iter().zip(&x) {
+            assert!((p - q).abs() < 1e-15);
+        }
+        let inv = a.block_inverse(0);
+        assert!((inv[(0, 0)] - 3.0 / 11.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn non_spd_block_is_reported() {
+        let mut a = BlockDiagonal::new(vec![DMatrix::identity(2, 2), DMatrix::from_row_slice(1, 1, &[-1.0])]);
+        assert_eq!(a.factor(), Err(NotPositiveDefinite { block: 1 }));
+    }
+}
