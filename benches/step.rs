@@ -1,1 +1,40 @@
-fn main() {}
+//! Criterion benchmarks: one time step of every registered solver on every canonical case at its
+//! default parameters, measured after the case has run to its midpoint (so contacts are
+//! established and warm starts are realistic). Scenes come from the case builders and solvers
+//! from the registry: no scene code is duplicated here.
+//!
+//! `cargo bench --bench step` (add `-- --quick` for a fast pass).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use harness::problem::StepProblem;
+use harness::runner::{self, Suite};
+use harness::stepper::{simulate, RunOptions};
+use harness::{geometry, IterationLog, Scenario};
+use std::hint::black_box;
+use std::time::Duration;
+
+fn step_benches(c: &mut Criterion) {
+    let reg = signorini::registry();
+    let pairs = runner::prepare(&reg, &Suite::default_suite(&reg)).expect("default suite is valid");
+    let mut group = c.benchmark_group("step");
+    group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    for pair in pairs.iter().filter(|p| p.skip.is_none()) {
+        let entry = reg.find_solver(&pair.spec.solver).expect("registered");
+        let mut solver = (entry.build)(&pair.solver_params).expect("valid settings");
+        // advance the scene to its midpoint with the same solver
+        let sc = &pair.scenario;
+        let half = Scenario { steps: sc.steps / 2, ..sc.clone() };
+        let o = simulate(&half, solver.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+        assert!(o.failure.is_none(), "{} / {}: {:?}", pair.spec.label, pair.spec.solver, o.failure);
+        let (world, warm) = (o.final_world, o.final_warm_start);
+        let contacts = geometry::detect(&world, sc.margin);
+        let p = StepProblem::new(&world, &contacts, sc.dt, warm.as_ref()).expect("assembles");
+        group.bench_function(BenchmarkId::new(pair.spec.solver.clone(), &pair.spec.label), |b| {
+            b.iter(|| black_box(solver.step(black_box(&p), &mut IterationLog::new())))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, step_benches);
+criterion_main!(benches);

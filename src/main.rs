@@ -1,1 +1,200 @@
-fn main() {}
+//! `signorini`: run contact solvers on canonical cases, measure them the same way, gate them.
+
+use clap::{Parser, Subcommand};
+use harness::record::RunStatus;
+use harness::runner::{self, PreparedPair, Progress, Suite};
+use harness::stepper::RunOptions;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "signorini", version, about = "A workbench for frictional-contact solvers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List solvers and cases with their parameters and defaults.
+    List,
+    /// Run a suite (default: every solver on every case) and write run records.
+    Run {
+        /// Suite: `default`, or a suite TOML file (see ci/quick.toml).
+        #[arg(long, default_value = "default")]
+        suite: String,
+        /// Run only this case (with every solver unless --solver is given).
+        #[arg(long)]
+        case: Option<String>,
+        /// Run only this solver (on every case unless --case is given).
+        #[arg(long)]
+        solver: Option<String>,
+        /// Override a parameter: `KEY=V` or `case.KEY=V` for cases, `solver.KEY=V` for solvers.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Directory for run records (default: runs/<suite name>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Number of steps per run whose per-iteration logs are recorded.
+        #[arg(long, default_value_t = 8)]
+        logged_steps: usize,
+    },
+    /// Check accuracy gates against a run directory; exits non-zero if one fails.
+    Gate {
+        /// Run directory.
+        #[arg(default_value = "runs/default")]
+        dir: PathBuf,
+        /// Gates file.
+        #[arg(long, default_value = "ci/gates.toml")]
+        gates: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::List => {
+            print!("{}", list());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { suite, case, solver, set, out, logged_steps } => {
+            run(&suite, case, solver, &set, out, RunOptions { logged_steps, ..Default::default() })
+        }
+        Command::Gate { dir, gates } => gate(&dir, &gates),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn list() -> String {
+    let reg = signorini::registry();
+    let mut s = String::from("solvers:\n");
+    for e in &reg.solvers {
+        s += &format!("  {:<16} {}\n", e.name, e.summary);
+        s += &format!("  {:<16} capabilities: {:?}\n", "", e.capabilities);
+        for (k, v) in &(e.defaults)().0 {
+            s += &format!("  {:<16}   solver.{k} = {v}\n", "");
+        }
+    }
+    s += "cases:\n";
+    for c in &reg.cases {
+        s += &format!("  {:<16} {}\n", c.name(), c.summary());
+        for (k, v) in &c.defaults().0 {
+            s += &format!("  {:<16}   {k} = {v}\n", "");
+        }
+    }
+    s
+}
+
+fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>, String> {
+    set.iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .ok_or_else(|| format!("--set '{kv}': expected KEY=VALUE"))
+        })
+        .collect()
+}
+
+/// Draws one progress bar over all steps of the suite (hidden when stderr is not a terminal).
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn pair_started(&self, pair: &PreparedPair) {
+        self.0.set_message(format!("{} / {}", pair.spec.label, pair.spec.solver));
+    }
+    fn step(&self) {
+        self.0.inc(1);
+    }
+    fn pair_finished(&self, record: &harness::record::RunRecord) {
+        if record.status == RunStatus::Failed {
+            self.0.println(format!(
+                "{} / {} failed: {}",
+                record.case.label,
+                record.solver.name,
+                record.reason.clone().unwrap_or_default()
+            ));
+        }
+    }
+}
+
+fn run(
+    suite: &str,
+    case: Option<String>,
+    solver: Option<String>,
+    set: &[String],
+    out: Option<PathBuf>,
+    opts: RunOptions,
+) -> Result<ExitCode, String> {
+    let reg = signorini::registry();
+    let mut suite = if case.is_some() || solver.is_some() {
+        if suite != "default" {
+            return Err("--suite cannot be combined with --case/--solver".into());
+        }
+        let cases: Vec<&str> = match &case {
+            Some(c) => vec![reg.find_case(c).map_err(|e| e.to_string())?.name()],
+            None => reg.cases.iter().map(|c| c.name()).collect(),
+        };
+        let solvers: Vec<&str> = match &solver {
+            Some(s) => vec![reg.find_solver(s).map_err(|e| e.to_string())?.name],
+            None => reg.solvers.iter().map(|s| s.name).collect(),
+        };
+        let pairs = cases.iter().flat_map(|c| solvers.iter().flat_map(move |s| Suite::single(c, s).pairs)).collect();
+        Suite { name: "selection".into(), pairs }
+    } else if suite == "default" {
+        Suite::default_suite(&reg)
+    } else {
+        let text = std::fs::read_to_string(suite).map_err(|e| format!("suite '{suite}': {e}"))?;
+        Suite::from_toml(&text, suite, &reg)?
+    };
+    suite.apply_overrides(&reg, &parse_sets(set)?)?;
+    if suite.pairs.is_empty() {
+        return Err("nothing to run: the selection matches no (case, solver) pair".into());
+    }
+    let pairs = runner::prepare(&reg, &suite)?;
+    let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
+    let total: u64 = pairs.iter().filter(|p| p.skip.is_none()).map(|p| p.scenario.steps as u64).sum();
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} steps  {msg}")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> "),
+    );
+    eprintln!("running {} pairs of suite '{}' -> {}", pairs.len(), suite.name, out.display());
+    let results = runner::run_suite(&reg, &pairs, &out, opts, &Bar(bar.clone()));
+    bar.finish_and_clear();
+    let records: Vec<_> = results.iter().map(|(r, _)| r.clone()).collect();
+    print!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
+    let mut write_errors = 0;
+    for (_, path) in &results {
+        if let Err(e) = path {
+            eprintln!("error: could not write run record: {e}");
+            write_errors += 1;
+        }
+    }
+    let failed = records.iter().filter(|r| r.status == RunStatus::Failed).count();
+    let skipped = records.iter().filter(|r| r.status == RunStatus::Skipped).count();
+    println!(
+        "{} pairs: {} ok, {failed} failed, {skipped} skipped; records in {}",
+        records.len(),
+        records.len() - failed - skipped,
+        out.display()
+    );
+    Ok(if write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(gates).map_err(|e| format!("{}: {e}", gates.display()))?;
+    let gates = reports::gate::parse(&text, &gates.display().to_string())?;
+    let records = reports::read_run_dir(dir)?;
+    let (verdicts, table) = reports::gate::check_all(&gates, &records);
+    print!("{table}");
+    Ok(if verdicts.iter().all(|v| v.pass) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

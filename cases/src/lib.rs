@@ -1,1 +1,217 @@
-//! cases
+//! The canonical cases of signorini: parameterised scene builders with analytic oracles.
+//!
+//! Each case is one module with its default parameters in a TOML file beside the code (every
+//! parameter is a top-level key there, so every one can be overridden with `--set key=value`):
+//!
+//! | name              | scene                                             | oracle checks                                        |
+//! |-------------------|---------------------------------------------------|------------------------------------------------------|
+//! | `slope`           | box or sphere on an inclined plane                 | `slides`, `acceleration`, `creep_speed`              |
+//! | `spring_cylinder` | cylinder on the ground pulled by a spring (SAP §VI-B) | `e_q`, `frequency`, `energy_band` / `energy_gain` |
+//! | `sphere_stack`    | a vertical stack of spheres resting on the ground  | `max_penetration`, `top_drift`, `weight_ratio`       |
+//!
+//! # Shared acceptance levels
+//!
+//! The oracles compare a run against closed-form physics. Their tolerances are built from the
+//! discretisation (time step `dt`, gravity `g`, loads, the known behaviour of symplectic Euler)
+//! and from three accuracy levels that the workbench asks of any converged solver. They are stated
+//! once here so that every case uses the same ones and none is tuned per case or per solver:
+//!
+//! * [`IMPULSE_REL_TOL`] = 1e-3: contact impulses must be right to 0.1 % of the impulse the physics
+//!   needs (e.g. the weight `m g dt` a resting contact carries per step). An error of that size in
+//!   an impulse changes an acceleration by `1e-3 g`.
+//! * [`CREEP_REL_TOL`] = 1e-2: a sticking contact may creep (regularised friction, an unconverged
+//!   iterate) at most at 1 % of the velocity gravity would add in one step, `g dt`. Creep is a
+//!   steady per-step residual (each step starts from the previous velocity and friction must cancel
+//!   the new `g dt` again), so it does not accumulate; 1 % of `g dt` is `9.8e-4 m/s` at
+//!   `dt = 0.01 s`. SAP's regularised stiction, `v_s <= mu sigma w m g dt` with `sigma = 1e-3`
+//!   (Castro et al. Eq. 31), is well inside for `w m` up to about 10.
+//! * [`PENETRATION_REL_TOL`] = 0.1: a velocity-level rigid-contact scheme moves bodies by `g dt^2`
+//!   per step under gravity; it may leave a penetration of at most 10 % of that per unit of load
+//!   carried (the load factor being the contact's normal impulse over the impulse that would stop
+//!   the lighter side's own weight). For reference, SAP's near-rigid regularisation rests at about
+//!   `beta^2 w m (1 + tau_d/dt) / (4 pi^2) = 0.04 .. 0.09` of that (seed-003 §7.5), so it is
+//!   inside, but not by much.
+//!
+//! # Traces the oracles accept
+//!
+//! An oracle reads `q`/`v` after every step and the per-step [`harness::StepMetrics`]. If the run
+//! did not complete, or the trace does not have `steps + 1` states, every check is reported with a
+//! NaN measurement (and therefore fails); a partial run is never graded as if it were whole.
+
+pub mod slope;
+pub mod sphere_stack;
+pub mod spring_cylinder;
+
+pub use slope::{Slope, SlopeParams};
+pub use sphere_stack::{SphereStack, SphereStackParams};
+pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
+
+use harness::model::Material;
+use harness::{Case, OracleCheck, Params, Scenario, Trace};
+use serde::de::DeserializeOwned;
+
+/// Relative accuracy asked of contact impulses (see the crate doc).
+pub const IMPULSE_REL_TOL: f64 = 1e-3;
+/// Largest accepted stiction creep as a fraction of `g dt` (see the crate doc).
+pub const CREEP_REL_TOL: f64 = 1e-2;
+/// Largest accepted rigid-contact penetration as a fraction of `g dt^2` per unit load (see the
+/// crate doc).
+pub const PENETRATION_REL_TOL: f64 = 0.1;
+
+/// All canonical cases, in registry order: `slope`, `spring_cylinder`, `sphere_stack`.
+pub fn all() -> Vec<Box<dyn Case>> {
+    vec![Box::new(Slope), Box::new(SpringCylinder), Box::new(SphereStack)]
+}
+
+/// Parses a case's embedded default TOML. The text is compiled in and covered by tests, so a
+/// failure is a bug in this crate.
+pub(crate) fn default_params(text: &str, source: &str) -> Params {
+    Params::from_toml(text, source).unwrap_or_else(|e| panic!("embedded defaults are invalid: {e}"))
+}
+
+/// Decodes a case's embedded default TOML straight into its parameter struct (used by `Default`).
+pub(crate) fn default_struct<T: DeserializeOwned>(text: &str, source: &str) -> T {
+    let p = default_params(text, source);
+    serde_json::from_value(serde_json::Value::Object(p.0))
+        .unwrap_or_else(|e| panic!("embedded defaults {source} do not match the parameter struct: {e}"))
+}
+
+/// Validation helpers. Every message starts with the field name and ':'.
+pub(crate) mod check {
+    /// `v` finite.
+    pub fn finite(name: &str, v: f64) -> Result<(), String> {
+        if v.is_finite() {
+            Ok(())
+        } else {
+            Err(format!("{name}: must be finite, got {v}"))
+        }
+    }
+    /// `v > 0` and finite.
+    pub fn positive(name: &str, v: f64) -> Result<(), String> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(format!("{name}: must be > 0 and finite, got {v}"))
+        }
+    }
+    /// `v >= 0` and finite.
+    pub fn non_negative(name: &str, v: f64) -> Result<(), String> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(format!("{name}: must be >= 0 and finite, got {v}"))
+        }
+    }
+    /// `v` is one of `allowed`.
+    pub fn one_of(name: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
+        if allowed.contains(&v) {
+            Ok(())
+        } else {
+            let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(" or ");
+            Err(format!("{name}: must be {list}, got \"{v}\""))
+        }
+    }
+    /// Most steps a case may ask for.
+    pub const MAX_STEPS: f64 = 1e7;
+    /// `dt > 0`, `duration > 0` and `1 <= round(duration / dt) <= MAX_STEPS`.
+    pub fn time_grid(dt: f64, duration: f64) -> Result<(), String> {
+        positive("dt", dt)?;
+        positive("duration", duration)?;
+        let n = (duration / dt).round();
+        if n < 1.0 {
+            return Err(format!("duration: must be at least one step (dt = {dt}), got {duration}"));
+        }
+        if n > MAX_STEPS {
+            return Err(format!("duration: must be at most {MAX_STEPS} steps of dt = {dt}, got {duration}"));
+        }
+        Ok(())
+    }
+}
+
+/// Contact model option shared by the cases: `contact = "rigid" | "compliant"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContactModel {
+    /// Rigid (non-penetration) contact.
+    Rigid,
+    /// Compliant contact with stiffness `k` and dissipation time `tau_d`.
+    Compliant,
+}
+
+impl ContactModel {
+    /// The accepted spellings.
+    pub const NAMES: [&'static str; 2] = ["rigid", "compliant"];
+
+    /// Parses a validated name (`"compliant"` or anything else: rigid).
+    pub fn parse(s: &str) -> Self {
+        if s == "compliant" {
+            ContactModel::Compliant
+        } else {
+            ContactModel::Rigid
+        }
+    }
+
+    /// The material of every collider of a case.
+    pub fn material(self, mu: f64, k: f64, tau_d: f64) -> Material {
+        match self {
+            ContactModel::Rigid => Material::rigid(mu),
+            ContactModel::Compliant => Material::compliant(mu, k, tau_d),
+        }
+    }
+
+    /// What a solver must support for this contact model (rigid bodies always).
+    pub fn needs(self) -> harness::Capabilities {
+        harness::Capabilities {
+            rigid_bodies: true,
+            rigid_contact: self == ContactModel::Rigid,
+            compliant_contact: self == ContactModel::Compliant,
+            ..Default::default()
+        }
+    }
+}
+
+/// Whether `trace` is a whole run of `scenario`: completed, with `steps + 1` states of the right
+/// sizes and `steps` metrics.
+pub(crate) fn trace_is_whole(scenario: &Scenario, trace: &Trace) -> bool {
+    let (nq, nv) = (7 * scenario.world.bodies.len(), scenario.world.velocities().len());
+    trace.completed
+        && trace.q.len() == scenario.steps + 1
+        && trace.v.len() == scenario.steps + 1
+        && trace.metrics.len() == scenario.steps
+        && trace.q.iter().all(|q| q.len() == nq)
+        && trace.v.iter().all(|v| v.len() == nv)
+}
+
+/// A check that could not be measured: NaN measurement, so it fails.
+pub(crate) fn unmeasured(name: &str, expected: f64, tolerance: f64) -> OracleCheck {
+    OracleCheck::with_error(name, f64::NAN, expected, f64::NAN, tolerance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_names_are_the_canonical_ones() {
+        let names: Vec<_> = all().iter().map(|c| c.name()).collect();
+        assert_eq!(names, ["slope", "spring_cylinder", "sphere_stack"]);
+        for c in all() {
+            assert!(!c.summary().is_empty());
+        }
+    }
+
+    #[test]
+    fn validation_messages_name_the_field() {
+        assert_eq!(check::positive("mass", -1.0).unwrap_err(), "mass: must be > 0 and finite, got -1");
+        assert_eq!(check::non_negative("mu", -1.0).unwrap_err(), "mu: must be >= 0 and finite, got -1");
+        assert!(check::non_negative("mu", f64::NAN).unwrap_err().starts_with("mu:"));
+        assert!(check::finite("x0", f64::INFINITY).unwrap_err().starts_with("x0:"));
+        assert_eq!(
+            check::one_of("shape", "cube", &["box", "sphere"]).unwrap_err(),
+            "shape: must be \"box\" or \"sphere\", got \"cube\""
+        );
+        assert!(check::time_grid(0.01, 0.001).unwrap_err().starts_with("duration:"));
+        assert!(check::time_grid(0.0, 1.0).unwrap_err().starts_with("dt:"));
+        assert!(check::time_grid(1e-9, 1e3).unwrap_err().starts_with("duration:"));
+        assert!(check::time_grid(0.01, 1.0).is_ok());
+    }
+}

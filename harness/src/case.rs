@@ -43,12 +43,16 @@ pub struct OracleCheck {
     /// Check name (e.g. `acceleration`, `slides`, `e_q`).
     pub name: String,
     /// Measured value.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub measured: f64,
     /// Expected value.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub expected: f64,
     /// `|measured - expected|` unless the check says otherwise.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub error: f64,
     /// Tolerance on `error`.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub tolerance: f64,
     /// `error <= tolerance` (false if anything is NaN).
     pub pass: bool,

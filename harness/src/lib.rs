@@ -16,8 +16,11 @@ pub mod metrics;
 pub mod model;
 pub mod params;
 pub mod problem;
+pub mod record;
 pub mod registry;
+pub mod runner;
 pub mod solver;
+pub mod stepper;
 
 pub use case::{Case, CaseError, OracleCheck, Scenario, Trace};
 pub use contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};

@@ -5,6 +5,9 @@ use crate::case::Case;
 use crate::params::{ParamError, Params, Settings};
 use crate::solver::{Capabilities, Solver};
 
+/// Builds a solver from validated parameters.
+pub type SolverBuilder = Box<dyn Fn(&Params) -> Result<Box<dyn Solver>, ParamError> + Send + Sync>;
+
 /// How to make a solver from parameters.
 pub struct SolverEntry {
     /// Registry name.
@@ -16,7 +19,7 @@ pub struct SolverEntry {
     /// Default parameters.
     pub defaults: fn() -> Params,
     /// Builds the solver from (validated) parameters.
-    pub build: Box<dyn Fn(&Params) -> Result<Box<dyn Solver>, ParamError> + Send + Sync>,
+    pub build: SolverBuilder,
 }
 
 impl SolverEntry {

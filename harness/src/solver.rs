@@ -133,6 +133,12 @@ pub enum SolveError {
         /// What.
         what: String,
     },
+    /// The solver panicked (caught by the stepper; a bug in the solver).
+    #[error("solver panicked: {what}")]
+    Panic {
+        /// The panic message.
+        what: String,
+    },
     /// Any other numerical breakdown.
     #[error("numerical failure: {what}")]
     Numerical {

@@ -13,6 +13,9 @@ pub fn project(x: [f64; 3], mu: f64) -> [f64; 3] {
     debug_assert!(mu >= 0.0, "friction coefficient must be non-negative");
     let (xn, t1, t2) = (x[0], x[1], x[2]);
     let nt = (t1 * t1 + t2 * t2).sqrt();
+    if nt == 0.0 {
+        return [xn.max(0.0), 0.0, 0.0]; // on the axis: clamp the normal part (also covers mu = 0)
+    }
     if nt <= mu * xn {
         return x; // inside the cone (includes the apex case x = 0)
     }
@@ -20,9 +23,6 @@ pub fn project(x: [f64; 3], mu: f64) -> [f64; 3] {
         return [0.0, 0.0, 0.0]; // inside the polar cone
     }
     let rn = (mu * nt + xn) / (mu * mu + 1.0);
-    if nt == 0.0 {
-        return [rn.max(0.0), 0.0, 0.0];
-    }
     let s = mu * rn / nt;
     [rn, s * t1, s * t2]
 }
@@ -107,6 +107,15 @@ mod tests {
             let nt = (d[1] * d[1] + d[2] * d[2]).sqrt();
             assert!(mu * nt <= d[0] + 1e-13);
         }
+    }
+
+    #[rstest]
+    #[case([-1.0, 0.0, 0.0], [0.0, 0.0, 0.0])]
+    #[case([2.0, 0.0, 0.0], [2.0, 0.0, 0.0])]
+    #[case([2.0, 3.0, -4.0], [2.0, 0.0, 0.0])]
+    #[case([-2.0, 3.0, -4.0], [0.0, 0.0, 0.0])]
+    fn frictionless_cone_is_the_normal_half_line(#[case] x: [f64; 3], #[case] p: [f64; 3]) {
+        assert_eq!(project(x, 0.0), p);
     }
 
     #[test]

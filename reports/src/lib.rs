@@ -1,1 +1,26 @@
-//! reports
+//! Reading run records and turning them into tables and gate verdicts.
+//!
+//! - [`read_run_dir`]: every run record of a run directory, sorted by file name.
+//! - [`summary`]: the plain-text / Markdown table printed at the end of `signorini run`.
+//! - [`gate`]: accuracy gates (`ci/gates.toml`) checked against a run directory.
+
+pub mod gate;
+pub mod summary;
+
+use harness::record::RunRecord;
+use std::path::Path;
+
+/// Reads every `*.json` run record in `dir` (not recursive), sorted by file name. Files that are
+/// not run records are errors naming the file.
+pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    paths.sort();
+    paths.iter().map(|p| RunRecord::read(p)).collect()
+}

@@ -1,17 +1,257 @@
 //! Contact detection: the narrow phase for the shape pairs of [`crate::model`], producing a
 //! [`ContactSet`], and re-evaluation of the same contact features at another configuration.
 //!
-//! (Being written: see `detect` and `reevaluate` contracts below.)
+//! # Conventions
+//! - **Pair order.** Every key has `key.a < key.b` in [`ColliderId`] order: for two bodies A is the
+//!   one with the *lower* index, for a body and a static collider A is the body. The normal points
+//!   from B to A, so for a body resting on the ground (B) the normal points up.
+//! - **Point and gap.** The contact point is the midpoint of the two surface points; the gap is the
+//!   signed distance along the normal (> 0 separated, < 0 penetrating).
+//! - **Order.** Contacts are sorted by [`ContactKey`] (pair, then feature id).
+//!
+//! # Pairs and feature ids
+//! | A | B | method | features |
+//! |---|---|---|---|
+//! | sphere | half-space, sphere, box (body or static) | closed form | 0 |
+//! | box | half-space | closed form | corner `k` = 0..8 (bit `i` set: `-h_i` along body axis `i`) |
+//! | cylinder | half-space | closed form | 0/1 ends of the lowest generator; 2..10 rim points when standing |
+//! | box | box (body or static) | parry contact manifold | packed parry feature ids of both boxes |
+//! | cylinder | anything else | parry `query::contact` | 0 (one point) |
+//!
+//! A box–sphere body pair with the box as A uses the sphere–box formula with the normal reversed.
+//!
+//! # Re-evaluation
+//! [`reevaluate`] recomputes each feature at the new configuration. Closed-form features are
+//! recomputed exactly (the same sphere pair, box corner, cylinder generator end or rim point) and
+//! stay defined however far apart the pair has moved. Box–box features are matched by id in the
+//! manifold recomputed without a distance cut-off; if the id is no longer in the manifold (the
+//! clipping changed topology), the manifold point nearest to the old contact point is used; if
+//! the manifold is empty, parry's single closest-point contact. Single-point (parry) pairs are
+//! recomputed as such.
+//!
+//! # Broad phase
+//! All pairs, O(n²), culled by bounding spheres ([`crate::model::Shape::bounding_radius`]; a
+//! static box's sphere circumscribes it; a half-space tests the signed distance of the sphere).
 
-use crate::contact::ContactSet;
-use crate::model::World;
+mod analytic;
+mod parry;
+#[cfg(test)]
+mod tests;
+
+use crate::contact::{ColliderId, Contact, ContactKey, ContactSet};
+use crate::model::{Shape, StaticShape, World};
+use nalgebra::{UnitQuaternion, Vector3};
+
+/// One contact feature of a collider pair, before it becomes a [`Contact`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Feature {
+    /// Feature id within the pair.
+    id: u32,
+    /// Midpoint of the two surface points (world).
+    point: Vector3<f64>,
+    /// Unit normal from B to A (world).
+    normal: Vector3<f64>,
+    /// Signed gap.
+    gap: f64,
+}
+
+impl Feature {
+    fn from_surface_points(id: u32, on_a: &Vector3<f64>, on_b: &Vector3<f64>, normal: Vector3<f64>, gap: f64) -> Self {
+        Feature { id, point: 0.5 * (on_a + on_b), normal, gap }
+    }
+
+    /// The same feature with A and B exchanged.
+    fn flipped(self) -> Self {
+        Feature { normal: -self.normal, ..self }
+    }
+}
+
+/// A collider's geometry placed in the world.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Geom {
+    Sphere { center: Vector3<f64>, radius: f64 },
+    Cuboid { center: Vector3<f64>, rot: UnitQuaternion<f64>, half: Vector3<f64> },
+    Cylinder { center: Vector3<f64>, rot: UnitQuaternion<f64>, radius: f64, half_height: f64 },
+    HalfSpace { normal: Vector3<f64>, offset: f64 },
+}
+
+impl Geom {
+    fn of(world: &World, id: ColliderId) -> Geom {
+        match id {
+            ColliderId::Body(i) => {
+                let b = &world.bodies[i];
+                let (center, rot) = (b.position, b.orientation);
+                match b.shape {
+                    Shape::Sphere { radius } => Geom::Sphere { center, radius },
+                    Shape::Box { half_extents: h } => Geom::Cuboid { center, rot, half: Vector3::from(h) },
+                    Shape::Cylinder { radius, half_height } => Geom::Cylinder { center, rot, radius, half_height },
+                }
+            }
+            ColliderId::Static(i) => match world.statics[i].shape {
+                StaticShape::HalfSpace { normal, offset } => Geom::HalfSpace { normal, offset },
+                StaticShape::Box { center, orientation, half_extents: h } => {
+                    Geom::Cuboid { center, rot: orientation, half: Vector3::from(h) }
+                }
+            },
+        }
+    }
+
+    /// Bounding sphere `(centre, radius)`; `None` for a half-space.
+    fn bounding_sphere(&self) -> Option<(Vector3<f64>, f64)> {
+        match *self {
+            Geom::Sphere { center, radius } => Some((center, radius)),
+            Geom::Cuboid { center, half, .. } => Some((center, half.norm())),
+            Geom::Cylinder { center, radius, half_height, .. } => Some((center, radius.hypot(half_height))),
+            Geom::HalfSpace { .. } => None,
+        }
+    }
+
+    /// Whether the bounding volumes of `self` and `other` are closer than `margin`.
+    fn may_touch(&self, other: &Geom, margin: f64) -> bool {
+        match (self.bounding_sphere(), other.bounding_sphere(), self, other) {
+            (Some((ca, ra)), Some((cb, rb)), _, _) => (ca - cb).norm() - ra - rb < margin,
+            (Some((c, r)), None, _, Geom::HalfSpace { normal, offset })
+            | (None, Some((c, r)), Geom::HalfSpace { normal, offset }, _) => normal.dot(&c) - offset - r < margin,
+            _ => false,
+        }
+    }
+}
+
+/// How the features of an (A, B) pair are computed.
+enum Method {
+    /// Closed form, with the feature ids to test at detection.
+    Analytic(&'static [u32]),
+    /// parry's box–box contact manifold.
+    BoxBox,
+    /// parry's single closest-point contact.
+    SinglePoint,
+}
+
+const ONE: [u32; 1] = [0];
+const CORNERS: [u32; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
+
+fn method(a: &Geom, b: &Geom) -> Method {
+    use Geom::*;
+    match (a, b) {
+        (Sphere { .. }, HalfSpace { .. } | Sphere { .. } | Cuboid { .. }) | (Cuboid { .. }, Sphere { .. }) => {
+            Method::Analytic(&ONE)
+        }
+        (Cuboid { .. }, HalfSpace { .. }) => Method::Analytic(&CORNERS),
+        (Cylinder { rot, .. }, HalfSpace { normal, .. }) => Method::Analytic(analytic::cylinder_plane_ids(rot, normal)),
+        (Cuboid { .. }, Cuboid { .. }) => Method::BoxBox,
+        _ => Method::SinglePoint,
+    }
+}
+
+/// Closed-form feature `id` of the pair, or `None` if the pair has no closed form.
+fn analytic_feature(a: &Geom, b: &Geom, id: u32) -> Option<Feature> {
+    use Geom::*;
+    Some(match (a, b) {
+        (Sphere { center, radius }, HalfSpace { normal, offset }) => {
+            analytic::sphere_plane(center, *radius, normal, *offset)
+        }
+        (Sphere { center: ca, radius: ra }, Sphere { center: cb, radius: rb }) => {
+            analytic::sphere_sphere(ca, *ra, cb, *rb)
+        }
+        (Sphere { center: c, radius }, Cuboid { center, rot, half }) => {
+            analytic::sphere_box(c, *radius, center, rot, half)
+        }
+        (Cuboid { center, rot, half }, Sphere { center: c, radius }) => {
+            analytic::sphere_box(c, *radius, center, rot, half).flipped()
+        }
+        (Cuboid { center, rot, half }, HalfSpace { normal, offset }) => {
+            analytic::box_corner_plane(center, rot, half, id, normal, *offset)
+        }
+        (Cylinder { center, rot, radius, half_height }, HalfSpace { normal, offset }) => {
+            analytic::cylinder_plane(center, rot, *radius, *half_height, id, normal, *offset)
+        }
+        _ => return None,
+    })
+}
+
+/// The box–box manifold of the pair, if both are boxes.
+fn box_box(a: &Geom, b: &Geom, prediction: f64) -> Vec<Feature> {
+    match (a, b) {
+        (Geom::Cuboid { center: xa, rot: ra, half: ha }, Geom::Cuboid { center: xb, rot: rb, half: hb }) => {
+            parry::box_box((xa, ra, ha), (xb, rb, hb), prediction)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// All features of the pair with gap below `margin`, by increasing id.
+fn detect_pair(a: &Geom, b: &Geom, margin: f64) -> Vec<Feature> {
+    let mut out = match method(a, b) {
+        Method::Analytic(ids) => ids.iter().filter_map(|&id| analytic_feature(a, b, id)).collect(),
+        Method::BoxBox => box_box(a, b, margin),
+        Method::SinglePoint => parry::single_point(a, b, margin).into_iter().collect(),
+    };
+    out.retain(|f| f.gap < margin);
+    out
+}
 
 /// All contacts of `world` whose gap is below `margin` (m), in deterministic key order.
-pub fn detect(_world: &World, _margin: f64) -> ContactSet {
-    ContactSet::default()
+///
+/// See the module documentation for the pair order, the feature ids and the methods.
+pub fn detect(world: &World, margin: f64) -> ContactSet {
+    let nb = world.bodies.len();
+    let ids: Vec<ColliderId> =
+        (0..nb).map(ColliderId::Body).chain((0..world.statics.len()).map(ColliderId::Static)).collect();
+    let geoms: Vec<Geom> = ids.iter().map(|&id| Geom::of(world, id)).collect();
+    let mut contacts = Vec::new();
+    for i in 0..nb {
+        for j in i + 1..ids.len() {
+            let (a, b) = (&geoms[i], &geoms[j]);
+            if !a.may_touch(b, margin) {
+                continue;
+            }
+            for f in detect_pair(a, b, margin) {
+                let key = ContactKey { a: ids[i], b: ids[j], feature: f.id };
+                contacts.push(Contact::new(world, key, f.point, f.normal, f.gap));
+            }
+        }
+    }
+    contacts.sort_by_key(|c| c.key);
+    ContactSet { contacts }
 }
 
 /// The contacts of `previous` (same keys, same order) re-evaluated on `world`'s configuration.
-pub fn reevaluate(_world: &World, previous: &ContactSet) -> ContactSet {
-    previous.clone()
+///
+/// Closed-form features are recomputed exactly; box–box features are matched by feature id in the
+/// recomputed manifold, falling back to the manifold point nearest to the old contact point (see
+/// the module documentation). Gaps are defined however far apart the pair has moved.
+pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
+    let mut contacts = Vec::with_capacity(previous.len());
+    // The manifold of the current box-box pair, computed once per run of equal pairs.
+    let mut manifold: Option<((ColliderId, ColliderId), Vec<Feature>)> = None;
+    for old in &previous.contacts {
+        let key = old.key;
+        let (a, b) = (Geom::of(world, key.a), Geom::of(world, key.b));
+        let f = match method(&a, &b) {
+            Method::Analytic(_) => analytic_feature(&a, &b, key.feature),
+            Method::BoxBox => {
+                let pair = (key.a, key.b);
+                if manifold.as_ref().map(|(p, _)| *p) != Some(pair) {
+                    manifold = Some((pair, box_box(&a, &b, f64::INFINITY)));
+                }
+                let points = manifold.as_ref().map_or(&[][..], |(_, pts)| pts.as_slice());
+                points
+                    .iter()
+                    .find(|p| p.id == key.feature)
+                    .or_else(|| {
+                        points.iter().min_by(|p, q| {
+                            (p.point - old.point).norm_squared().total_cmp(&(q.point - old.point).norm_squared())
+                        })
+                    })
+                    .map(|p| Feature { id: key.feature, ..*p })
+                    .or_else(|| parry::single_point(&a, &b, f64::INFINITY))
+            }
+            Method::SinglePoint => parry::single_point(&a, &b, f64::INFINITY),
+        };
+        // Every pair the detector produces has a defined feature here; a contact that cannot be
+        // recomputed (not reachable with the model's shapes) keeps its previous geometry.
+        let (point, normal, gap) = f.map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
+        contacts.push(Contact::new(world, key, point, normal, gap));
+    }
+    ContactSet { contacts }
 }

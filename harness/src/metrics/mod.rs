@@ -1,7 +1,36 @@
 //! Solver-independent metrics of one step, computed by the harness from what a solver returns
 //! (never trusted from the solver's own report). Definitions: anchors.md §3.3 and §12,
 //! Castro et al. Eq. 32 (momentum), design.md "Metrics".
+//!
+//! Modules: [`momentum`] (Castro Eq. 32), [`complementarity`] (natural map, Signorini, cone),
+//! [`friction`] (maximum dissipation, stick/slip, creep), [`energy`] (energies, penetration).
+//! [`evaluate`] computes all of them for one step; the `*_per_contact` functions give the
+//! per-contact values (ContactBench habit) for diagnostics.
+//!
+//! NaN policy (anchors.md §12 item 8): if the solution holds a NaN or infinity anywhere, every
+//! floating-point metric of the step is NaN (counts are computed from the finite entries);
+//! nothing panics. Maxima are NaN-propagating.
 
+pub mod complementarity;
+pub mod energy;
+pub mod friction;
+pub mod momentum;
+
+pub use complementarity::{
+    cone_violation_per_contact, natural_map_norms, natural_map_per_contact, signorini_per_contact, NaturalMapNorms,
+};
+pub use energy::{penetration_max, EnergyTerms};
+pub use friction::{
+    classify, classify_per_contact, mdp_violation, mdp_violation_per_contact, ContactState, SLIP_SPEED_THRESHOLD,
+    STICK_MARGIN,
+};
+pub use momentum::momentum_rel;
+
+use crate::contact::ContactSet;
+use crate::model::World;
+use crate::problem::StepProblem;
+use crate::solver::StepSolution;
+use friction::tangent_norm;
 use serde::{Deserialize, Serialize};
 
 /// Metrics of one step. Every name states its norm and normalisation. Maxima over an empty
@@ -9,6 +38,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepMetrics {
     /// Simulated time at the end of the step (s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub t: f64,
     /// Number of contacts in the problem.
     pub n_contacts: usize,
@@ -16,46 +46,196 @@ pub struct StepMetrics {
     pub n_active: usize,
     /// Castro Eq. 32: `||D (M(v+ - v*) - J^T lambda)|| / max(||D M v+||, ||D J^T lambda||)`,
     /// `D = diag(M)^-1/2` (dimensionless).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub momentum_rel: f64,
     /// Natural-map residual of the rigid Coulomb NCP, `||lambda - P_K(lambda - u_hat)||_2` (N s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub natmap_abs_l2: f64,
     /// Siconos normalisation: `natmap_abs_l2 / ||q||_2` with `q = J v* + w` (absolute if `||q|| <= eps`).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub natmap_rel_l2: f64,
     /// FCLIB "old" normalisation: `natmap_abs_l2 / (1 + ||q||_2)`.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub natmap_rel1_l2: f64,
     /// `max_i |u_n,i lambda_n,i|` with `u = J v+ + w` (W s... m/s x N s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub signorini_max: f64,
     /// `max_i max(||lambda_t|| - mu lambda_n, -lambda_n, 0)` (N s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub cone_violation_max: f64,
     /// Over sliding contacts (`||u_t|| > slip threshold` and `lambda_n > 0`):
     /// `max (1 - cos angle(lambda_t, -u_t))` (0 = opposite to slip, 2 = along slip).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub mdp_violation_max: f64,
     /// `max(0, -phi)` over contacts detected after the step (m).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub penetration_max: f64,
     /// Kinetic energy after the step (J).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub kinetic: f64,
     /// Gravitational energy after the step (J).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub gravity: f64,
     /// Spring energy after the step (J).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub spring: f64,
     /// `kinetic + gravity + spring` after the step (J).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub energy: f64,
     /// `energy(after) - energy(before)` (J).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub energy_change: f64,
     /// `max(0, energy_change)`: energy injected by the step (J).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub energy_injection: f64,
     /// `||sum m v||` after the step (kg m/s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub linear_momentum: f64,
     /// `||angular momentum about the origin||` after the step (kg m^2/s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub angular_momentum: f64,
     /// Active contacts strictly inside the friction cone (`||lambda_t|| < (1 - 1e-3) mu lambda_n`).
     pub n_stick: usize,
     /// Active contacts on the cone boundary.
     pub n_slip: usize,
     /// Largest tangential speed `||u_t||` among sticking contacts (m/s): the creep.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub creep_speed_max: f64,
     /// Largest tangential speed among active contacts (m/s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub slip_speed_max: f64,
     /// `sum_i lambda_n,i` (N s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub normal_impulse_total: f64,
 }
+
+impl StepMetrics {
+    /// Sets every floating-point metric except `t` to NaN (the NaN policy).
+    fn poison(&mut self) {
+        let t = self.t;
+        let counts = (self.n_contacts, self.n_active, self.n_stick, self.n_slip);
+        *self = StepMetrics {
+            t,
+            n_contacts: counts.0,
+            n_active: counts.1,
+            n_stick: counts.2,
+            n_slip: counts.3,
+            momentum_rel: f64::NAN,
+            natmap_abs_l2: f64::NAN,
+            natmap_rel_l2: f64::NAN,
+            natmap_rel1_l2: f64::NAN,
+            signorini_max: f64::NAN,
+            cone_violation_max: f64::NAN,
+            mdp_violation_max: f64::NAN,
+            penetration_max: f64::NAN,
+            kinetic: f64::NAN,
+            gravity: f64::NAN,
+            spring: f64::NAN,
+            energy: f64::NAN,
+            energy_change: f64::NAN,
+            energy_injection: f64::NAN,
+            linear_momentum: f64::NAN,
+            angular_momentum: f64::NAN,
+            creep_speed_max: f64::NAN,
+            slip_speed_max: f64::NAN,
+            normal_impulse_total: f64::NAN,
+        };
+    }
+}
+
+/// The solver-independent metrics of one step (every field of [`StepMetrics`] except `t`,
+/// which the stepper sets).
+///
+/// - `problem`: the step's problem (world at `q0, v0`, contacts detected at `q0`);
+/// - `sol`: what the solver returned (`v+`, `lambda`);
+/// - `after`: the world at the end of the step (state already set to `q+, v+`): energies and
+///   momenta;
+/// - `contacts_after`: detection at `q+`: `penetration_max = max(0, -phi)` over it.
+///
+/// Contact metrics use `u = J v+ + w` ([`StepProblem::contact_velocities`]) with the Jacobians at
+/// `q0`; `q = J v* + w` normalises the natural map; `energy_change = E(after) - E(problem.world)`.
+/// Allocates a handful of `Vec`s of length `nv` or `nc`. Panics only on shape errors
+/// (`sol.v.len() != nv` or `sol.impulses.len() != nc`); non-finite values give NaN metrics.
+pub fn evaluate(
+    problem: &StepProblem<'_>,
+    sol: &StepSolution,
+    after: &World,
+    contacts_after: &ContactSet,
+) -> StepMetrics {
+    let contacts = problem.contacts;
+    let lambda = &sol.impulses;
+    complementarity::check_len(contacts, lambda);
+    let u = problem.contact_velocities(&sol.v);
+    let v_star = problem.free_velocity();
+    let q = problem.contact_velocities(&v_star);
+    let nat = complementarity::natural_map_norms_with(contacts, lambda, &u, &q);
+
+    let mut m = StepMetrics {
+        n_contacts: contacts.len(),
+        momentum_rel: momentum::momentum_rel_with(problem, &sol.v, lambda, &v_star),
+        natmap_abs_l2: nat.abs_l2,
+        natmap_rel_l2: nat.rel_l2,
+        natmap_rel1_l2: nat.rel1_l2,
+        ..StepMetrics::default()
+    };
+    for ((c, l), u) in contacts.contacts.iter().zip(lambda).zip(&u) {
+        let (l, u) = (*l, *u);
+        m.signorini_max = nan_max(m.signorini_max, complementarity::signorini(u, l));
+        m.cone_violation_max = nan_max(m.cone_violation_max, kernels::cone::violation(l, c.mu));
+        if let Some(d) = friction::mdp_violation(l, u) {
+            m.mdp_violation_max = nan_max(m.mdp_violation_max, d);
+        }
+        m.normal_impulse_total += l[0];
+        let speed = tangent_norm(u);
+        match friction::classify(l, c.mu) {
+            ContactState::Inactive => {}
+            ContactState::Stick => {
+                m.n_stick += 1;
+                m.creep_speed_max = nan_max(m.creep_speed_max, speed);
+            }
+            ContactState::Slip => m.n_slip += 1,
+        }
+        if l[0] > 0.0 {
+            m.n_active += 1;
+            m.slip_speed_max = nan_max(m.slip_speed_max, speed);
+        }
+    }
+    m.penetration_max = penetration_max(contacts_after);
+
+    let (e0, e1) = (EnergyTerms::of(problem.world), EnergyTerms::of(after));
+    m.kinetic = e1.kinetic;
+    m.gravity = e1.gravity;
+    m.spring = e1.spring;
+    m.energy = e1.total;
+    m.energy_change = e1.total - e0.total;
+    m.energy_injection = nan_max(0.0, m.energy_change);
+    m.linear_momentum = after.linear_momentum().norm();
+    m.angular_momentum = after.angular_momentum().norm();
+
+    if !solution_is_finite(sol) {
+        m.poison();
+    }
+    m
+}
+
+/// Whether `v+`, `q+` (if any), the contact impulses and the bilateral impulses are all finite.
+fn solution_is_finite(sol: &StepSolution) -> bool {
+    sol.v
+        .iter()
+        .chain(sol.impulses.iter().flatten())
+        .chain(&sol.bilateral)
+        .chain(sol.q.iter().flatten())
+        .all(|x| x.is_finite())
+}
+
+/// `max(a, b)` that returns NaN if either is NaN (`f64::max` ignores NaN).
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+#[cfg(test)]
+mod tests;

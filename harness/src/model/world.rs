@@ -501,13 +501,13 @@ mod tests {
         let f = w.forces();
         let k = w.force_stiffness();
         let h = 1e-6;
-        for a in 0..3 {
+        for (a, fa) in f.iter().take(3).enumerate() {
             let mut wp = w.clone();
             wp.bodies[0].position[a] += h;
             let mut wm = w.clone();
             wm.bodies[0].position[a] -= h;
             let de = (wp.spring_energy() - wm.spring_energy()) / (2.0 * h);
-            assert!((f[a] + de).abs() < 1e-6, "force axis {a}");
+            assert!((fa + de).abs() < 1e-6, "force axis {a}");
             let (fp, fm) = (wp.forces(), wm.forces());
             for r in 0..3 {
                 let dfdx = (fp[r] - fm[r]) / (2.0 * h);

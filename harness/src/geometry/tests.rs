@@ -1,0 +1,588 @@
+//! Tests of contact detection and re-evaluation: hand-computed gaps and normals for every pair,
+//! Jacobians against finite differences of the re-evaluated geometry, margins and key stability.
+
+use super::*;
+use crate::model::{DofMask, Material, RigidBody, StaticCollider};
+use nalgebra::{UnitQuaternion, Vector3};
+use rstest::rstest;
+use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, FRAC_PI_6};
+
+/// Rounding tolerance for lengths of order 1 m computed in a few floating-point operations.
+const ROUND: f64 = 1e-12;
+
+fn mat() -> Material {
+    Material::rigid(0.5)
+}
+
+fn ground() -> StaticCollider {
+    StaticCollider {
+        name: "ground".into(),
+        shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+        material: mat(),
+    }
+}
+
+/// A static box whose top face is the plane z = 0, spanning |x|, |y| <= 1.
+fn table() -> StaticCollider {
+    StaticCollider {
+        name: "table".into(),
+        shape: StaticShape::Box {
+            center: Vector3::new(0.0, 0.0, -0.5),
+            orientation: UnitQuaternion::identity(),
+            half_extents: [1.0, 1.0, 0.5],
+        },
+        material: mat(),
+    }
+}
+
+fn sphere(r: f64, p: [f64; 3]) -> RigidBody {
+    RigidBody::new("sphere", Shape::Sphere { radius: r }, 1.0, Vector3::from(p), mat())
+}
+
+fn cuboid(h: [f64; 3], p: [f64; 3]) -> RigidBody {
+    RigidBody::new("box", Shape::Box { half_extents: h }, 1.0, Vector3::from(p), mat())
+}
+
+fn cylinder(r: f64, hh: f64, p: [f64; 3]) -> RigidBody {
+    RigidBody::new("cylinder", Shape::Cylinder { radius: r, half_height: hh }, 1.0, Vector3::from(p), mat())
+}
+
+fn world(bodies: Vec<RigidBody>, statics: Vec<StaticCollider>) -> World {
+    let mut w = World::new();
+    w.bodies = bodies;
+    w.statics = statics;
+    w
+}
+
+fn rot(axis: Vector3<f64>, angle: f64) -> UnitQuaternion<f64> {
+    UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(axis), angle)
+}
+
+fn assert_vec(a: &Vector3<f64>, b: &Vector3<f64>, tol: f64) {
+    assert!((a - b).norm() <= tol, "{a:?} != {b:?} (tol {tol:e})");
+}
+
+fn assert_close(a: f64, b: f64, tol: f64) {
+    assert!((a - b).abs() <= tol, "{a} != {b} (tol {tol:e})");
+}
+
+fn key(a: ColliderId, b: ColliderId, feature: u32) -> ContactKey {
+    ContactKey { a, b, feature }
+}
+
+// ---------------------------------------------------------------- hand-computed pairs
+
+#[test]
+fn sphere_penetrating_ground() {
+    let w = world(vec![sphere(0.1, [0.3, -0.2, 0.095])], vec![ground()]);
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    assert_eq!(c.key, key(ColliderId::Body(0), ColliderId::Static(0), 0));
+    assert_eq!((c.body_a, c.body_b), (Some(0), None));
+    assert_close(c.gap, -0.005, ROUND);
+    assert_vec(&c.normal(), &Vector3::z(), 0.0);
+    // Sphere bottom at z = -0.005, plane at 0: midpoint -0.0025.
+    assert_vec(&c.point, &Vector3::new(0.3, -0.2, -0.0025), ROUND);
+}
+
+#[rstest]
+#[case::within_margin(0.002, Some(0.001))]
+#[case::beyond_margin(0.0005, None)]
+fn sphere_above_ground_and_margin(#[case] margin: f64, #[case] expected: Option<f64>) {
+    let w = world(vec![sphere(0.1, [0.0, 0.0, 0.101])], vec![ground()]);
+    let set = detect(&w, margin);
+    match expected {
+        Some(g) => {
+            assert_eq!(set.len(), 1);
+            assert_close(set.contacts[0].gap, g, ROUND);
+        }
+        None => assert!(set.is_empty()),
+    }
+}
+
+#[test]
+fn two_spheres_normal_from_b_to_a() {
+    // Body 0 (A, lower index) at the origin, body 1 (B) at distance 0.25 along (1, 2, 2)/3.
+    let d = Vector3::new(1.0, 2.0, 2.0) / 3.0;
+    let cb: Vector3<f64> = d * 0.25;
+    let w = world(vec![sphere(0.1, [0.0; 3]), sphere(0.2, [cb.x, cb.y, cb.z])], vec![]);
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    assert_eq!(c.key, key(ColliderId::Body(0), ColliderId::Body(1), 0));
+    assert_close(c.gap, 0.25 - 0.3, ROUND);
+    assert_vec(&c.normal(), &-d, ROUND);
+    // Surface points at 0.1 d (on A) and 0.05 d (on B).
+    assert_vec(&c.point, &(0.075 * d), ROUND);
+}
+
+#[test]
+fn coincident_sphere_centres_have_a_defined_normal() {
+    let w = world(vec![sphere(0.1, [1.0, 2.0, 3.0]), sphere(0.1, [1.0, 2.0, 3.0])], vec![]);
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    assert!((c.normal().norm() - 1.0).abs() < ROUND && c.point.iter().all(|x| x.is_finite()));
+    assert_close(c.gap, -0.2, ROUND);
+}
+
+#[rstest]
+// Above the top face.
+#[case::face([0.2, 0.3, 0.095], -0.005, [0.0, 0.0, 1.0])]
+// Beside the edge x = 1, z = 0: centre distance 0.06 sqrt(2) from the edge.
+#[case::edge([1.06, 0.0, 0.06], 0.06 * 2f64.sqrt() - 0.1, [1.0, 0.0, 1.0])]
+// Centre 0.02 below the top face, inside the box: leaves through the top face.
+#[case::inside([0.0, 0.5, -0.02], -0.12, [0.0, 0.0, 1.0])]
+fn sphere_on_static_box(#[case] p: [f64; 3], #[case] gap: f64, #[case] normal: [f64; 3]) {
+    let w = world(vec![sphere(0.1, p)], vec![table()]);
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    assert_close(c.gap, gap, ROUND);
+    assert_vec(&c.normal(), &Vector3::from(normal).normalize(), ROUND);
+}
+
+#[test]
+fn box_sphere_body_pair_with_box_as_a() {
+    // Body 0 is the box (A), body 1 the sphere (B) above it: the normal points from the sphere to
+    // the box, i.e. down.
+    let w = world(vec![cuboid([0.2, 0.2, 0.1], [0.0; 3]), sphere(0.05, [0.05, 0.0, 0.149])], vec![]);
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    assert_eq!(c.key, key(ColliderId::Body(0), ColliderId::Body(1), 0));
+    assert_close(c.gap, -0.001, ROUND);
+    assert_vec(&c.normal(), &-Vector3::z(), ROUND);
+    assert_vec(&c.point, &Vector3::new(0.05, 0.0, 0.0995), ROUND);
+}
+
+#[test]
+fn box_rotated_about_z_rests_on_four_corners() {
+    let b = cuboid([0.2, 0.1, 0.05], [0.4, 0.1, 0.05]).with_orientation(rot(Vector3::z(), FRAC_PI_4));
+    let w = world(vec![b], vec![ground()]);
+    let set = detect(&w, 1e-3);
+    // The bottom corners are those with a negative z coordinate: bit 2 set.
+    let features: Vec<u32> = set.contacts.iter().map(|c| c.key.feature).collect();
+    assert_eq!(features, vec![4, 5, 6, 7]);
+    for c in &set.contacts {
+        assert_close(c.gap, 0.0, ROUND);
+        assert_vec(&c.normal(), &Vector3::z(), 0.0);
+        assert_close(c.point.z, 0.0, ROUND);
+    }
+}
+
+#[test]
+fn box_on_slope_touches_with_the_slope_normal() {
+    let a: f64 = 0.3;
+    let n = Vector3::new(-a.sin(), 0.0, a.cos());
+    let down_slope = Vector3::new(a.cos(), 0.0, a.sin());
+    let slope = StaticCollider {
+        name: "slope".into(),
+        shape: StaticShape::HalfSpace { normal: n, offset: 0.0 },
+        material: mat(),
+    };
+    let hz = 0.05;
+    let p = hz * n + 0.3 * down_slope;
+    // Rotating by -a about y takes the body z axis onto n.
+    let b = cuboid([0.2, 0.1, hz], [p.x, p.y, p.z]).with_orientation(rot(Vector3::y(), -a));
+    let set = detect(&world(vec![b], vec![slope]), 1e-4);
+    assert_eq!(set.len(), 4);
+    for c in &set.contacts {
+        assert_close(c.gap, 0.0, ROUND);
+        assert_vec(&c.normal(), &n, 0.0);
+    }
+}
+
+#[rstest]
+#[case::small_box_on_static_box(false)]
+#[case::small_box_on_body_box(true)]
+fn box_face_on_box_face_gives_four_points(#[case] body_table: bool) {
+    // A 0.2 m cube sinks 1 mm into the top face z = 0 of a larger box.
+    let cube = cuboid([0.1, 0.1, 0.1], [0.2, -0.3, 0.099]);
+    let w = if body_table {
+        // The table as body 0 (A); the cube, body 1, is B: the normal points down.
+        world(vec![cuboid([1.0, 1.0, 0.5], [0.0, 0.0, -0.5]), cube], vec![])
+    } else {
+        world(vec![cube], vec![table()])
+    };
+    let n = if body_table { -Vector3::z() } else { Vector3::z() };
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 4);
+    for c in &set.contacts {
+        assert_close(c.gap, -0.001, ROUND);
+        assert_vec(&c.normal(), &n, ROUND);
+        assert_close(c.point.z, -0.0005, ROUND);
+        assert_close((c.point.x - 0.2).abs(), 0.1, ROUND);
+        assert_close((c.point.y + 0.3).abs(), 0.1, ROUND);
+    }
+}
+
+/// Box 0 with an edge along x on top, box 1 above it with an edge along y at the bottom.
+fn crossed_boxes(overlap: f64) -> World {
+    let h = 0.1;
+    let top = h * 2f64.sqrt();
+    world(
+        vec![
+            cuboid([h; 3], [0.0; 3]).with_orientation(rot(Vector3::x(), FRAC_PI_4)),
+            cuboid([h; 3], [0.0, 0.0, 2.0 * top - overlap]).with_orientation(rot(Vector3::y(), FRAC_PI_4)),
+        ],
+        vec![],
+    )
+}
+
+#[test]
+fn crossed_box_edges_touch_at_one_point() {
+    let set = detect(&crossed_boxes(0.002), 0.0);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    assert_close(c.gap, -0.002, ROUND);
+    // From B (box 1, above) to A (box 0, below).
+    assert_vec(&c.normal(), &-Vector3::z(), ROUND);
+    assert_vec(&c.point, &Vector3::new(0.0, 0.0, 0.1 * 2f64.sqrt() - 0.001), ROUND);
+}
+
+#[test]
+fn flush_equal_boxes_report_each_corner_once() {
+    // parry's two clipping passes both find the shared corners; they are merged.
+    let lower = StaticCollider {
+        name: "block".into(),
+        shape: StaticShape::Box {
+            center: Vector3::new(0.0, 0.0, -0.1),
+            orientation: UnitQuaternion::identity(),
+            half_extents: [0.1, 0.1, 0.1],
+        },
+        material: mat(),
+    };
+    let set = detect(&world(vec![cuboid([0.1, 0.1, 0.1], [0.0, 0.0, 0.1])], vec![lower]), 1e-6);
+    assert_eq!(set.len(), 4);
+    for c in &set.contacts {
+        assert_close(c.gap, 0.0, ROUND);
+        assert_close(c.point.x.abs(), 0.1, ROUND);
+        assert_close(c.point.y.abs(), 0.1, ROUND);
+    }
+}
+
+#[test]
+fn cylinder_lying_touches_along_its_lowest_generator() {
+    // Identity orientation: the axis (body y) is horizontal.
+    let (r, hh) = (0.1, 0.2);
+    let set = detect(&world(vec![cylinder(r, hh, [0.0, 0.0, r - 0.001])], vec![ground()]), 0.0);
+    assert_eq!(set.len(), 2);
+    for (c, y) in set.contacts.iter().zip([-hh, hh]) {
+        assert_close(c.gap, -0.001, ROUND);
+        assert_vec(&c.normal(), &Vector3::z(), 0.0);
+        assert_vec(&c.point, &Vector3::new(0.0, y, -0.0005), ROUND);
+    }
+}
+
+#[test]
+fn cylinder_standing_touches_at_rim_points() {
+    let (r, hh) = (0.1, 0.2);
+    // Rotating +90° about x takes the body y axis to world z; the -h cap (features 2..6) is down.
+    let b = cylinder(r, hh, [0.0, 0.0, hh]).with_orientation(rot(Vector3::x(), FRAC_PI_2));
+    let w = world(vec![b], vec![ground()]);
+    let set = detect(&w, 1e-6);
+    let features: Vec<u32> = set.contacts.iter().map(|c| c.key.feature).collect();
+    assert_eq!(features, vec![2, 3, 4, 5]);
+    for c in &set.contacts {
+        assert_close(c.gap, 0.0, ROUND);
+        assert_close(c.point.xy().norm(), r, ROUND);
+    }
+    // Upside down, the +h cap is down.
+    let b = cylinder(r, hh, [0.0, 0.0, hh]).with_orientation(rot(Vector3::x(), -FRAC_PI_2));
+    let set = detect(&world(vec![b], vec![ground()]), 1e-6);
+    let features: Vec<u32> = set.contacts.iter().map(|c| c.key.feature).collect();
+    assert_eq!(features, vec![6, 7, 8, 9]);
+    // The generator ends are still defined with the axis along the normal: re-evaluating a
+    // lying cylinder's contacts in the standing pose gives a bottom rim point (gap 0) and a top
+    // rim point (gap 2h).
+    let lying = detect(&world(vec![cylinder(r, hh, [0.0, 0.0, r])], vec![ground()]), 1e-6);
+    let standing = reevaluate(&w, &lying);
+    assert_close(standing.contacts[0].gap, 0.0, ROUND);
+    assert_close(standing.contacts[1].gap, 2.0 * hh, ROUND);
+}
+
+#[test]
+fn cylinder_tilted_touches_at_one_rim_point() {
+    let (r, hh) = (0.1, 0.2);
+    let phi = FRAC_PI_6;
+    // Axis a = (0, cos phi, sin phi): the -h end is lower, its lowest rim point is at
+    // z_c - h sin(phi) - r cos(phi).
+    let zc = hh * phi.sin() + r * phi.cos() - 0.002;
+    let b = cylinder(r, hh, [0.0, 0.0, zc]).with_orientation(rot(Vector3::x(), phi));
+    let set = detect(&world(vec![b], vec![ground()]), 0.01);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    assert_eq!(c.key.feature, 0);
+    assert_close(c.gap, -0.002, ROUND);
+    let lowest = Vector3::new(0.0, -hh * phi.cos() + r * phi.sin(), -0.002);
+    assert_vec(&c.point, &(lowest - Vector3::new(0.0, 0.0, -0.001)), ROUND);
+}
+
+#[test]
+fn cylinder_on_static_box_uses_one_parry_point() {
+    let r = 0.1;
+    let w = world(vec![cylinder(r, 0.2, [0.0, 0.0, r + 0.003])], vec![table()]);
+    let set = detect(&w, 0.01);
+    assert_eq!(set.len(), 1);
+    let c = &set.contacts[0];
+    // parry's GJK converges to its own tolerance, far below 1 µm here.
+    assert_close(c.gap, 0.003, 1e-9);
+    assert_vec(&c.normal(), &Vector3::z(), 1e-6);
+    // Re-evaluated 1 m higher, the same single point has gap 1.003.
+    let mut q = w.positions();
+    q[2] += 1.0;
+    let lifted = reevaluate(&w.at_positions(&q), &set);
+    assert_close(lifted.contacts[0].gap, 1.003, 1e-9);
+}
+
+#[test]
+fn box_box_features_survive_separation() {
+    let w = world(vec![cuboid([0.1, 0.1, 0.1], [0.2, -0.3, 0.099])], vec![table()]);
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 4);
+    // Lifted 0.5 m, far beyond any margin, the manifold (computed without cut-off) still holds
+    // the same four feature ids, and their gaps are the new heights.
+    let mut q = w.positions();
+    q[2] += 0.5;
+    let lifted = reevaluate(&w.at_positions(&q), &set);
+    let ids: Vec<u32> = parry::box_box(
+        (&(w.bodies[0].position + Vector3::new(0.0, 0.0, 0.5)), &w.bodies[0].orientation, &Vector3::repeat(0.1)),
+        (&Vector3::new(0.0, 0.0, -0.5), &UnitQuaternion::identity(), &Vector3::new(1.0, 1.0, 0.5)),
+        f64::INFINITY,
+    )
+    .iter()
+    .map(|f| f.id)
+    .collect();
+    for (a, b) in lifted.contacts.iter().zip(&set.contacts) {
+        assert!(ids.contains(&b.key.feature));
+        assert_eq!(a.key, b.key);
+        assert_close(a.gap, 0.499, ROUND);
+        assert_vec(&a.point, &(b.point + Vector3::new(0.0, 0.0, 0.25)), ROUND);
+    }
+}
+
+#[test]
+fn far_apart_colliders_give_nothing() {
+    let w = world(
+        vec![sphere(0.1, [0.0, 0.0, 1.0]), cuboid([0.1; 3], [5.0, 0.0, 1.0]), cylinder(0.1, 0.2, [-5.0, 0.0, 1.0])],
+        vec![ground(), table()],
+    );
+    assert!(detect(&w, 0.01).is_empty());
+}
+
+// ---------------------------------------------------------------- keys and re-evaluation
+
+/// A scene with every supported pair in contact.
+fn scene() -> World {
+    let tilted = rot(Vector3::new(0.3, -0.2, 1.0), 0.4);
+    world(
+        vec![
+            sphere(0.1, [0.0, 0.0, 0.099]),
+            sphere(0.1, [0.19, 0.0, 0.1]),
+            cuboid([0.1, 0.1, 0.1], [0.6, 0.5, 0.0995]).with_orientation(tilted),
+            cuboid([0.1, 0.05, 0.1], [0.6, 0.5, 0.299]),
+            cylinder(0.1, 0.2, [-0.6, 0.0, 0.0999]),
+            sphere(0.05, [1.5, 1.5, 0.049]),
+        ],
+        vec![ground()],
+    )
+}
+
+#[test]
+fn keys_are_sorted_and_stable() {
+    let w = scene();
+    let (s1, s2) = (detect(&w, 1e-3), detect(&w, 1e-3));
+    assert_eq!(s1, s2);
+    assert!(s1.contacts.windows(2).all(|p| p[0].key < p[1].key), "keys not strictly increasing");
+    assert!(s1.contacts.iter().all(|c| c.key.a < c.key.b));
+    // Every pair kind appears: sphere-ground (3), sphere-sphere, box-ground, box-box, cylinder-ground.
+    let pairs: std::collections::BTreeSet<_> = s1.contacts.iter().map(|c| (c.key.a, c.key.b)).collect();
+    assert_eq!(pairs.len(), 7, "{pairs:?}");
+}
+
+#[test]
+fn reevaluate_at_the_same_configuration_reproduces_detect() {
+    let w = scene();
+    let set = detect(&w, 1e-3);
+    let again = reevaluate(&w, &set);
+    assert_eq!(again.len(), set.len());
+    for (a, b) in again.contacts.iter().zip(&set.contacts) {
+        assert_eq!(a.key, b.key);
+        assert_close(a.gap, b.gap, ROUND);
+        assert_vec(&a.point, &b.point, ROUND);
+        assert_vec(&a.normal(), &b.normal(), ROUND);
+    }
+}
+
+#[test]
+fn reevaluate_keeps_separated_features() {
+    let w = scene();
+    let set = detect(&w, 1e-3);
+    // Lift everything by 1 m: same keys and order, gaps grow by 1 m for the ground contacts.
+    let mut q = w.positions();
+    for i in 0..w.bodies.len() {
+        q[7 * i + 2] += 1.0;
+    }
+    let lifted = reevaluate(&w.at_positions(&q), &set);
+    assert_eq!(lifted.len(), set.len());
+    for (a, b) in lifted.contacts.iter().zip(&set.contacts) {
+        assert_eq!(a.key, b.key);
+        let expected = if b.key.b == ColliderId::Static(0) { b.gap + 1.0 } else { b.gap };
+        assert_close(a.gap, expected, 1e-9);
+    }
+}
+
+#[test]
+fn reevaluate_falls_back_to_the_nearest_manifold_point() {
+    let w = world(vec![cuboid([0.1, 0.1, 0.1], [0.0, 0.0, 0.099])], vec![table()]);
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 4);
+    // An unknown feature id placed near the first corner is matched to that corner.
+    let mut stale = set.clone();
+    stale.contacts.truncate(1);
+    stale.contacts[0].key.feature = u32::MAX;
+    stale.contacts[0].point += Vector3::new(0.01, -0.01, 0.0);
+    let r = reevaluate(&w, &stale);
+    assert_eq!(r.contacts[0].key.feature, u32::MAX);
+    assert_vec(&r.contacts[0].point, &set.contacts[0].point, ROUND);
+    assert_close(r.contacts[0].gap, set.contacts[0].gap, ROUND);
+}
+
+// ---------------------------------------------------------------- Jacobians
+
+/// Deterministic pseudo-random numbers in [-1, 1) (64-bit LCG; the tests need variety, not quality).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+/// World position at configuration `q` of the material point of body `i` that is at `p` in `w`.
+fn material_point(w: &World, i: usize, p: &Vector3<f64>, q: &[f64]) -> Vector3<f64> {
+    let b = &w.bodies[i];
+    let o = 7 * i;
+    let x = Vector3::new(q[o], q[o + 1], q[o + 2]);
+    let r = UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(q[o + 3], q[o + 4], q[o + 5], q[o + 6]));
+    x + r * (b.orientation.inverse() * (p - b.position))
+}
+
+/// Checks each contact's Jacobian against central differences along random velocities: the
+/// normal row against the rate of the re-evaluated gap, all rows against the relative velocity of
+/// the two bodies' material points at the contact point, expressed in the contact frame.
+///
+/// Tolerance: the central difference's truncation error is `h^2/6 |f'''|`, and every quantity here
+/// has `|f'''| <= (s/l)^3 l = s^3/l^2` with `s` the largest point speed (`|v| + |w| R`) and `l`
+/// the smallest length (radius, half extent) of the scene; rounding of coordinates of order 1
+/// adds `~ 1e2 eps / h`.
+fn check_jacobian(w: &World, margin: f64, min_len: f64, seeds: u64) {
+    let set = detect(w, margin);
+    assert!(!set.is_empty());
+    let q0 = w.positions();
+    let nv = w.layout().nv;
+    let h = 1e-5;
+    for seed in 0..seeds {
+        let mut rng = Lcg(seed + 1);
+        let v: Vec<f64> = (0..nv).map(|_| rng.next()).collect();
+        let vm: Vec<f64> = v.iter().map(|x| -x).collect();
+        let (qp, qm) = (w.integrate_positions(&q0, &v, h), w.integrate_positions(&q0, &vm, h));
+        let (sp, sm) = (reevaluate(&w.at_positions(&qp), &set), reevaluate(&w.at_positions(&qm), &set));
+        let mut probe = w.clone();
+        probe.set_state(&q0, &v);
+        let s = probe
+            .bodies
+            .iter()
+            .map(|b| b.linear_velocity.norm() + b.angular_velocity.norm() * b.shape.bounding_radius())
+            .fold(0.0, f64::max);
+        let tol = h * h * s.powi(3) / (min_len * min_len) + 1e2 * f64::EPSILON / h;
+        for (i, c) in set.contacts.iter().enumerate() {
+            let u = c.velocity(&v);
+            let gap_rate = (sp.contacts[i].gap - sm.contacts[i].gap) / (2.0 * h);
+            assert!((gap_rate - u[0]).abs() <= tol, "{:?}: gap rate {gap_rate} vs u_n {} (tol {tol:e})", c.key, u[0]);
+            let point_velocity = |body: Option<usize>| {
+                body.map_or(Vector3::zeros(), |b| {
+                    (material_point(w, b, &c.point, &qp) - material_point(w, b, &c.point, &qm)) / (2.0 * h)
+                })
+            };
+            let rel = c.frame.transpose() * (point_velocity(c.body_a) - point_velocity(c.body_b));
+            for r in 0..3 {
+                assert!((rel[r] - u[r]).abs() <= tol, "{:?} row {r}: {} vs {} (tol {tol:e})", c.key, rel[r], u[r]);
+            }
+        }
+    }
+}
+
+fn tilted(b: RigidBody) -> RigidBody {
+    b.with_orientation(rot(Vector3::new(0.4, 1.0, -0.3), 0.35))
+}
+
+#[rstest]
+#[case::sphere_ground(world(vec![sphere(0.1, [0.1, 0.2, 0.098])], vec![ground()]), 0.0, 0.1)]
+#[case::sphere_ground_planar(
+    world(vec![sphere(0.1, [0.1, 0.2, 0.098]).with_dofs(DofMask::PLANAR_XZ)], vec![ground()]), 0.0, 0.1)]
+#[case::box_ground_all_corners(world(vec![tilted(cuboid([0.2, 0.1, 0.05], [0.0, 0.0, 0.1]))], vec![ground()]), 1.0, 0.05)]
+#[case::box_ground_planar(
+    world(vec![tilted(cuboid([0.2, 0.1, 0.05], [0.0, 0.0, 0.1])).with_dofs(DofMask::PLANAR_XZ)], vec![ground()]),
+    1.0, 0.05)]
+#[case::sphere_sphere(world(vec![sphere(0.1, [0.0; 3]), sphere(0.15, [0.1, -0.15, 0.16])], vec![]), 0.0, 0.1)]
+#[case::sphere_sphere_planar(
+    world(vec![sphere(0.1, [0.0; 3]), sphere(0.15, [0.1, 0.0, 0.22]).with_dofs(DofMask::PLANAR_XZ)], vec![]),
+    0.0, 0.1)]
+#[case::sphere_box_face(world(vec![sphere(0.1, [0.05, 0.02, 0.19]), tilted(cuboid([0.2, 0.15, 0.1], [0.0; 3]))], vec![]), 0.05, 0.1)]
+#[case::box_sphere_edge(world(vec![cuboid([0.2, 0.15, 0.1], [0.0; 3]), sphere(0.1, [0.25, 0.02, 0.14])], vec![]), 0.0, 0.1)]
+#[case::sphere_inside_box(world(vec![sphere(0.1, [0.05, 0.02, 0.05]), cuboid([0.2, 0.15, 0.1], [0.0; 3])], vec![]), 0.0, 0.1)]
+#[case::sphere_static_box_corner(world(vec![sphere(0.1, [1.05, -1.04, 0.03])], vec![table()]), 0.0, 0.1)]
+#[case::box_on_static_box(world(vec![tilted(cuboid([0.1, 0.08, 0.06], [0.0, 0.0, 0.08]))], vec![table()]), 0.05, 0.06)]
+#[case::box_on_body_box(
+    world(vec![cuboid([0.5, 0.5, 0.1], [0.0; 3]), tilted(cuboid([0.1, 0.08, 0.06], [0.0, 0.0, 0.18]))], vec![]),
+    0.05, 0.06)]
+#[case::box_on_body_box_planar(
+    world(vec![cuboid([0.5, 0.5, 0.1], [0.0; 3]).with_dofs(DofMask::VERTICAL),
+               cuboid([0.1, 0.08, 0.06], [0.0, 0.0, 0.159])
+                   .with_orientation(rot(Vector3::y(), 0.1)).with_dofs(DofMask::PLANAR_XZ)], vec![]),
+    0.05, 0.06)]
+#[case::crossed_box_edges(crossed_boxes(0.002), 0.0, 0.1)]
+#[case::cylinder_lying(
+    world(vec![cylinder(0.1, 0.2, [0.0, 0.0, 0.1]).with_orientation(rot(Vector3::new(1.0, 0.0, 0.2), 0.05))],
+          vec![ground()]), 0.1, 0.1)]
+#[case::cylinder_tilted(
+    world(vec![cylinder(0.1, 0.2, [0.0, 0.0, 0.18]).with_orientation(rot(Vector3::new(1.0, 0.3, 0.0), 0.6))],
+          vec![ground()]), 0.01, 0.1)]
+#[case::cylinder_standing(
+    world(vec![cylinder(0.1, 0.2, [0.0, 0.0, 0.2]).with_orientation(rot(Vector3::x(), FRAC_PI_2))], vec![ground()]),
+    0.001, 0.1)]
+fn jacobian_matches_finite_differences(#[case] w: World, #[case] margin: f64, #[case] min_len: f64) {
+    check_jacobian(&w, margin, min_len, 5);
+}
+
+#[test]
+fn planar_body_uses_only_its_free_columns() {
+    let w = world(vec![sphere(0.1, [0.0, 0.0, 0.1]).with_dofs(DofMask::PLANAR_XZ)], vec![ground()]);
+    let set = detect(&w, 1e-6);
+    let blk = &set.contacts[0].jacobian[0];
+    assert_eq!((blk.v_offset, blk.ncols), (0, 3));
+}
+
+#[test]
+fn rolling_sphere_has_zero_slip() {
+    // Contact point of a sphere on the ground: p - c = -(r + gap/2) n. Its velocity is
+    // v + w x (p - c); with n = z, t1 = x (tangent_basis), w = (0, wy, 0) the slip along t1 is
+    // vx - (r + gap/2) wy, zero when rolling with wy = vx / r at gap 0.
+    let (r, vx) = (0.1, 0.7);
+    let mut b = sphere(r, [0.0, 0.0, r]);
+    b.linear_velocity = Vector3::new(vx, 0.0, 0.0);
+    let w = world(vec![b], vec![ground()]);
+    let set = detect(&w, 1e-6);
+    let c = &set.contacts[0];
+    let mut v = w.velocities();
+    v[4] = vx / r;
+    let u = c.velocity(&v);
+    assert_vec(&Vector3::from(u), &Vector3::zeros(), ROUND);
+    v[4] = 0.0; // sliding: slip equals vx along t1 = x
+    let u = c.velocity(&v);
+    assert_vec(&Vector3::from(u), &Vector3::new(0.0, vx, 0.0), ROUND);
+}

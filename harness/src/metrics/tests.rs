@@ -1,0 +1,454 @@
+//! Metrics on hand-made contact states with hand-computed values. Contacts are built with
+//! [`Contact::new`] directly (no geometry detection).
+//!
+//! Common setup: spheres of mass `M = 2 kg`, radius `R = 0.1 m` (inertia `0.4 M R^2 = 0.008`),
+//! `dt = 0.01 s`, `g = 9.81`. A ground contact has normal `+z`, so its frame is
+//! `(n, t1, t2) = (z, x, y)` and, for a non-rotating sphere, `u = (v_z + phi0/dt, v_x, v_y)`.
+
+use super::*;
+use crate::contact::{ColliderId, Contact, ContactKey};
+use crate::model::{Material, RigidBody, Shape, Spring, StaticCollider, StaticShape};
+use crate::solver::SolveStatus;
+use nalgebra::Vector3;
+use rstest::rstest;
+
+const M: f64 = 2.0;
+const R: f64 = 0.1;
+const I: f64 = 0.4 * M * R * R;
+const DT: f64 = 0.01;
+const G: f64 = 9.81;
+
+fn sphere(name: &str, center: Vector3<f64>, velocity: Vector3<f64>, mu: f64) -> RigidBody {
+    let mut b = RigidBody::new(name, Shape::Sphere { radius: R }, M, center, Material::rigid(mu));
+    b.linear_velocity = velocity;
+    b
+}
+
+/// A world with the ground `z <= 0` and one sphere whose lowest point is `gap` above it.
+fn sphere_on_ground(mu: f64, gap: f64, v0: Vector3<f64>) -> World {
+    let mut w = World::new();
+    w.statics.push(StaticCollider {
+        name: "ground".into(),
+        shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+        material: Material::rigid(mu),
+    });
+    w.bodies.push(sphere("ball", Vector3::new(0.0, 0.0, R + gap), v0, mu));
+    w
+}
+
+/// Contact of body `body` with the ground, below its centre, with gap `gap`.
+fn ground_contact(world: &World, body: usize, gap: f64) -> Contact {
+    let c = world.bodies[body].position;
+    let key = ContactKey { a: ColliderId::Body(body), b: ColliderId::Static(0), feature: 0 };
+    Contact::new(world, key, Vector3::new(c.x, c.y, c.z - R - 0.5 * gap), Vector3::z(), gap)
+}
+
+fn set(contacts: Vec<Contact>) -> ContactSet {
+    ContactSet { contacts }
+}
+
+fn solution(v: Vec<f64>, impulses: Vec<[f64; 3]>) -> StepSolution {
+    StepSolution { v, q: None, impulses, bilateral: vec![], iterations: 1, status: SolveStatus::Solved }
+}
+
+/// The world at the end of the step: `q+ = q0 + dt N v+`, `v+`.
+fn after(problem: &StepProblem<'_>, sol: &StepSolution) -> World {
+    let mut w = problem.world.clone();
+    w.set_state(&problem.integrate(&sol.v), &sol.v);
+    w
+}
+
+fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
+    assert!((got - want).abs() <= tol, "{what}: got {got:e}, want {want:e} (tol {tol:e})");
+}
+
+/// A sphere resting on the ground: v+ = 0, lambda = (M g dt, 0, 0), gap 0. Every residual is 0.
+#[test]
+fn resting_sphere_exact_solution_has_zero_residuals() {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0; 6], vec![[M * G * DT, 0.0, 0.0]]);
+    let m = evaluate(&problem, &sol, &after(&problem, &sol), &contacts);
+    assert_eq!(m.natmap_abs_l2, 0.0);
+    assert_eq!(m.natmap_rel_l2, 0.0);
+    assert_eq!(m.natmap_rel1_l2, 0.0);
+    assert!(m.momentum_rel < 1e-15, "momentum_rel {}", m.momentum_rel);
+    assert_eq!(m.signorini_max, 0.0);
+    assert_eq!(m.cone_violation_max, 0.0);
+    assert_eq!(m.mdp_violation_max, 0.0);
+    assert_eq!(m.penetration_max, 0.0);
+    assert_eq!((m.n_contacts, m.n_active, m.n_stick, m.n_slip), (1, 1, 1, 0));
+    assert_eq!(m.creep_speed_max, 0.0);
+    assert_eq!(m.slip_speed_max, 0.0);
+    assert_close("normal_impulse_total", m.normal_impulse_total, 0.1962, 1e-15);
+    assert_eq!(m.energy_change, 0.0);
+    assert_eq!(m.energy_injection, 0.0);
+    assert_eq!(m.t, 0.0);
+}
+
+/// `cone_violation = max(||lambda_t|| - mu lambda_n, -lambda_n, 0)` with mu = 0.5.
+#[rstest]
+#[case::inside([1.0, 0.3, 0.0], 0.0)]
+#[case::on_boundary([1.0, 0.3, 0.4], 0.0)]
+// ||(0.8, 0.6)|| = 1, mu lambda_n = 0.5 -> 0.5
+#[case::outside_tangentially([1.0, 0.8, 0.6], 0.5)]
+// ||(0.03, 0.04)|| + 0.5 * 0.2 = 0.15 < -lambda_n = 0.2 -> 0.2
+#[case::negative_normal([-0.2, 0.03, 0.04], 0.2)]
+fn cone_violation_is_the_distance_outside_the_cone(#[case] lambda: [f64; 3], #[case] want: f64) {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0; 6], vec![lambda]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    assert_close("cone_violation_max", m.cone_violation_max, want, 1e-15);
+    assert_close("per contact", cone_violation_per_contact(&problem, &sol)[0], want, 1e-15);
+}
+
+/// A sphere sliding along +x at 1 m/s (u_t = (1, 0)); friction lambda_t = 0.5 (cos a, sin a) on
+/// the cone boundary (lambda_n = 1, mu = 0.5): mdp = 1 - cos angle(lambda_t, -u_t) = 1 + cos a.
+#[rstest]
+#[case::opposite(std::f64::consts::PI, 0.0)]
+#[case::perpendicular(std::f64::consts::FRAC_PI_2, 1.0)]
+#[case::along_slip(0.0, 2.0)]
+#[case::at_135_degrees(0.75 * std::f64::consts::PI, 1.0 - std::f64::consts::FRAC_1_SQRT_2)]
+fn mdp_violation_measures_friction_direction(#[case] angle: f64, #[case] want: f64) {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::new(1.0, 0.0, 0.0));
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let lambda = [1.0, 0.5 * angle.cos(), 0.5 * angle.sin()];
+    let sol = solution(vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0], vec![lambda]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    assert_close("mdp_violation_max", m.mdp_violation_max, want, 1e-15);
+    assert_eq!(mdp_violation_per_contact(&problem, &sol)[0], Some(m.mdp_violation_max));
+    assert_eq!((m.n_active, m.n_slip, m.n_stick), (1, 1, 0));
+    assert_close("slip_speed_max", m.slip_speed_max, 1.0, 1e-15);
+}
+
+/// Friction along the slip, but the contact is not "sliding and active": no MDP value.
+#[rstest]
+#[case::below_slip_threshold(0.5 * SLIP_SPEED_THRESHOLD, [1.0, 0.5, 0.0])]
+#[case::inactive(1.0, [0.0, 0.5, 0.0])]
+#[case::no_friction(1.0, [1.0, 0.0, 0.0])]
+fn mdp_violation_only_on_sliding_active_contacts(#[case] slip: f64, #[case] lambda: [f64; 3]) {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![slip, 0.0, 0.0, 0.0, 0.0, 0.0], vec![lambda]);
+    assert_eq!(mdp_violation_per_contact(&problem, &sol)[0], None);
+    assert_eq!(evaluate(&problem, &sol, &world, &contacts).mdp_violation_max, 0.0);
+}
+
+/// One contact, mu = 0.5, gap phi0 = 1 mm (bias w_n = phi0/dt = 0.1 m/s), v0 = (0.2, 0, 0),
+/// v+ = (0.3, 0.4, 0), lambda = (1, 0.2, 0):
+///
+/// - u = J v+ + w = (0 + 0.1, 0.3, 0.4); signorini = |u_n lambda_n| = 0.1.
+/// - u_hat = (0.1 + 0.5 * ||(0.3, 0.4)||, 0.3, 0.4) = (0.35, 0.3, 0.4).
+/// - x = lambda - u_hat = (0.65, -0.1, -0.4), ||x_t|| = sqrt(0.17) = 0.412311 > mu x_n = 0.325
+///   and mu ||x_t|| = 0.206 > -x_n: boundary case.
+///   P_n = (mu ||x_t|| + x_n) / (1 + mu^2) = (0.5 sqrt(0.17) + 0.65) / 1.25 = 0.684924,
+///   P_t = mu P_n x_t / ||x_t|| = 0.830593 * (-0.1, -0.4) = (-0.083059, -0.332237).
+/// - F = lambda - P = (0.315076, 0.283059, 0.332237), ||F|| = 0.538309.
+/// - v* = v0 - g dt e_z = (0.2, 0, -0.0981); q = J v* + w = (-0.0981 + 0.1, 0.2, 0) = (0.0019, 0.2, 0),
+///   ||q|| = sqrt(0.0019^2 + 0.04) = 0.2000090; rel = 0.538309 / 0.2000090, rel1 = 0.538309 / 1.2000090.
+#[test]
+fn natural_map_and_signorini_of_a_separating_sliding_contact() {
+    let world = sphere_on_ground(0.5, 1e-3, Vector3::new(0.2, 0.0, 0.0));
+    let contacts = set(vec![ground_contact(&world, 0, 1e-3)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.3, 0.4, 0.0, 0.0, 0.0, 0.0], vec![[1.0, 0.2, 0.0]]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+
+    // independent of kernels::cone: the closed form written out
+    let xt_norm = 0.17f64.sqrt();
+    let pn = (0.5 * xt_norm + 0.65) / 1.25;
+    let s = 0.5 * pn / xt_norm;
+    let f = [1.0 - pn, 0.2 + 0.1 * s, 0.4 * s];
+    let per = natural_map_per_contact(&problem, &sol);
+    for k in 0..3 {
+        assert_close("F_i", per[0][k], f[k], 1e-14);
+    }
+    let abs = (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt();
+    assert_close("abs literal", abs, 0.5383091560492763, 1e-15);
+    let nq = (0.0019f64.powi(2) + 0.04).sqrt();
+    assert_close("natmap_abs_l2", m.natmap_abs_l2, abs, 1e-14);
+    assert_close("natmap_rel_l2", m.natmap_rel_l2, abs / nq, 1e-12);
+    assert_close("natmap_rel1_l2", m.natmap_rel1_l2, abs / (1.0 + nq), 1e-14);
+    assert_eq!(
+        natural_map_norms(&problem, &sol),
+        NaturalMapNorms { abs_l2: m.natmap_abs_l2, rel_l2: m.natmap_rel_l2, rel1_l2: m.natmap_rel1_l2 }
+    );
+    assert_close("signorini_max", m.signorini_max, 0.1, 1e-15);
+    assert_close("signorini per contact", signorini_per_contact(&problem, &sol)[0], 0.1, 1e-15);
+}
+
+/// A separating contact (u_n = 0.2 m/s, gap 0) that still pushes (lambda_n = 0.05):
+/// signorini = 0.2 * 0.05 = 0.01; frictionless so u_hat = u, lambda - u_hat = (-0.15, 0, 0) is in
+/// the polar cone, P = 0, F = lambda: natmap_abs = 0.05.
+#[test]
+fn signorini_product_of_a_separating_pushing_contact() {
+    let world = sphere_on_ground(0.0, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0, 0.0, 0.2, 0.0, 0.0, 0.0], vec![[0.05, 0.0, 0.0]]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    assert_close("signorini_max", m.signorini_max, 0.01, 1e-16);
+    assert_close("natmap_abs_l2", m.natmap_abs_l2, 0.05, 1e-16);
+    // q = (-g dt, 0, 0)
+    assert_close("natmap_rel_l2", m.natmap_rel_l2, 0.05 / 0.0981, 1e-14);
+}
+
+/// `||q|| <= eps` (gap phi0 = g dt^2 exactly cancels the free fall: q_n = -g dt + phi0/dt = 0):
+/// the Siconos normalisation falls back to the absolute value. v+ = 0, lambda = (0.1, 0, 0):
+/// u = (g dt, 0, 0), lambda - u_hat = (0.0019, 0, 0) is inside the cone, so F = u_hat = (0.0981, 0, 0).
+#[test]
+fn natural_map_relative_falls_back_to_absolute_when_q_vanishes() {
+    let gap = G * DT * DT;
+    let world = sphere_on_ground(0.5, gap, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, gap)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0; 6], vec![[0.1, 0.0, 0.0]]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    assert_close("natmap_abs_l2", m.natmap_abs_l2, G * DT, 1e-15);
+    assert_eq!(m.natmap_rel_l2, m.natmap_abs_l2);
+    assert_close("natmap_rel1_l2", m.natmap_rel1_l2, m.natmap_abs_l2, 1e-15);
+}
+
+/// Castro Eq. 32 at a wrong v+. Contact below the centre, r = p - x = (0, 0, -R),
+/// lambda = (M g dt, 0.05, 0) = (0.1962, 0.05, 0) in frame (z, x, y), so
+/// J^T lambda = (f, r x f) with f = (0.05, 0, 0.1962): (0.05, 0, 0.1962, 0, -0.005, 0).
+/// v* = (0, 0, -0.0981, 0, 0, 0), D^2 = diag(1/2, 1/2, 1/2, 1/0.008, 1/0.008, 1/0.008).
+///
+/// - v+ = 0: M(v+ - v*) - J^T lambda = (-0.05, 0, 0, 0, 0.005, 0);
+///   ||D r||^2 = 0.0025/2 + 0.005^2/0.008 = 0.004375; ||D M v+|| = 0;
+///   ||D J^T lambda||^2 = (0.0025 + 0.1962^2)/2 + 0.003125 = 0.02362222 -> sqrt(0.004375/0.02362222).
+/// - v+ = (0, 0, 1, 0, 0, 0): r = (-0.05, 0, 2, 0, 0.005, 0), ||D r||^2 = (0.0025 + 4)/2 + 0.003125
+///   = 2.004375; ||D M v+||^2 = 4/2 = 2 dominates -> sqrt(2.004375/2).
+#[rstest]
+#[case::at_rest(0.0, (0.004375f64 / 0.02362222).sqrt())]
+#[case::moving_up(1.0, (2.004375f64 / 2.0).sqrt())]
+fn momentum_rel_of_a_wrong_velocity(#[case] vz: f64, #[case] want: f64) {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0, 0.0, vz, 0.0, 0.0, 0.0], vec![[M * G * DT, 0.05, 0.0]]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    assert_close("momentum_rel", m.momentum_rel, want, 1e-12);
+    assert_eq!(momentum_rel(&problem, &sol.v, &sol.impulses), m.momentum_rel);
+    // the right answer for this impulse: M(v+ - v*) = J^T lambda
+    let right = [0.025, 0.0, 0.0, 0.0, -0.005 / I, 0.0];
+    assert!(momentum_rel(&problem, &right, &sol.impulses) < 1e-15);
+}
+
+/// 0/0 -> 0: no gravity, nothing moves, no impulse.
+#[test]
+fn momentum_rel_zero_over_zero_is_zero() {
+    let mut world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    world.gravity = Vector3::zeros();
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    assert_eq!(momentum_rel(&problem, &[0.0; 6], &[[0.0; 3]]), 0.0);
+}
+
+/// Free fall with symplectic Euler, v+ = v0 - g dt, z+ = z0 + dt v+:
+/// dKE = 1/2 M ((v0 - g dt)^2 - v0^2) = -M v0 g dt + 1/2 M g^2 dt^2, dPE = M g dt (v0 - g dt),
+/// so dE = -1/2 M g^2 dt^2 = -0.5 * 2 * 9.81^2 * 1e-4 = -0.00962361 J whatever v0.
+#[rstest]
+#[case::from_rest(Vector3::zeros())]
+#[case::thrown(Vector3::new(0.3, -0.2, 1.0))]
+fn energy_change_of_a_free_fall_step(#[case] v0: Vector3<f64>) {
+    let world = sphere_on_ground(0.5, 1.0, v0);
+    let contacts = ContactSet::default();
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(problem.free_velocity(), vec![]);
+    let a = after(&problem, &sol);
+    let m = evaluate(&problem, &sol, &a, &contacts);
+    assert_close("energy_change", m.energy_change, -0.5 * M * G * G * DT * DT, 1e-12);
+    assert_close("literal", m.energy_change, -0.00962361, 1e-12);
+    assert_eq!(m.energy_injection, 0.0);
+    let vz = v0.z - G * DT;
+    assert_close("kinetic", m.kinetic, 0.5 * M * (v0.x * v0.x + v0.y * v0.y + vz * vz), 1e-14);
+    assert_close("gravity", m.gravity, M * G * (R + 1.0 + DT * vz), 1e-12);
+    assert_eq!(m.energy, m.kinetic + m.gravity + m.spring);
+    // no contacts: every contact metric is 0, the step is exactly the free motion
+    assert_eq!((m.n_contacts, m.natmap_abs_l2, m.signorini_max, m.normal_impulse_total), (0, 0.0, 0.0, 0.0));
+    assert!(m.momentum_rel < 1e-15);
+}
+
+/// A resting sphere kicked up to 1 m/s by the contact: dE = 1/2 M 1^2 + M g dt 1 = 1 + 0.1962 J,
+/// all of it injected.
+#[test]
+fn energy_injection_of_a_kick() {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0, 0.0, 1.0, 0.0, 0.0, 0.0], vec![[M * (1.0 + G * DT), 0.0, 0.0]]);
+    let m = evaluate(&problem, &sol, &after(&problem, &sol), &contacts);
+    assert_close("energy_change", m.energy_change, 1.1962, 1e-12);
+    assert_eq!(m.energy_injection, m.energy_change);
+}
+
+/// Spring, momenta and kinetic energy read from `after` (no gravity): body at x = (1, 0, 0) with
+/// v = (0, 1, 0), w = (0, 0, 3): p = M v = (0, 2, 0), L = x x M v + I w = (0, 0, 2 + 0.024);
+/// KE = 1/2 M 1 + 1/2 I 9 = 1.036; spring to the origin with rest 0.5 and k = 100: 1/2 100 0.5^2 = 12.5.
+#[test]
+fn state_metrics_come_from_the_after_world() {
+    let mut world = World::new();
+    world.gravity = Vector3::zeros();
+    world.bodies.push(sphere("ball", Vector3::zeros(), Vector3::zeros(), 0.5));
+    world.springs.push(Spring {
+        body: 0,
+        local_point: Vector3::zeros(),
+        anchor: Vector3::zeros(),
+        stiffness: 100.0,
+        rest_length: 0.5,
+        axis: None,
+    });
+    let contacts = ContactSet::default();
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0, 1.0, 0.0, 0.0, 0.0, 3.0], vec![]);
+    let mut a = world.clone();
+    a.bodies[0].position = Vector3::new(1.0, 0.0, 0.0);
+    a.bodies[0].linear_velocity = Vector3::new(0.0, 1.0, 0.0);
+    a.bodies[0].angular_velocity = Vector3::new(0.0, 0.0, 3.0);
+    let m = evaluate(&problem, &sol, &a, &contacts);
+    assert_close("linear_momentum", m.linear_momentum, 2.0, 1e-15);
+    assert_close("angular_momentum", m.angular_momentum, 2.024, 1e-14);
+    assert_close("kinetic", m.kinetic, 1.036, 1e-14);
+    assert_close("spring", m.spring, 12.5, 1e-12);
+    assert_eq!(m.gravity, 0.0);
+    // before: spring length 0 -> 1/2 100 0.25 = 12.5 too, at rest; change = KE
+    assert_close("energy_change", m.energy_change, 1.036, 1e-12);
+}
+
+/// Penetration is read from the contacts after the step, not from the problem's contacts.
+#[rstest]
+#[case::penetrating(vec![0.002, -0.003, -0.001], 0.003)]
+#[case::separated(vec![0.002, 0.0], 0.0)]
+#[case::none(vec![], 0.0)]
+fn penetration_from_the_contacts_after_the_step(#[case] gaps: Vec<f64>, #[case] want: f64) {
+    let world = sphere_on_ground(0.5, -0.01, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, -0.01)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0; 6], vec![[0.0; 3]]);
+    let contacts_after = set(gaps.iter().map(|&g| ground_contact(&world, 0, g)).collect());
+    let m = evaluate(&problem, &sol, &world, &contacts_after);
+    assert_close("penetration_max", m.penetration_max, want, 1e-18);
+}
+
+/// Three contacts, mu = 0.5: sphere 0 on the ground creeping at 1e-4 m/s with friction inside the
+/// cone (stick), sphere 1 on the ground sliding at |(0.3, 0.4)| = 0.5 m/s with friction on the
+/// boundary (slip), sphere 2 on sphere 1 with no impulse (inactive; its relative speed of
+/// 5 m/s must not count).
+#[test]
+fn stick_slip_classification_and_speeds() {
+    let mut world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    world.bodies.push(sphere("b1", Vector3::new(1.0, 0.0, R), Vector3::zeros(), 0.5));
+    world.bodies.push(sphere("b2", Vector3::new(1.0, 0.0, 3.0 * R), Vector3::zeros(), 0.5));
+    let stacked = Contact::new(
+        &world,
+        ContactKey { a: ColliderId::Body(2), b: ColliderId::Body(1), feature: 0 },
+        Vector3::new(1.0, 0.0, 2.0 * R),
+        Vector3::z(),
+        0.0,
+    );
+    let contacts = set(vec![ground_contact(&world, 0, 0.0), ground_contact(&world, 1, 0.0), stacked]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let mut v = vec![0.0; 18];
+    v[0] = 1e-4; // body 0 creeps along x
+    v[6] = 0.3; // body 1 slides along (0.3, 0.4)
+    v[7] = 0.4;
+    v[12] = 5.3; // body 2 moves 5 m/s relative to body 1
+    let sol = solution(v, vec![[1.0, -0.2, 0.0], [2.0, -0.6, -0.8], [0.0, 0.0, 0.0]]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    assert_eq!((m.n_contacts, m.n_active, m.n_stick, m.n_slip), (3, 2, 1, 1));
+    assert_close("creep_speed_max", m.creep_speed_max, 1e-4, 1e-18);
+    assert_close("slip_speed_max", m.slip_speed_max, 0.5, 1e-15);
+    assert_close("normal_impulse_total", m.normal_impulse_total, 3.0, 1e-15);
+    // both active contacts have friction opposite to their slip
+    assert_close("mdp_violation_max", m.mdp_violation_max, 0.0, 1e-15);
+    assert_eq!(
+        classify_per_contact(&problem, &sol),
+        vec![ContactState::Stick, ContactState::Slip, ContactState::Inactive]
+    );
+}
+
+/// The stick test `||lambda_t|| < (1 - 1e-3) mu lambda_n`; with mu = 0 every active contact slips.
+#[rstest]
+#[case::inside(0.5, [1.0, 0.4, 0.0], ContactState::Stick)]
+#[case::just_inside_margin(0.5, [1.0, 0.0, 0.4994], ContactState::Stick)]
+#[case::within_margin(0.5, [1.0, 0.0, 0.4996], ContactState::Slip)]
+#[case::on_boundary(0.5, [1.0, 0.3, 0.4], ContactState::Slip)]
+#[case::frictionless(0.0, [1.0, 0.0, 0.0], ContactState::Slip)]
+#[case::zero_normal(0.5, [0.0, 0.0, 0.0], ContactState::Inactive)]
+#[case::nan_normal(0.5, [f64::NAN, 0.0, 0.0], ContactState::Inactive)]
+fn classify_stick_slip(#[case] mu: f64, #[case] lambda: [f64; 3], #[case] want: ContactState) {
+    assert_eq!(classify(lambda, mu), want);
+}
+
+/// A frictionless resting contact counts as slip, and its creep is not reported.
+#[test]
+fn frictionless_active_contact_is_slip() {
+    let world = sphere_on_ground(0.0, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0; 6], vec![[M * G * DT, 0.0, 0.0]]);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    assert_eq!((m.n_active, m.n_stick, m.n_slip), (1, 0, 1));
+    assert_eq!(m.natmap_abs_l2, 0.0);
+}
+
+fn float_fields(m: &StepMetrics) -> [(&'static str, f64); 19] {
+    [
+        ("momentum_rel", m.momentum_rel),
+        ("natmap_abs_l2", m.natmap_abs_l2),
+        ("natmap_rel_l2", m.natmap_rel_l2),
+        ("natmap_rel1_l2", m.natmap_rel1_l2),
+        ("signorini_max", m.signorini_max),
+        ("cone_violation_max", m.cone_violation_max),
+        ("mdp_violation_max", m.mdp_violation_max),
+        ("penetration_max", m.penetration_max),
+        ("kinetic", m.kinetic),
+        ("gravity", m.gravity),
+        ("spring", m.spring),
+        ("energy", m.energy),
+        ("energy_change", m.energy_change),
+        ("energy_injection", m.energy_injection),
+        ("linear_momentum", m.linear_momentum),
+        ("angular_momentum", m.angular_momentum),
+        ("creep_speed_max", m.creep_speed_max),
+        ("slip_speed_max", m.slip_speed_max),
+        ("normal_impulse_total", m.normal_impulse_total),
+    ]
+}
+
+/// NaN anywhere in the solution: every floating-point metric is NaN, nothing panics.
+#[rstest]
+#[case::lambda_n(|s: &mut StepSolution| s.impulses[0][0] = f64::NAN)]
+#[case::lambda_t(|s: &mut StepSolution| s.impulses[0][2] = f64::NAN)]
+#[case::velocity(|s: &mut StepSolution| s.v[4] = f64::NAN)]
+#[case::positions(|s: &mut StepSolution| s.q = Some(vec![f64::NAN; 7]))]
+#[case::infinite_lambda(|s: &mut StepSolution| s.impulses[0][0] = f64::INFINITY)]
+fn non_finite_solution_gives_nan_metrics(#[case] spoil: fn(&mut StepSolution)) {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let mut sol = solution(vec![0.0; 6], vec![[M * G * DT, 0.0, 0.0]]);
+    spoil(&mut sol);
+    let m = evaluate(&problem, &sol, &world, &contacts);
+    for (name, x) in float_fields(&m) {
+        assert!(x.is_nan(), "{name} = {x} should be NaN");
+    }
+    assert_eq!((m.n_contacts, m.t), (1, 0.0));
+}
+
+/// Without the explicit poisoning, NaN still propagates through the maxima (f64::max would drop it).
+#[test]
+fn maxima_propagate_nan() {
+    assert!(nan_max(0.0, f64::NAN).is_nan());
+    assert!(nan_max(f64::NAN, 1.0).is_nan());
+    assert_eq!(nan_max(0.0, -1.0), 0.0);
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts_after = set(vec![ground_contact(&world, 0, f64::NAN), ground_contact(&world, 0, -0.1)]);
+    assert!(penetration_max(&contacts_after).is_nan());
+}

@@ -1,0 +1,386 @@
+//! Run records: one versioned JSON file per (case, solver, parameters), written atomically.
+//! Users, reports and gates parse them; the layout is design.md "Run record" (schema
+//! `signorini.run/1`).
+
+use crate::case::OracleCheck;
+use crate::log::IterationLog;
+use crate::metrics::StepMetrics;
+use crate::params::Params;
+use crate::solver::SolveStatus;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+/// The schema tag of the current format.
+pub const SCHEMA: &str = "signorini.run/1";
+
+/// Where and from what a record was produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `git rev-parse HEAD` of the working directory (suffix `-dirty` with uncommitted changes), or "unknown".
+    pub commit: String,
+    /// signorini version.
+    pub version: String,
+    /// Host name and CPU model.
+    pub machine: String,
+    /// Hardware threads available to the process.
+    pub threads: usize,
+    /// Start time, RFC 3339 UTC.
+    pub started: String,
+}
+
+impl Provenance {
+    /// Collects provenance for a run starting now.
+    pub fn collect() -> Self {
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        };
+        let commit = match git(&["rev-parse", "HEAD"]) {
+            Some(c) if !c.is_empty() => {
+                let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+                if dirty {
+                    format!("{c}-dirty")
+                } else {
+                    c
+                }
+            }
+            _ => "unknown".into(),
+        };
+        let host = std::fs::read_to_string("/etc/hostname").map(|s| s.trim().to_string()).unwrap_or_default();
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+            })
+            .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+        Provenance {
+            commit,
+            version: env!("CARGO_PKG_VERSION").into(),
+            machine: if host.is_empty() { cpu } else { format!("{host} ({cpu})") },
+            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            started: rfc3339_now(),
+        }
+    }
+}
+
+/// Deserializes an `f64` that may have been written as `null`: serde_json writes NaN and
+/// infinities as `null`, and they read back as NaN (a missing value, never a number).
+pub fn nullable_f64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// Current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn rfc3339_now() -> String {
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // civil-from-days (H. Hinnant's algorithm)
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Case identity in a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseRecord {
+    /// Registry name.
+    pub name: String,
+    /// Label of this variant within its suite (defaults to the name).
+    pub label: String,
+    /// Full parameter set used (defaults + overrides).
+    pub params: Params,
+    /// [`Params::hash`] of `params`.
+    pub params_hash: String,
+}
+
+/// Solver identity in a record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SolverRecord {
+    /// Registry name.
+    pub name: String,
+    /// Full settings used.
+    pub params: Params,
+    /// [`Params::hash`] of `params`.
+    pub params_hash: String,
+}
+
+/// Outcome of a (case, solver) pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// Every step produced a usable result.
+    Ok,
+    /// A step failed (the reason says which and why); steps before it are recorded.
+    Failed,
+    /// The pair was not run (the reason says why, e.g. a missing capability).
+    Skipped,
+}
+
+/// Median and 95th percentile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Quantiles {
+    /// Median.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub median: f64,
+    /// 95th percentile (nearest rank).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub p95: f64,
+}
+
+/// Mean and maximum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeanMax {
+    /// Mean.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub mean: f64,
+    /// Maximum.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub max: f64,
+}
+
+/// Max, mean and last value of a per-step metric.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MetricStat {
+    /// Maximum over steps (NaN if any step is NaN).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub max: f64,
+    /// Mean over steps.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub mean: f64,
+    /// Value at the last step.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub last: f64,
+}
+
+/// Seconds spent per stage over the whole run (rapier's `StagesCounters`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct StageTimes {
+    /// Contact detection.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub detect_s: f64,
+    /// Step-problem assembly (mass, forces).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub assemble_s: f64,
+    /// `Solver::step`.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub solve_s: f64,
+    /// Metric evaluation.
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub metrics_s: f64,
+}
+
+/// Per-run summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Steps completed.
+    pub steps: usize,
+    /// Failed steps (0 or 1: a run stops at its first failure).
+    pub failures: usize,
+    /// Steps whose status was not converged (`MaxIterations`, `InsufficientProgress`).
+    pub unconverged_steps: usize,
+    /// Wall time of `Solver::step` per step (s).
+    pub wall_per_step_s: Quantiles,
+    /// Solver iterations per step.
+    pub iterations_per_step: MeanMax,
+    /// Time per stage over the run.
+    pub stage_times: StageTimes,
+    /// Statistics of every numeric [`StepMetrics`] field.
+    pub metrics: BTreeMap<String, MetricStat>,
+    /// Oracle checks by name.
+    pub oracle: BTreeMap<String, OracleCheck>,
+    /// For closed systems (no gravity, springs, statics or locked DOFs): max over steps of the
+    /// change of `||linear momentum||` and `||angular momentum||` from the initial state.
+    pub momentum_drift: Option<MomentumDrift>,
+}
+
+/// Momentum drift of a closed system.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct MomentumDrift {
+    /// `max_k ||p_k - p_0||` (kg m/s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub linear: f64,
+    /// `max_k ||L_k - L_0||` (kg m^2/s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub angular: f64,
+}
+
+/// One step in the record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Step index (0-based).
+    pub step: usize,
+    /// Solver status.
+    pub status: SolveStatus,
+    /// Solver iterations.
+    pub iterations: usize,
+    /// Wall time of `Solver::step` (s).
+    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    pub wall_s: f64,
+    /// Harness metrics.
+    pub metrics: StepMetrics,
+}
+
+/// The iteration log of one selected step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IterationRecord {
+    /// Step index.
+    pub step: usize,
+    /// The solver's per-iteration columns.
+    pub log: IterationLog,
+}
+
+/// One run record (design.md "Run record").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Provenance.
+    pub provenance: Provenance,
+    /// Case identity.
+    pub case: CaseRecord,
+    /// Solver identity.
+    pub solver: SolverRecord,
+    /// Outcome.
+    pub status: RunStatus,
+    /// Why it failed or was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Summary.
+    pub summary: Summary,
+    /// Every `step_stride`-th step (all of them for runs of at most the recording limit).
+    pub steps: Vec<StepRecord>,
+    /// Stride of `steps` (1 = every step).
+    pub step_stride: usize,
+    /// Iteration logs of selected steps.
+    pub iterations: Vec<IterationRecord>,
+}
+
+impl RunRecord {
+    /// File name for this record inside a run directory: `<case label>__<solver>.json`.
+    pub fn file_name(&self) -> String {
+        let clean = |s: &str| {
+            s.chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+                .collect::<String>()
+        };
+        format!("{}__{}.json", clean(&self.case.label), clean(&self.solver.name))
+    }
+
+    /// Reads a record, checking the schema tag.
+    pub fn read(path: &Path) -> Result<RunRecord, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let r: RunRecord =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not a run record: {e}", path.display()))?;
+        if r.schema != SCHEMA {
+            return Err(format!("{}: schema '{}' is not '{SCHEMA}'", path.display(), r.schema));
+        }
+        Ok(r)
+    }
+
+    /// Writes the record into `dir` atomically (temporary file + rename); returns the path.
+    pub fn write_atomic(&self, dir: &Path) -> std::io::Result<std::path::PathBuf> {
+        let path = dir.join(self.file_name());
+        write_atomic(&path, serde_json::to_string_pretty(self).map_err(std::io::Error::other)?.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary sibling file is written, synced and renamed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("record"),
+        std::process::id()
+    ));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// Median and 95th percentile (nearest rank) of `x` (NaN if empty).
+pub fn quantiles(x: &[f64]) -> Quantiles {
+    if x.is_empty() {
+        return Quantiles { median: f64::NAN, p95: f64::NAN };
+    }
+    let mut s = x.to_vec();
+    s.sort_by(f64::total_cmp);
+    let rank = |p: f64| s[((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1];
+    let median = if s.len() % 2 == 1 { s[s.len() / 2] } else { 0.5 * (s[s.len() / 2 - 1] + s[s.len() / 2]) };
+    Quantiles { median, p95: rank(0.95) }
+}
+
+/// Max (NaN-propagating), mean and last of a series (NaN if empty).
+pub fn metric_stat(x: &[f64]) -> MetricStat {
+    if x.is_empty() {
+        return MetricStat { max: f64::NAN, mean: f64::NAN, last: f64::NAN };
+    }
+    let max =
+        x.iter().copied().fold(f64::NEG_INFINITY, |a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) });
+    MetricStat { max, mean: x.iter().sum::<f64>() / x.len() as f64, last: x[x.len() - 1] }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_nearest_rank() {
+        let x: Vec<f64> = (1..=20).map(f64::from).collect();
+        let q = quantiles(&x);
+        assert_eq!((q.median, q.p95), (10.5, 19.0));
+        assert_eq!(quantiles(&[3.0]).p95, 3.0);
+    }
+
+    #[test]
+    fn stat_propagates_nan() {
+        assert!(metric_stat(&[1.0, f64::NAN, 2.0]).max.is_nan());
+        let s = metric_stat(&[1.0, 3.0, 2.0]);
+        assert_eq!((s.max, s.mean, s.last), (3.0, 2.0, 2.0));
+    }
+
+    #[test]
+    fn nan_round_trips_as_null() {
+        let m = MetricStat { max: f64::NAN, mean: f64::INFINITY, last: 1.0 };
+        let text = serde_json::to_string(&m).unwrap();
+        assert_eq!(text, r#"{"max":null,"mean":null,"last":1.0}"#);
+        let back: MetricStat = serde_json::from_str(&text).unwrap();
+        assert!(back.max.is_nan() && back.mean.is_nan() && back.last == 1.0);
+    }
+
+    #[test]
+    fn timestamp_shape() {
+        let t = rfc3339_now();
+        assert_eq!(t.len(), 20);
+        assert!(t.starts_with("20") && t.ends_with('Z'));
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.json");
+        write_atomic(&p, b"first version, long").unwrap();
+        write_atomic(&p, b"second").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left behind");
+    }
+}

@@ -1,0 +1,384 @@
+//! Suites: a (case variant x solver) matrix, resolved and validated before anything runs, then
+//! run pair by pair. Incompatible pairs are skipped with the reason; a failing pair (solver
+//! error, non-finite result, even a panic) is recorded and the suite goes on.
+
+use crate::case::Scenario;
+use crate::params::{ParamError, Params};
+use crate::record::{
+    metric_stat, quantiles, CaseRecord, MeanMax, MomentumDrift, Provenance, RunRecord, RunStatus, SolverRecord,
+    Summary, SCHEMA,
+};
+use crate::registry::Registry;
+use crate::stepper::{simulate, RunOptions, RunOutcome};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One (case variant, solver) pair of a suite, before validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairSpec {
+    /// Label of the case variant (file names and tables use it).
+    pub label: String,
+    /// Case registry name.
+    pub case: String,
+    /// Case parameter overrides `(key, value as text)`, applied in order.
+    pub case_set: Vec<(String, String)>,
+    /// Solver registry name.
+    pub solver: String,
+    /// Solver parameter overrides.
+    pub solver_set: Vec<(String, String)>,
+}
+
+/// A named list of pairs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suite {
+    /// Suite name.
+    pub name: String,
+    /// The pairs, in run order.
+    pub pairs: Vec<PairSpec>,
+}
+
+/// The TOML form of a suite file (see `ci/quick.toml`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteFile {
+    name: Option<String>,
+    /// Solvers to run every case with (default: all registered).
+    solvers: Option<Vec<String>>,
+    /// Per-solver setting overrides.
+    #[serde(default)]
+    solver_settings: BTreeMap<String, Params>,
+    /// Case variants.
+    #[serde(default)]
+    case: Vec<CaseEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CaseEntry {
+    name: String,
+    label: Option<String>,
+    #[serde(default)]
+    set: Params,
+}
+
+fn as_text(p: &Params) -> Vec<(String, String)> {
+    p.0.iter()
+        .map(|(k, v)| {
+            let raw = match v {
+                serde_json::Value::String(s) => s.clone(),
+                v => v.to_string(),
+            };
+            (k.clone(), raw)
+        })
+        .collect()
+}
+
+impl Suite {
+    /// Every registered case with its defaults, times every registered solver.
+    pub fn default_suite(reg: &Registry) -> Suite {
+        let pairs = reg
+            .cases
+            .iter()
+            .flat_map(|c| {
+                reg.solvers.iter().map(move |s| PairSpec {
+                    label: c.name().to_string(),
+                    case: c.name().to_string(),
+                    case_set: vec![],
+                    solver: s.name.to_string(),
+                    solver_set: vec![],
+                })
+            })
+            .collect();
+        Suite { name: "default".into(), pairs }
+    }
+
+    /// One case with one solver.
+    pub fn single(case: &str, solver: &str) -> Suite {
+        Suite {
+            name: format!("{case}-{solver}"),
+            pairs: vec![PairSpec {
+                label: case.into(),
+                case: case.into(),
+                case_set: vec![],
+                solver: solver.into(),
+                solver_set: vec![],
+            }],
+        }
+    }
+
+    /// Parses a suite file. `source` names it in errors.
+    pub fn from_toml(text: &str, source: &str, reg: &Registry) -> Result<Suite, String> {
+        let f: SuiteFile =
+            toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+        let solvers: Vec<String> =
+            f.solvers.unwrap_or_else(|| reg.solvers.iter().map(|s| s.name.to_string()).collect());
+        for s in solvers.iter().chain(f.solver_settings.keys()) {
+            reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
+        }
+        if f.case.is_empty() {
+            return Err(format!("{source}: no [[case]] entries"));
+        }
+        let mut pairs = vec![];
+        for c in &f.case {
+            reg.find_case(&c.name).map_err(|e| format!("{source}: {e}"))?;
+            for s in &solvers {
+                pairs.push(PairSpec {
+                    label: c.label.clone().unwrap_or_else(|| c.name.clone()),
+                    case: c.name.clone(),
+                    case_set: as_text(&c.set),
+                    solver: s.clone(),
+                    solver_set: f.solver_settings.get(s).map(as_text).unwrap_or_default(),
+                });
+            }
+        }
+        Ok(Suite { name: f.name.unwrap_or_else(|| source.to_string()), pairs })
+    }
+
+    /// Applies command-line overrides to every pair. `solver.KEY=V` goes to the pairs whose
+    /// solver has `KEY`; `KEY=V` or `case.KEY=V` to the pairs whose case has `KEY`. A key that no
+    /// pair accepts is an error.
+    pub fn apply_overrides(&mut self, reg: &Registry, sets: &[(String, String)]) -> Result<(), String> {
+        for (key, value) in sets {
+            let (is_solver, k) = match key.split_once('.') {
+                Some(("solver", k)) => (true, k),
+                Some(("case", k)) => (false, k),
+                _ => (false, key.as_str()),
+            };
+            let mut used = false;
+            for p in &mut self.pairs {
+                let has = if is_solver {
+                    reg.find_solver(&p.solver).map(|s| (s.defaults)().contains(k)).unwrap_or(false)
+                } else {
+                    reg.find_case(&p.case).map(|c| c.defaults().contains(k)).unwrap_or(false)
+                };
+                if has {
+                    used = true;
+                    let target = if is_solver { &mut p.solver_set } else { &mut p.case_set };
+                    target.push((k.to_string(), value.clone()));
+                }
+            }
+            if !used {
+                let what = if is_solver { "solver" } else { "case" };
+                return Err(format!("--set {key}={value}: no {what} in this run has a parameter '{k}'"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the pairs `i` with `i % n == shard` (deterministic slicing for clusters).
+    pub fn shard(&mut self, shard: usize, n: usize) {
+        let pairs = std::mem::take(&mut self.pairs);
+        self.pairs = pairs.into_iter().enumerate().filter(|(i, _)| i % n == shard).map(|(_, p)| p).collect();
+    }
+}
+
+/// A pair whose names and parameters were resolved and validated.
+pub struct PreparedPair {
+    /// The spec it came from.
+    pub spec: PairSpec,
+    /// Full case parameters.
+    pub case_params: Params,
+    /// Full solver parameters.
+    pub solver_params: Params,
+    /// The built scene.
+    pub scenario: Scenario,
+    /// Why the pair will be skipped (missing capabilities), if it will.
+    pub skip: Option<String>,
+}
+
+/// Resolves and validates every pair: unknown names, unknown or invalid parameters and invalid
+/// scenes are reported before anything runs.
+pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, String> {
+    let mut out = Vec::with_capacity(suite.pairs.len());
+    let mut case_cache: BTreeMap<String, (Params, Scenario)> = BTreeMap::new();
+    for spec in &suite.pairs {
+        let case = reg.find_case(&spec.case).map_err(|e| e.to_string())?;
+        let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
+        let mut cp = case.defaults();
+        for (k, v) in &spec.case_set {
+            cp.set(k, v, &format!("case '{}'", spec.case)).map_err(|e| e.to_string())?;
+        }
+        let cache_key = format!("{}:{}", spec.case, cp.hash());
+        if !case_cache.contains_key(&cache_key) {
+            let sc = case.build(&cp).map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
+            sc.world.validate().map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
+            case_cache.insert(cache_key.clone(), (cp.clone(), sc));
+        }
+        let scenario = case_cache[&cache_key].1.clone();
+        let mut sp = (solver.defaults)();
+        for (k, v) in &spec.solver_set {
+            sp.set(k, v, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
+        }
+        (solver.build)(&sp).map_err(|e: ParamError| e.to_string())?;
+        let missing = solver.capabilities.missing(&scenario.needs);
+        let skip = (!missing.is_empty()).then(|| format!("{} does not support {}", spec.solver, missing.join(", ")));
+        out.push(PreparedPair { spec: spec.clone(), case_params: cp, solver_params: sp, scenario, skip });
+    }
+    Ok(out)
+}
+
+/// Receives progress events (the CLI draws a bar; tests ignore them).
+pub trait Progress {
+    /// A pair starts, with its number of steps.
+    fn pair_started(&self, _pair: &PreparedPair) {}
+    /// One step completed.
+    fn step(&self) {}
+    /// A pair finished.
+    fn pair_finished(&self, _record: &RunRecord) {}
+}
+
+/// Ignores progress.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// Runs one prepared pair and builds its record. Never panics: a panic inside the solver is
+/// caught and recorded as a failure.
+pub fn run_pair(
+    reg: &Registry,
+    pair: &PreparedPair,
+    opts: RunOptions,
+    provenance: &Provenance,
+    progress: &dyn Progress,
+) -> RunRecord {
+    let spec = &pair.spec;
+    let mut record = RunRecord {
+        schema: SCHEMA.into(),
+        provenance: provenance.clone(),
+        case: CaseRecord {
+            name: spec.case.clone(),
+            label: spec.label.clone(),
+            params: pair.case_params.clone(),
+            params_hash: pair.case_params.hash(),
+        },
+        solver: SolverRecord {
+            name: spec.solver.clone(),
+            params: pair.solver_params.clone(),
+            params_hash: pair.solver_params.hash(),
+        },
+        status: RunStatus::Skipped,
+        reason: pair.skip.clone(),
+        summary: Summary::default(),
+        steps: vec![],
+        step_stride: 1,
+        iterations: vec![],
+    };
+    if pair.skip.is_some() {
+        return record;
+    }
+    let (entry, case) = match (reg.find_solver(&spec.solver), reg.find_case(&spec.case)) {
+        (Ok(s), Ok(c)) => (s, c),
+        (Err(e), _) | (_, Err(e)) => {
+            record.status = RunStatus::Failed;
+            record.reason = Some(e.to_string());
+            return record;
+        }
+    };
+    progress.pair_started(pair);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut solver = (entry.build)(&pair.solver_params).map_err(|e| e.to_string())?;
+        Ok::<RunOutcome, String>(simulate(&pair.scenario, solver.as_mut(), opts, &mut || progress.step()))
+    }));
+    let outcome = match result {
+        Ok(Ok(o)) => o,
+        Ok(Err(e)) => {
+            record.status = RunStatus::Failed;
+            record.reason = Some(e);
+            return record;
+        }
+        Err(panic) => {
+            record.status = RunStatus::Failed;
+            record.reason =
+                Some(format!("panicked outside the solver: {}", crate::stepper::panic_message(panic.as_ref())));
+            return record;
+        }
+    };
+    record.summary = summarize(&outcome, &pair.scenario);
+    if outcome.trace.completed {
+        for check in case.oracle(&pair.case_params, &pair.scenario, &outcome.trace) {
+            record.summary.oracle.insert(check.name.clone(), check);
+        }
+        record.status = RunStatus::Ok;
+    } else {
+        record.status = RunStatus::Failed;
+        record.reason = outcome.failure.clone();
+    }
+    record.steps = outcome.steps;
+    record.step_stride = outcome.step_stride;
+    record.iterations =
+        outcome.iteration_logs.into_iter().map(|(step, log)| crate::record::IterationRecord { step, log }).collect();
+    record
+}
+
+fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
+    let mut s = Summary {
+        steps: o.trace.metrics.len(),
+        failures: usize::from(o.failure.is_some()),
+        wall_per_step_s: quantiles(&o.solve_times),
+        stage_times: o.stage_times,
+        ..Default::default()
+    };
+    let iters: Vec<f64> = o.iterations.iter().map(|&i| i as f64).collect();
+    if !iters.is_empty() {
+        s.iterations_per_step = MeanMax {
+            mean: iters.iter().sum::<f64>() / iters.len() as f64,
+            max: iters.iter().copied().fold(0.0, f64::max),
+        };
+    }
+    s.unconverged_steps = o.unconverged;
+    // every numeric field of StepMetrics, by name
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = o
+        .trace
+        .metrics
+        .iter()
+        .filter_map(|m| match serde_json::to_value(m) {
+            Ok(serde_json::Value::Object(map)) => Some(map),
+            _ => None,
+        })
+        .collect();
+    if let Some(first) = rows.first() {
+        for key in first.keys().filter(|k| k.as_str() != "t") {
+            let series: Vec<f64> =
+                rows.iter().map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)).collect();
+            s.metrics.insert(key.clone(), metric_stat(&series));
+        }
+    }
+    if scenario.world.is_closed() && !o.trace.q.is_empty() {
+        let mut w = scenario.world.clone();
+        let (mut p0, mut l0) = (w.linear_momentum(), w.angular_momentum());
+        let mut drift = MomentumDrift::default();
+        for (k, (q, v)) in o.trace.q.iter().zip(&o.trace.v).enumerate() {
+            w.set_state(q, v);
+            let (p, l) = (w.linear_momentum(), w.angular_momentum());
+            if k == 0 {
+                (p0, l0) = (p, l);
+            }
+            drift.linear = drift.linear.max((p - p0).norm());
+            drift.angular = drift.angular.max((l - l0).norm());
+        }
+        s.momentum_drift = Some(drift);
+    }
+    s
+}
+
+/// Runs every prepared pair, writing each record atomically into `out_dir` as soon as it is
+/// done. Returns the records with their paths; a record that could not be written is returned
+/// with the I/O error in place of a path.
+pub fn run_suite(
+    reg: &Registry,
+    pairs: &[PreparedPair],
+    out_dir: &Path,
+    opts: RunOptions,
+    progress: &dyn Progress,
+) -> Vec<(RunRecord, Result<PathBuf, String>)> {
+    let provenance = Provenance::collect();
+    pairs
+        .iter()
+        .map(|p| {
+            let r = run_pair(reg, p, opts, &provenance, progress);
+            progress.pair_finished(&r);
+            let path = r.write_atomic(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()));
+            (r, path)
+        })
+        .collect()
+}

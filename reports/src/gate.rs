@@ -1,0 +1,207 @@
+//! Accuracy gates: thresholds on run-record values, checked by `signorini gate`.
+//!
+//! A gates file (`ci/gates.toml`) holds `[[gate]]` tables:
+//! ```toml
+//! [[gate]]
+//! solver = "pgs"
+//! case = "slope-stick-10"              # the case label in the run directory
+//! metric = "oracle.slides"             # an oracle check: must pass
+//! why = "Coulomb threshold: mu > tan(angle) sticks"
+//!
+//! [[gate]]
+//! solver = "pgs"
+//! case = "sphere_stack"
+//! metric = "metrics.penetration_max.max"   # any numeric path under the record's `summary`
+//! max = 1e-4
+//! why = "..."
+//! ```
+//! A gate fails when its record is missing, when the pair did not run to completion, when the
+//! value is missing or NaN, when it lies outside `[min, max]`, when an oracle check fails, or when
+//! the record was produced with other parameters than the gate pins (`case_hash`, `solver_hash`).
+
+use harness::record::{RunRecord, RunStatus};
+use serde::Deserialize;
+
+/// One gate.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Gate {
+    /// Solver name.
+    pub solver: String,
+    /// Case label.
+    pub case: String,
+    /// `oracle.<check>` (the check must pass), or a dotted path under the record's summary, e.g.
+    /// `metrics.natmap_rel_l2.max`, `oracle.acceleration.error`, `iterations_per_step.mean`.
+    pub metric: String,
+    /// Upper bound (inclusive).
+    pub max: Option<f64>,
+    /// Lower bound (inclusive).
+    pub min: Option<f64>,
+    /// Expected case parameter hash, if pinned.
+    pub case_hash: Option<String>,
+    /// Expected solver parameter hash, if pinned.
+    pub solver_hash: Option<String>,
+    /// Where the threshold comes from (paper, oracle tolerance, method bound).
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GatesFile {
+    gate: Vec<Gate>,
+}
+
+/// Parses a gates file; `source` names it in errors.
+pub fn parse(text: &str, source: &str) -> Result<Vec<Gate>, String> {
+    let f: GatesFile =
+        toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+    for (i, g) in f.gate.iter().enumerate() {
+        if !g.metric.starts_with("oracle.") && g.max.is_none() && g.min.is_none() {
+            return Err(format!(
+                "{source}: gate {} ({} on {}, {}): needs max or min",
+                i + 1,
+                g.solver,
+                g.case,
+                g.metric
+            ));
+        }
+    }
+    Ok(f.gate)
+}
+
+/// The verdict of one gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The gate.
+    pub gate: Gate,
+    /// The measured value, if found.
+    pub value: Option<f64>,
+    /// Pass or fail.
+    pub pass: bool,
+    /// Why it failed (empty when it passed).
+    pub note: String,
+}
+
+fn lookup<'a>(v: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    path.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+/// Checks one gate against the records.
+pub fn check(gate: &Gate, records: &[RunRecord]) -> Verdict {
+    let fail = |value, note: String| Verdict { gate: gate.clone(), value, pass: false, note };
+    let Some(r) = records.iter().find(|r| r.solver.name == gate.solver && r.case.label == gate.case) else {
+        return fail(None, "no run record for this pair".into());
+    };
+    if r.status != RunStatus::Ok {
+        return fail(None, format!("pair did not run: {:?} ({})", r.status, r.reason.clone().unwrap_or_default()));
+    }
+    if let Some(h) = &gate.case_hash {
+        if *h != r.case.params_hash {
+            return fail(None, format!("case parameters changed (hash {} != pinned {h})", r.case.params_hash));
+        }
+    }
+    if let Some(h) = &gate.solver_hash {
+        if *h != r.solver.params_hash {
+            return fail(None, format!("solver parameters changed (hash {} != pinned {h})", r.solver.params_hash));
+        }
+    }
+    let summary = serde_json::to_value(&r.summary).unwrap_or_default();
+    let Some(found) = lookup(&summary, &gate.metric) else {
+        return fail(None, format!("'{}' not in the record", gate.metric));
+    };
+    // An oracle check by itself: its own verdict decides, unless bounds are given on it.
+    if found.is_object() && found.get("pass").is_some() && gate.max.is_none() && gate.min.is_none() {
+        let measured = found.get("measured").and_then(|x| x.as_f64());
+        let pass = found.get("pass").and_then(|x| x.as_bool()).unwrap_or(false);
+        let note = if pass {
+            String::new()
+        } else {
+            format!(
+                "oracle failed: error {} > tolerance {} (expected {})",
+                fmt(found.get("error").and_then(|x| x.as_f64())),
+                fmt(found.get("tolerance").and_then(|x| x.as_f64())),
+                fmt(found.get("expected").and_then(|x| x.as_f64()))
+            )
+        };
+        return Verdict { gate: gate.clone(), value: measured, pass, note };
+    }
+    let value = match found {
+        serde_json::Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+        v => v.as_f64(),
+    };
+    let Some(x) = value else {
+        return fail(None, format!("'{}' is not a number", gate.metric));
+    };
+    if x.is_nan() {
+        return fail(Some(x), "value is NaN".into());
+    }
+    if let Some(m) = gate.max {
+        if x > m {
+            return fail(Some(x), format!("{} > max {}", fmt(Some(x)), fmt(Some(m))));
+        }
+    }
+    if let Some(m) = gate.min {
+        if x < m {
+            return fail(Some(x), format!("{} < min {}", fmt(Some(x)), fmt(Some(m))));
+        }
+    }
+    Verdict { gate: gate.clone(), value: Some(x), pass: true, note: String::new() }
+}
+
+fn fmt(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e4) => format!("{v:.3e}"),
+        Some(v) => format!("{v:.4}"),
+        None => "-".into(),
+    }
+}
+
+/// Checks every gate; returns the verdicts and a readable table.
+pub fn check_all(gates: &[Gate], records: &[RunRecord]) -> (Vec<Verdict>, String) {
+    let verdicts: Vec<Verdict> = gates.iter().map(|g| check(g, records)).collect();
+    let rows: Vec<[String; 6]> = verdicts
+        .iter()
+        .map(|v| {
+            let threshold = match (v.gate.min, v.gate.max) {
+                (None, None) => "oracle passes".to_string(),
+                (Some(a), None) => format!(">= {}", fmt(Some(a))),
+                (None, Some(b)) => format!("<= {}", fmt(Some(b))),
+                (Some(a), Some(b)) => format!("in [{}, {}]", fmt(Some(a)), fmt(Some(b))),
+            };
+            [
+                if v.pass { "PASS".into() } else { "FAIL".into() },
+                v.gate.solver.clone(),
+                v.gate.case.clone(),
+                v.gate.metric.clone(),
+                fmt(v.value),
+                if v.pass { threshold } else { format!("{threshold}: {}", v.note) },
+            ]
+        })
+        .collect();
+    let headers = ["result", "solver", "case", "metric", "value", "threshold"];
+    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in &rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("{c:<width$}", width = w[i]))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+            + "\n"
+    };
+    let mut table = line(&headers.map(String::from));
+    table += &line(&w.iter().map(|&n| "-".repeat(n)).collect::<Vec<_>>());
+    for r in &rows {
+        table += &line(r);
+    }
+    let failed = verdicts.iter().filter(|v| !v.pass).count();
+    table += &format!("gates: {} checked, {} failing\n", verdicts.len(), failed);
+    (verdicts, table)
+}

@@ -1,0 +1,50 @@
+//! `pgs`: projected (nonsmooth) Gauss–Seidel on the velocity-level Coulomb NCP with the exact
+//! friction cone, per-contact 3×3 blocks — the baseline every other method is compared with, and
+//! the worked example of `docs/adding-a-solver.md`.
+//!
+//! Problem (harness/src/problem.rs): `M (v − v*) = Jᵀ λ`, `u_i = J_i v`; per contact the normal
+//! law `u_n − v̂ + r_n λ_n ≥ 0 ⊥ λ_n ≥ 0` (`(v̂, r_n)` = [`harness::StepProblem::normal_law`],
+//! `r_n = 0` for rigid contact) and Coulomb friction `||λ_t|| ≤ μ λ_n` with maximal dissipation.
+//!
+//! One sweep visits the contacts in problem order; for contact `i` it computes `u_i = J_i v`, the
+//! local update `λ_i ← P_K(λ_i + ω (local(u_i, λ_i) − λ_i))` and then `v += M⁻¹ J_iᵀ Δλ_i`, which
+//! touches at most two bodies. The local solvers (`local = "split"` or `"cone"`) are in
+//! `local.rs`; the stopping test is the relative change of `λ` in the max norm. Method, options,
+//! choices and limitations: `solvers/src/pgs/README.md`.
+
+mod local;
+mod settings;
+mod solver;
+#[cfg(test)]
+mod tests;
+
+pub use settings::PgsSettings;
+pub use solver::Pgs;
+
+use harness::{Capabilities, SolverEntry};
+
+/// The reference recorded in run records.
+pub const PAPER: &str = "Projected (nonsmooth) Gauss-Seidel, per-contact blocks, exact Coulomb cone: \
+M. Jean, The non-smooth contact dynamics method, CMAME 177 (1999); Acary & Brogliato, Numerical Methods \
+for Nonsmooth Dynamical Systems (2008), ch. 13 (NSGS); De Saxce & Feng (1991) for the cone fixed point";
+
+/// What PGS handles: rigid bodies with rigid or compliant contact and the exact cone.
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        rigid_bodies: true,
+        rigid_contact: true,
+        compliant_contact: true,
+        exact_friction_cone: true,
+        ..Capabilities::default()
+    }
+}
+
+/// The registry entry: `registry().solver(solvers::pgs::entry())` in the root crate.
+pub fn entry() -> SolverEntry {
+    SolverEntry::new::<PgsSettings, Pgs>(
+        "pgs",
+        "projected Gauss-Seidel, per-contact blocks, exact Coulomb cone (baseline)",
+        capabilities(),
+        Pgs::new,
+    )
+}

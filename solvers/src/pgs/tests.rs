@@ -1,0 +1,370 @@
+//! Physics tests of PGS on hand-built worlds (no collision detection): each asserts an analytic
+//! impulse or velocity, with tolerances tied to the solver's `tolerance`.
+
+use super::*;
+use harness::model::{ContactCompliance, DofMask, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
+use harness::{
+    ColliderId, Contact, ContactKey, ContactSet, IterationLog, Params, Settings, SolveError, SolveStatus, Solver,
+    StepProblem, StepSolution, WarmStart,
+};
+use nalgebra::Vector3;
+use rstest::rstest;
+
+const G: f64 = 9.81;
+const DT: f64 = 0.01;
+/// Solver tolerance used by the tests.
+const TOL: f64 = 1e-10;
+/// Relative accuracy asserted on impulses: the stopping test bounds the last change by `TOL`, and
+/// linear convergence at rate `q` leaves an error of at most `TOL q / (1 - q)`; 1e3 covers `q ≤ 0.999`.
+const EPS: f64 = 1e3 * TOL;
+
+fn settings(local: &str) -> PgsSettings {
+    PgsSettings { tolerance: TOL, local: local.into(), ..PgsSettings::default() }
+}
+
+/// A world with gravity `-G z` and a static half-space of unit normal `normal` through the origin.
+fn world_with_ground(normal: Vector3<f64>, material: Material) -> World {
+    let mut w = World::new();
+    w.gravity = Vector3::new(0.0, 0.0, -G);
+    w.statics.push(StaticCollider {
+        name: "ground".into(),
+        shape: StaticShape::HalfSpace { normal, offset: 0.0 },
+        material,
+    });
+    w
+}
+
+fn sphere(name: &str, mass: f64, radius: f64, center: Vector3<f64>, material: Material) -> RigidBody {
+    RigidBody::new(name, Shape::Sphere { radius }, mass, center, material)
+}
+
+/// Contact between collider `a` and `b` (normal from `b` to `a`).
+fn contact(w: &World, a: ColliderId, b: ColliderId, point: Vector3<f64>, normal: Vector3<f64>, gap: f64) -> Contact {
+    Contact::new(w, ContactKey { a, b, feature: 0 }, point, normal, gap)
+}
+
+fn solve(w: &World, cs: &ContactSet, s: PgsSettings, warm: Option<&WarmStart>) -> (StepSolution, IterationLog) {
+    let p = StepProblem::new(w, cs, DT, warm).expect("problem");
+    let mut log = IterationLog::new();
+    let sol = Pgs::new(s).step(&p, &mut log).expect("pgs step");
+    assert_eq!(sol.impulses.len(), cs.len());
+    assert_eq!(log.len(), sol.iterations);
+    (sol, log)
+}
+
+/// The harness's natural-map residual (rigid reference law) computed here independently.
+fn natmap_rigid(w: &World, cs: &ContactSet, sol: &StepSolution) -> f64 {
+    let p = StepProblem::new(w, cs, DT, None).unwrap();
+    let u = p.contact_velocities(&sol.v);
+    let mut sq = 0.0;
+    for ((c, l), u) in cs.contacts.iter().zip(&sol.impulses).zip(&u) {
+        let s = kernels::cone::de_saxce(*u, c.mu);
+        let pr = kernels::cone::project([l[0] - s[0], l[1] - s[1], l[2] - s[2]], c.mu);
+        sq += (0..3).map(|r| (l[r] - pr[r]).powi(2)).sum::<f64>();
+    }
+    sq.sqrt()
+}
+
+fn norm2(x: f64, y: f64) -> f64 {
+    x.hypot(y)
+}
+
+#[rstest]
+fn resting_sphere_carries_its_weight(#[values("split", "cone")] local: &str) {
+    let (m, r) = (2.0, 0.1);
+    let mut w = world_with_ground(Vector3::z(), Material::rigid(0.5));
+    w.bodies.push(sphere("ball", m, r, Vector3::new(0.0, 0.0, r), Material::rigid(0.5)));
+    let cs = ContactSet {
+        contacts: vec![contact(&w, ColliderId::Body(0), ColliderId::Static(0), Vector3::zeros(), Vector3::z(), 0.0)],
+    };
+    let (sol, log) = solve(&w, &cs, settings(local), None);
+    assert_eq!(sol.status, SolveStatus::Solved);
+    let l = sol.impulses[0];
+    let weight = m * G * DT;
+    assert!((l[0] - weight).abs() <= EPS * weight, "lambda_n {} vs m g dt {weight}", l[0]);
+    assert!(norm2(l[1], l[2]) <= EPS * weight, "lambda_t {l:?}");
+    assert!(sol.v.iter().all(|v| v.abs() <= EPS * G * DT), "v+ {:?}", sol.v);
+    // the logged residual is the harness's and vanishes at the solution
+    let logged = *log.column("natmap_abs_l2").unwrap().last().unwrap();
+    assert!((logged - natmap_rigid(&w, &cs, &sol)).abs() <= 1e-15 + 1e-9 * logged);
+    assert!(logged <= EPS * weight);
+}
+
+/// A translation-only sphere (a point mass) released at rest on a slope of angle `a`: it sticks iff
+/// `mu >= tan a`; sliding, `||lambda_t|| = mu lambda_n` and the velocity along the slope is
+/// `dt g (sin a - mu cos a)`.
+#[rstest]
+fn point_mass_on_slope_sticks_or_slides(
+    #[values("split", "cone")] local: &str,
+    #[values(0.8, 0.4)] mu: f64,
+    #[values(0.0, 1.2)] ground_heading: f64,
+) {
+    let a: f64 = 30f64.to_radians(); // tan a = 0.577
+    let (m, r) = (1.5, 0.2);
+    // slope normal tilted by `a` from z, towards the heading (so t1, t2 are not aligned with it)
+    let (ch, sh) = (ground_heading.cos(), ground_heading.sin());
+    let n = Vector3::new(a.sin() * ch, a.sin() * sh, a.cos());
+    let downhill = Vector3::new(a.cos() * ch, a.cos() * sh, -a.sin());
+    let mut w = world_with_ground(n, Material::rigid(mu));
+    let ball =
+        sphere("ball", m, r, r * n, Material::rigid(mu)).with_dofs(DofMask([true, true, true, false, false, false]));
+    w.bodies.push(ball);
+    let cs = ContactSet {
+        contacts: vec![contact(&w, ColliderId::Body(0), ColliderId::Static(0), Vector3::zeros(), n, 0.0)],
+    };
+    let (sol, _) = solve(&w, &cs, settings(local), None);
+    assert_eq!(sol.status, SolveStatus::Solved, "{local} mu {mu}");
+    let l = sol.impulses[0];
+    let ln = m * G * DT * a.cos();
+    let lt = norm2(l[1], l[2]);
+    assert!((l[0] - ln).abs() <= EPS * ln, "lambda_n {} vs {ln}", l[0]);
+    let v = Vector3::new(sol.v[0], sol.v[1], sol.v[2]);
+    assert!(v.dot(&n).abs() <= EPS * G * DT, "normal velocity {}", v.dot(&n));
+    if mu >= a.tan() {
+        assert!(v.norm() <= EPS * G * DT, "sticks: v+ = {v:?}");
+        assert!(lt < mu * l[0], "stick is strictly inside the cone");
+        assert!((lt - m * G * DT * a.sin()).abs() <= EPS * ln);
+    } else {
+        assert!((lt - mu * l[0]).abs() <= EPS * ln, "slides on the cone boundary");
+        let expected = DT * G * (a.sin() - mu * a.cos());
+        assert!((v.dot(&downhill) - expected).abs() <= EPS * G * DT, "{} vs {expected}", v.dot(&downhill));
+        assert!((v - v.dot(&downhill) * downhill).norm() <= EPS * G * DT, "slides straight downhill");
+    }
+    assert!(natmap_rigid(&w, &cs, &sol) <= EPS * ln);
+}
+
+/// A free solid sphere on a slope rolls without slipping iff `mu >= (2/7) tan a`, with
+/// `lambda_t = (2/7) m g dt sin a` and centre velocity `(5/7) g dt sin a`; otherwise it slides
+/// with centre velocity `g dt (sin a - mu cos a)`.
+#[rstest]
+fn free_sphere_on_slope_rolls_or_slides(#[values("split", "cone")] local: &str, #[values(0.3, 0.1)] mu: f64) {
+    let a: f64 = 30f64.to_radians(); // (2/7) tan a = 0.165
+    let (m, r) = (1.0, 0.1);
+    let n = Vector3::new(a.sin(), 0.0, a.cos());
+    let downhill = Vector3::new(a.cos(), 0.0, -a.sin());
+    let mut w = world_with_ground(n, Material::rigid(mu));
+    w.bodies.push(sphere("ball", m, r, r * n, Material::rigid(mu)));
+    let cs = ContactSet {
+        contacts: vec![contact(&w, ColliderId::Body(0), ColliderId::Static(0), Vector3::zeros(), n, 0.0)],
+    };
+    let (sol, _) = solve(&w, &cs, settings(local), None);
+    assert_eq!(sol.status, SolveStatus::Solved);
+    let l = sol.impulses[0];
+    let ln = m * G * DT * a.cos();
+    let lt = norm2(l[1], l[2]);
+    let v = Vector3::new(sol.v[0], sol.v[1], sol.v[2]);
+    let along = v.dot(&downhill);
+    if mu >= 2.0 / 7.0 * a.tan() {
+        assert!((lt - 2.0 / 7.0 * m * G * DT * a.sin()).abs() <= EPS * ln, "rolling friction {lt}");
+        assert!((along - 5.0 / 7.0 * G * DT * a.sin()).abs() <= EPS * G * DT, "rolling speed {along}");
+        let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+        let u = p.contact_velocities(&sol.v)[0];
+        assert!(norm2(u[1], u[2]) <= EPS * G * DT, "no slip at the contact point: {u:?}");
+    } else {
+        assert!((lt - mu * l[0]).abs() <= EPS * ln);
+        assert!((along - G * DT * (a.sin() - mu * a.cos())).abs() <= EPS * G * DT, "sliding speed {along}");
+    }
+}
+
+/// Two spheres in a column on the ground; returns the world and contacts (ground contact first).
+fn column(m_bottom: f64, m_top: f64) -> (World, ContactSet) {
+    let r = 0.1;
+    let mut w = world_with_ground(Vector3::z(), Material::rigid(0.5));
+    w.bodies.push(sphere("bottom", m_bottom, r, Vector3::new(0.0, 0.0, r), Material::rigid(0.5)));
+    w.bodies.push(sphere("top", m_top, r, Vector3::new(0.0, 0.0, 3.0 * r), Material::rigid(0.5)));
+    let ground = contact(&w, ColliderId::Body(0), ColliderId::Static(0), Vector3::zeros(), Vector3::z(), 0.0);
+    let between =
+        contact(&w, ColliderId::Body(1), ColliderId::Body(0), Vector3::new(0.0, 0.0, 2.0 * r), Vector3::z(), 0.0);
+    (w, ContactSet { contacts: vec![ground, between] })
+}
+
+#[rstest]
+fn sphere_column_transmits_the_weight(#[values("split", "cone")] local: &str, #[values(1.0, 1.3)] omega: f64) {
+    let (mb, mt) = (1.0, 3.0);
+    let (w, cs) = column(mb, mt);
+    // `cone` needs ~450 sweeps here at TOL = 1e-10 (README: slow on stacks); give it room.
+    let (sol, _) = solve(&w, &cs, PgsSettings { omega, max_iterations: 5000, ..settings(local) }, None);
+    assert_eq!(sol.status, SolveStatus::Solved);
+    let (lg, lb) = (sol.impulses[0], sol.impulses[1]);
+    let total = (mb + mt) * G * DT;
+    assert!((lg[0] - total).abs() <= EPS * total, "ground {} vs {total}", lg[0]);
+    assert!((lb[0] - mt * G * DT).abs() <= EPS * total, "between {} vs {}", lb[0], mt * G * DT);
+    assert!(sol.v.iter().all(|v| v.abs() <= EPS * G * DT), "v+ {:?}", sol.v);
+    assert!(natmap_rigid(&w, &cs, &sol) <= EPS * total);
+}
+
+#[test]
+fn one_sweep_on_the_column_reports_max_iterations() {
+    let (w, cs) = column(1.0, 3.0);
+    let (sol, log) = solve(&w, &cs, PgsSettings { max_iterations: 1, ..settings("split") }, None);
+    assert_eq!((sol.status, sol.iterations), (SolveStatus::MaxIterations, 1));
+    assert!(log.column("rel_change_linf").unwrap()[0] >= TOL);
+    // The iterate is usable: feasible and consistent with v = v* + M^-1 J^T lambda.
+    assert!(sol.impulses.iter().all(|l| l[0] >= 0.0 && norm2(l[1], l[2]) <= 0.5 * l[0]));
+}
+
+#[rstest]
+fn warm_start_from_the_solution_converges_in_one_sweep(#[values("split", "cone")] local: &str) {
+    let (w, cs) = column(1.0, 3.0);
+    let (cold, _) = solve(&w, &cs, settings(local), None);
+    assert!(cold.iterations > 2, "cold start needs several sweeps, took {}", cold.iterations);
+    let warm = WarmStart {
+        impulses: cs.contacts.iter().zip(&cold.impulses).map(|(c, l)| (c.key, *l)).collect(),
+        velocity: cold.v.clone(),
+    };
+    let (hot, _) = solve(&w, &cs, settings(local), Some(&warm));
+    assert_eq!((hot.status, hot.iterations), (SolveStatus::Solved, 1));
+    for (a, b) in hot.impulses.iter().zip(&cold.impulses) {
+        assert!((0..3).all(|r| (a[r] - b[r]).abs() <= EPS * cold.impulses[0][0]));
+    }
+    // warm_start = false ignores the data
+    let (off, _) = solve(&w, &cs, PgsSettings { warm_start: false, ..settings(local) }, Some(&warm));
+    assert_eq!(off.iterations, cold.iterations);
+}
+
+/// Compliant contact (Castro et al. §V-A): at the solution
+/// `lambda_n = dt k (-phi0 - (dt + tau_d) u_n)_+` with `u_n = J v+`; for a sphere (`W_nn = 1/m`)
+/// starting at rest this gives `lambda_n = dt k (-phi0 - tau u*_n) / (1 + dt k tau / m)`.
+#[rstest]
+fn compliant_contact_follows_the_kelvin_voigt_law(#[values("split", "cone")] local: &str) {
+    let (m, r, k, tau_d, depth) = (2.0, 0.1, 1e4, 0.02, 1e-3);
+    let mat = Material::compliant(0.5, k, tau_d);
+    let mut w = world_with_ground(Vector3::z(), mat);
+    w.bodies.push(sphere("ball", m, r, Vector3::new(0.0, 0.0, r - depth), mat));
+    let point = Vector3::new(0.0, 0.0, -0.5 * depth);
+    let cs = ContactSet {
+        contacts: vec![contact(&w, ColliderId::Body(0), ColliderId::Static(0), point, Vector3::z(), -depth)],
+    };
+    assert!(matches!(cs.contacts[0].compliance, ContactCompliance::Compliant { .. }));
+    let (sol, log) = solve(&w, &cs, settings(local), None);
+    assert_eq!(sol.status, SolveStatus::Solved);
+    let tau = DT + tau_d;
+    let un = sol.v[2]; // J_n v = v_z for the bottom point of a sphere
+    let ln = sol.impulses[0][0];
+    let law = DT * k * (depth - tau * un);
+    assert!(ln > 0.0 && (ln - law).abs() <= EPS * law, "lambda_n {ln} vs law {law}");
+    let closed = DT * k * (depth + tau * G * DT) / (1.0 + DT * k * tau / m);
+    assert!((ln - closed).abs() <= EPS * closed, "lambda_n {ln} vs closed form {closed}");
+    assert!(*log.column("natmap_model_abs_l2").unwrap().last().unwrap() <= EPS * ln);
+}
+
+/// An off-centre contact (a box corner, sliding diagonally) couples all three directions and makes
+/// the tangential block anisotropic; both local solvers must reach the same Coulomb solution.
+#[rstest]
+fn box_corner_split_and_cone_agree(#[values(0.3, 1.0)] mu: f64) {
+    let h = [0.3, 0.2, 0.1];
+    let mut w = world_with_ground(Vector3::z(), Material::rigid(mu));
+    let mut b =
+        RigidBody::new("box", Shape::Box { half_extents: h }, 2.0, Vector3::new(0.0, 0.0, h[2]), Material::rigid(mu));
+    b.linear_velocity = Vector3::new(0.3, 0.1, -0.5);
+    b.angular_velocity = Vector3::new(0.2, -0.4, 1.0);
+    w.bodies.push(b);
+    let corner = Vector3::new(h[0], -h[1], 0.0);
+    let cs = ContactSet {
+        contacts: vec![contact(&w, ColliderId::Body(0), ColliderId::Static(0), corner, Vector3::z(), 0.0)],
+    };
+    let (split, _) = solve(&w, &cs, settings("split"), None);
+    let (cone, _) = solve(&w, &cs, settings("cone"), None);
+    assert_eq!((split.status, cone.status), (SolveStatus::Solved, SolveStatus::Solved));
+    let scale = split.impulses[0][0];
+    assert!(scale > 0.0);
+    for r in 0..3 {
+        assert!(
+            (split.impulses[0][r] - cone.impulses[0][r]).abs() <= EPS * scale,
+            "{:?} vs {:?}",
+            split.impulses,
+            cone.impulses
+        );
+    }
+    for sol in [&split, &cone] {
+        assert!(natmap_rigid(&w, &cs, sol) <= EPS * scale);
+    }
+}
+
+#[test]
+fn separating_contact_gets_no_impulse_and_no_contacts_is_free_flight() {
+    // gap 1 cm, falling at 0.1 m/s: the contact stays open, v+ = v*
+    let mut w = world_with_ground(Vector3::z(), Material::rigid(0.5));
+    let mut ball = sphere("ball", 1.0, 0.1, Vector3::new(0.0, 0.0, 0.11), Material::rigid(0.5));
+    ball.linear_velocity = Vector3::new(0.0, 0.0, -0.1);
+    w.bodies.push(ball);
+    let cs = ContactSet {
+        contacts: vec![contact(
+            &w,
+            ColliderId::Body(0),
+            ColliderId::Static(0),
+            Vector3::new(0.0, 0.0, 0.005),
+            Vector3::z(),
+            0.01,
+        )],
+    };
+    let (sol, _) = solve(&w, &cs, settings("split"), None);
+    assert_eq!(sol.impulses[0], [0.0; 3]);
+    assert_eq!(sol.status, SolveStatus::Solved);
+    assert!((sol.v[2] - (-0.1 - G * DT)).abs() < 1e-15);
+    let (free, log) = solve(&w, &ContactSet::default(), settings("split"), None);
+    assert_eq!((free.iterations, free.status, log.len()), (0, SolveStatus::Solved, 0));
+    assert_eq!(free.v, sol.v);
+}
+
+#[test]
+fn non_finite_data_is_an_error_not_a_panic() {
+    let mut w = world_with_ground(Vector3::z(), Material::rigid(0.5));
+    w.bodies.push(sphere("ball", 1.0, 0.1, Vector3::new(0.0, 0.0, 0.1), Material::rigid(0.5)));
+    let cs = ContactSet {
+        contacts: vec![contact(
+            &w,
+            ColliderId::Body(0),
+            ColliderId::Static(0),
+            Vector3::zeros(),
+            Vector3::z(),
+            f64::NAN,
+        )],
+    };
+    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let e = Pgs::new(PgsSettings::default()).step(&p, &mut IterationLog::new()).unwrap_err();
+    assert!(matches!(e, SolveError::NonFinite { .. }), "{e}");
+}
+
+#[rstest]
+#[case::iterations("max_iterations", "0")]
+#[case::tolerance_zero("tolerance", "0")]
+#[case::tolerance_negative("tolerance", "-1e-8")]
+#[case::omega_zero("omega", "0")]
+#[case::omega_two("omega", "2")]
+#[case::local("local", "newton")]
+fn settings_validation_names_the_field(#[case] key: &str, #[case] value: &str) {
+    let mut p = Params::from_settings(&PgsSettings::default());
+    p.set(key, value, "pgs").unwrap();
+    match p.decode::<PgsSettings>("pgs") {
+        Err(harness::ParamError::BadValue { key: k, why, .. }) => {
+            assert_eq!(k, key);
+            assert!(why.starts_with(&format!("{key}:")), "{why}");
+        }
+        other => panic!("expected a BadValue for {key}, got {other:?}"),
+    }
+    let bad = PgsSettings { tolerance: f64::NAN, ..PgsSettings::default() };
+    assert!(bad.validate().unwrap_err().starts_with("tolerance:"));
+}
+
+#[test]
+fn entry_builds_from_defaults_and_rejects_unknown_keys() {
+    let e = entry();
+    assert_eq!(e.name, "pgs");
+    assert!(e.capabilities.missing(&capabilities()).is_empty());
+    assert!(
+        e.capabilities.exact_friction_cone && e.capabilities.compliant_contact && !e.capabilities.deformable_bodies
+    );
+    let defaults = (e.defaults)();
+    for key in ["max_iterations", "tolerance", "local", "omega", "warm_start"] {
+        assert!(defaults.contains(key), "{key}");
+    }
+    let solver = (e.build)(&defaults).expect("defaults are valid");
+    let info = solver.info();
+    assert_eq!(info.name, "pgs");
+    assert_eq!(info.params["local"], "split");
+    assert_eq!(info.params["max_iterations"], 500);
+    let mut typo = defaults.clone();
+    typo.0.insert("omgea".into(), serde_json::json!(1.0));
+    assert!((e.build)(&typo).is_err());
+}

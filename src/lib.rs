@@ -1,0 +1,15 @@
+//! signorini: a workbench for frictional-contact solvers.
+//!
+//! The root crate wires the registries: every solver and case is registered here, one line each,
+//! and the CLI (`src/main.rs`), the end-to-end tests and the benchmarks all use [`registry`].
+
+pub use harness::Registry;
+
+/// Every registered solver and case.
+pub fn registry() -> Registry {
+    Registry::default()
+        .solver(solvers::pgs::entry())
+        .case(cases::Slope)
+        .case(cases::SpringCylinder)
+        .case(cases::SphereStack)
+}

@@ -1,0 +1,88 @@
+//! The command line refuses bad input with one clear error line and a non-zero exit, before
+//! running anything; and `run` + `gate` work end to end on a small selection.
+
+use std::process::{Command, Output};
+
+fn signorini(args: &[&str], cwd: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_signorini")).args(args).current_dir(cwd).output().expect("binary runs")
+}
+
+/// Runs with bad arguments; returns the single error line.
+fn refused(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = signorini(args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "args {args:?}: stderr {stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "exactly one error line, got {lines:?}");
+    assert!(lines[0].starts_with("error: "), "{}", lines[0]);
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none(), "nothing was written");
+    lines[0].to_string()
+}
+
+#[rstest::rstest]
+#[case::unknown_solver(&["run", "--solver", "nope"], "unknown solver 'nope' (known: pgs")]
+#[case::unknown_case(&["run", "--case", "nope"], "unknown case 'nope' (known: slope")]
+#[case::unknown_param(&["run", "--case", "slope", "--set", "frobnicate=1"], "no case in this run has a parameter 'frobnicate'")]
+#[case::unknown_solver_param(&["run", "--set", "solver.frobnicate=1"], "no solver in this run has a parameter 'frobnicate'")]
+#[case::negative_mu(&["run", "--case", "slope", "--set", "mu=-0.5"], "mu")]
+#[case::nan(&["run", "--case", "slope", "--set", "mu=NaN"], "must be finite")]
+#[case::negative_mass(&["run", "--case", "sphere_stack", "--set", "mass=-1"], "mass")]
+#[case::bad_type(&["run", "--case", "slope", "--set", "mu=abc"], "expected a number")]
+#[case::bad_solver_setting(&["run", "--solver", "pgs", "--set", "solver.max_iterations=0"], "max_iterations")]
+#[case::missing_suite(&["run", "--suite", "no/such/suite.toml"], "suite 'no/such/suite.toml'")]
+fn bad_input_is_refused(#[case] args: &[&str], #[case] needle: &str) {
+    let line = refused(args);
+    assert!(line.contains(needle), "'{line}' should contain '{needle}'");
+}
+
+#[test]
+fn malformed_suite_file_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[[case]]\nname = \"slope\"\nset = { mu = \n").unwrap();
+    let line = refused(&["run", "--suite", path.to_str().unwrap()]);
+    assert!(line.contains("bad.toml"), "{line}");
+    std::fs::write(&path, "[[case]]\nname = \"slope\"\nset = { mu = -1.0 }\n").unwrap();
+    let line = refused(&["run", "--suite", path.to_str().unwrap()]);
+    assert!(line.contains("mu"), "{line}");
+}
+
+#[test]
+fn malformed_gates_file_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let gates = dir.path().join("gates.toml");
+    std::fs::write(&gates, "[[gate]]\nsolver = \"pgs\"\n").unwrap();
+    let out = signorini(&["gate", dir.path().to_str().unwrap(), "--gates", gates.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("gates.toml"));
+}
+
+#[test]
+fn run_then_gate_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        signorini(&["run", "--case", "slope", "--solver", "pgs", "--set", "duration=0.2", "--out", "r"], dir.path());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("slope") && stdout.contains("pgs") && stdout.contains("1 ok"), "{stdout}");
+    assert!(dir.path().join("r/slope__pgs.json").exists());
+
+    let gates = dir.path().join("g.toml");
+    let gate = |max: f64| {
+        std::fs::write(
+            &gates,
+            format!("[[gate]]\nsolver = \"pgs\"\ncase = \"slope\"\nmetric = \"metrics.penetration_max.max\"\nmax = {max:e}\nwhy = \"test\"\n"),
+        )
+        .unwrap();
+        signorini(&["gate", "r", "--gates", "g.toml"], dir.path())
+    };
+    assert!(gate(1.0).status.success());
+    let failing = gate(-1.0);
+    assert_eq!(failing.status.code(), Some(1));
+    let table = String::from_utf8_lossy(&failing.stdout);
+    assert!(
+        table.contains("FAIL") && table.contains("metrics.penetration_max.max") && table.contains("> max"),
+        "{table}"
+    );
+}

@@ -1,0 +1,111 @@
+//! The canonical cases' analytic oracles with the PGS baseline, through the same runner the CLI
+//! uses: slope stick/slip on both sides of the Coulomb threshold at two angles, the rolling and
+//! frictionless spring-cylinder frequencies, a stack at rest. Tolerances live in the oracles
+//! (derived in each case's module doc); these tests assert that every check is present and passes.
+
+use harness::record::{RunRecord, RunStatus};
+use harness::runner::{self, NoProgress, PairSpec, Suite};
+use harness::stepper::RunOptions;
+use rstest::rstest;
+
+fn run(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> RunRecord {
+    let reg = signorini::registry();
+    let suite = Suite {
+        name: "test".into(),
+        pairs: vec![PairSpec {
+            label: case.into(),
+            case: case.into(),
+            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            solver: "pgs".into(),
+            solver_set: solver_sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }],
+    };
+    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
+    let provenance = harness::record::Provenance::collect();
+    let r = runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress);
+    assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
+    r
+}
+
+fn assert_checks(r: &RunRecord, names: &[&str]) {
+    for n in names {
+        let c = r
+            .summary
+            .oracle
+            .get(*n)
+            .unwrap_or_else(|| panic!("oracle check '{n}' missing: {:?}", r.summary.oracle.keys()));
+        assert!(
+            c.pass,
+            "{} {n}: measured {} expected {} error {} > tolerance {}",
+            r.case.label, c.measured, c.expected, c.error, c.tolerance
+        );
+    }
+    assert!(r.summary.oracle.values().all(|c| c.pass), "{:?}", r.summary.oracle);
+}
+
+#[rstest]
+fn slope_threshold(
+    #[values("box", "sphere")] shape: &str,
+    #[values(10.0, 30.0)] angle_deg: f64,
+    #[values(0.02, -0.02)] offset: f64,
+) {
+    let tan = angle_deg.to_radians().tan();
+    // the sphere's threshold between rolling and slipping is mu = (2/7) tan(angle)
+    let threshold = if shape == "sphere" { 2.0 / 7.0 * tan } else { tan };
+    let mu = threshold + offset;
+    let r = run("slope", &[("shape", shape.into()), ("angle_deg", angle_deg.to_string()), ("mu", mu.to_string())], &[]);
+    let sticks = offset > 0.0;
+    if shape == "box" {
+        assert_checks(
+            &r,
+            if sticks { &["slides", "acceleration", "creep_speed"] } else { &["slides", "acceleration"] },
+        );
+        assert_eq!(r.summary.oracle["slides"].measured, if sticks { 0.0 } else { 1.0 });
+    } else {
+        assert_checks(&r, &["slides", "acceleration"]);
+    }
+}
+
+#[rstest]
+#[case::rolling("1.0")]
+#[case::frictionless("0.0")]
+fn spring_cylinder_frequency(#[case] mu: &str) {
+    let r = run("spring_cylinder", &[("mu", mu.into())], &[]);
+    assert_checks(&r, &["frequency", "e_q", "energy_band"]);
+    // the two regimes have different frequencies: sqrt(k/m) = 14.14 vs sqrt(k/(1.5 m)) = 11.55 rad/s
+    let w = r.summary.oracle["frequency"].measured;
+    if mu == "0.0" {
+        assert!((w - 14.14).abs() < 0.2, "{w}");
+    } else {
+        assert!((w - 11.55).abs() < 0.2, "{w}");
+    }
+}
+
+#[rstest]
+#[case::uniform("1.0")]
+#[case::heavy_on_top("2.0")]
+fn stack_at_rest(#[case] ratio: &str) {
+    let r = run("sphere_stack", &[("mass_ratio", ratio.into())], &[("max_iterations", "5000")]);
+    assert_checks(&r, &["max_penetration", "top_drift", "weight_ratio"]);
+}
+
+/// A deliberately broken setting makes the gate fail with a readable row.
+#[test]
+fn one_sweep_pgs_fails_its_gates() {
+    let r = run("sphere_stack", &[], &[("max_iterations", "1")]);
+    let gates = reports::gate::parse(
+        "[[gate]]\nsolver = \"pgs\"\ncase = \"sphere_stack\"\nmetric = \"unconverged_steps\"\nmax = 0\nwhy = \"t\"\n\
+         [[gate]]\nsolver = \"pgs\"\ncase = \"sphere_stack\"\nmetric = \"oracle.weight_ratio\"\nwhy = \"t\"\n",
+        "test",
+    )
+    .unwrap();
+    let (verdicts, table) = reports::gate::check_all(&gates, std::slice::from_ref(&r));
+    assert!(!verdicts[0].pass, "{table}");
+    assert!(
+        table.contains("FAIL")
+            && table.contains("pgs")
+            && table.contains("sphere_stack")
+            && table.contains("unconverged_steps"),
+        "{table}"
+    );
+}

@@ -1,0 +1,163 @@
+//! The suite runner keeps going past failing pairs and records why they failed: a solver that
+//! returns an error mid-run, one that returns NaN, and one that panics, next to a pair that works.
+
+use harness::case::{Case, CaseError, OracleCheck, Scenario, Trace};
+use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
+use harness::record::{RunRecord, RunStatus};
+use harness::runner::{self, NoProgress, Suite};
+use harness::stepper::RunOptions;
+use harness::{
+    Capabilities, IterationLog, Params, Registry, Settings, SolveError, SolveStatus, Solver, SolverEntry, SolverInfo,
+    StepProblem, StepSolution,
+};
+use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
+
+/// A sphere dropped from 0.2 m onto the ground.
+struct Drop;
+
+impl Case for Drop {
+    fn name(&self) -> &'static str {
+        "drop"
+    }
+    fn summary(&self) -> &'static str {
+        "a sphere falls onto the ground"
+    }
+    fn defaults(&self) -> Params {
+        Params::from_toml("steps = 20", "drop").unwrap()
+    }
+    fn build(&self, p: &Params) -> Result<Scenario, CaseError> {
+        let mut world = World::new();
+        world.bodies.push(RigidBody::new(
+            "ball",
+            Shape::Sphere { radius: 0.1 },
+            1.0,
+            Vector3::new(0.0, 0.0, 0.3),
+            Material::rigid(0.5),
+        ));
+        world.statics.push(StaticCollider {
+            name: "ground".into(),
+            shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+            material: Material::rigid(0.5),
+        });
+        Ok(Scenario {
+            world,
+            dt: 0.01,
+            steps: p.f64("steps").unwrap() as usize,
+            margin: 0.01,
+            needs: Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() },
+        })
+    }
+    fn oracle(&self, _: &Params, _: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        vec![OracleCheck::abs("steps", trace.metrics.len() as f64, 20.0, 0.0)]
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct Mode {
+    /// "free", "error", "nan", "panic".
+    mode: String,
+}
+impl Settings for Mode {
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// Free flight with zero impulses until step 5, then the configured misbehaviour.
+struct Faulty {
+    mode: String,
+    step: usize,
+}
+
+impl Solver for Faulty {
+    fn info(&self) -> SolverInfo {
+        SolverInfo { name: "faulty".into(), paper: "-".into(), capabilities: caps(), params: serde_json::json!({}) }
+    }
+    fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
+        self.step += 1;
+        log.record(&[("x", 1.0)]);
+        let mut v = p.free_velocity();
+        if self.step == 5 {
+            match self.mode.as_str() {
+                "error" => return Err(SolveError::Numerical { what: "deliberate".into() }),
+                "nan" => v[0] = f64::NAN,
+                "panic" => panic!("deliberate panic"),
+                _ => {}
+            }
+        }
+        Ok(StepSolution {
+            v,
+            q: None,
+            impulses: vec![[0.0; 3]; p.nc()],
+            bilateral: vec![],
+            iterations: 1,
+            status: SolveStatus::Solved,
+        })
+    }
+}
+
+fn caps() -> Capabilities {
+    Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() }
+}
+
+fn registry() -> Registry {
+    Registry::default()
+        .solver(SolverEntry::new::<Mode, Faulty>("faulty", "misbehaves on purpose", caps(), |m| Faulty {
+            mode: m.mode,
+            step: 0,
+        }))
+        .solver(SolverEntry::new::<Mode, Faulty>("needs_gpu_case", "-", Capabilities::default(), |m| Faulty {
+            mode: m.mode,
+            step: 0,
+        }))
+        .case(Drop)
+}
+
+fn run(mode: &str) -> Vec<RunRecord> {
+    let reg = registry();
+    let mut suite = Suite::default_suite(&reg);
+    suite.apply_overrides(&reg, &[("solver.mode".into(), mode.into())]).unwrap();
+    let pairs = runner::prepare(&reg, &suite).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = runner::run_suite(&reg, &pairs, dir.path(), RunOptions::default(), &NoProgress);
+    for (r, path) in &out {
+        // every record, failed or skipped, is on disk and reads back
+        let back = RunRecord::read(path.as_ref().unwrap()).unwrap();
+        assert_eq!(back.status, r.status);
+    }
+    out.into_iter().map(|(r, _)| r).collect()
+}
+
+#[test]
+fn healthy_run_is_ok_and_graded() {
+    let r = &run("free")[0];
+    assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
+    assert_eq!(r.summary.steps, 20);
+    assert!(r.summary.oracle["steps"].pass);
+    assert!(!r.iterations.is_empty());
+}
+
+#[test]
+fn incompatible_pair_is_skipped_with_reason() {
+    let recs = run("free");
+    let skipped = recs.iter().find(|r| r.solver.name == "needs_gpu_case").unwrap();
+    assert_eq!(skipped.status, RunStatus::Skipped);
+    assert_eq!(skipped.reason.as_deref(), Some("needs_gpu_case does not support rigid bodies, rigid contact"));
+}
+
+#[rstest::rstest]
+#[case::error("error", "step 4: numerical failure: deliberate")]
+#[case::nan("nan", "step 4: non-finite value in the returned velocity, positions or impulses")]
+#[case::panic("panic", "step 4: solver panicked: deliberate panic")]
+fn failure_is_recorded_and_suite_continues(#[case] mode: &str, #[case] reason: &str) {
+    let recs = run(mode);
+    assert_eq!(recs.len(), 2, "the suite went on to the next pair");
+    let r = recs.iter().find(|r| r.solver.name == "faulty").unwrap();
+    assert_eq!(r.status, RunStatus::Failed);
+    assert_eq!(r.reason.as_deref(), Some(reason));
+    // the four good steps before the failure are kept
+    assert_eq!(r.summary.steps, 4);
+    assert_eq!(r.summary.failures, 1);
+}
