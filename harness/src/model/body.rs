@@ -118,6 +118,13 @@ pub struct RigidBody {
     pub dofs: DofMask,
     /// Surface material.
     pub material: Material,
+    /// Constant applied force at the centre of mass, world frame (N); its work is not part of the
+    /// energy terms.
+    #[serde(default)]
+    pub applied_force: Vector3<f64>,
+    /// Constant applied torque, world frame (N m).
+    #[serde(default)]
+    pub applied_torque: Vector3<f64>,
 }
 
 impl RigidBody {
@@ -134,6 +141,8 @@ impl RigidBody {
             angular_velocity: Vector3::zeros(),
             dofs: DofMask::FREE,
             material,
+            applied_force: Vector3::zeros(),
+            applied_torque: Vector3::zeros(),
         }
     }
 

@@ -189,6 +189,10 @@ impl World {
                 positive(|| format!("body '{n}' inertia"), b.inertia[i])?;
             }
             finite(|| format!("body '{n}' state"), &b.twist())?;
+            finite(
+                || format!("body '{n}' applied load"),
+                &[b.applied_force.as_slice(), b.applied_torque.as_slice()].concat(),
+            )?;
             finite(|| format!("body '{n}' position"), b.position.as_slice())?;
             finite(|| format!("body '{n}' orientation"), b.orientation.coords.as_slice())?;
             match b.shape {
@@ -333,15 +337,15 @@ impl World {
         BlockDiagonal::new(self.bodies.iter().map(|b| reduce(b, &b.spatial_mass())).collect())
     }
 
-    /// Generalized non-contact force at the current state: gravity, springs, and the gyroscopic
-    /// term `-w x (R I R^T) w`, reduced to the free components (N, N m).
+    /// Generalized non-contact force at the current state: gravity, applied force and torque,
+    /// springs, and the gyroscopic term `-w x (R I R^T) w`, reduced to the free components (N, N m).
     pub fn forces(&self) -> Vec<f64> {
         let mut full = vec![[0.0f64; 6]; self.bodies.len()];
         for (b, f) in self.bodies.iter().zip(full.iter_mut()) {
-            let fg = b.mass * self.gravity;
+            let fg = b.mass * self.gravity + b.applied_force;
             let w = b.angular_velocity;
-            let gyro = -w.cross(&(b.world_inertia() * w));
-            *f = [fg.x, fg.y, fg.z, gyro.x, gyro.y, gyro.z];
+            let tau = b.applied_torque - w.cross(&(b.world_inertia() * w));
+            *f = [fg.x, fg.y, fg.z, tau.x, tau.y, tau.z];
         }
         for s in &self.springs {
             let b = &self.bodies[s.body];
@@ -408,13 +412,18 @@ impl World {
             .sum()
     }
 
-    /// Whether the system is closed (no gravity, no springs, no static colliders, no locked DOFs),
+    /// Whether the system is closed (no gravity, no springs, no static colliders, no locked DOFs,
+    /// no applied loads),
     /// so that linear and angular momentum are conserved by exact dynamics.
     pub fn is_closed(&self) -> bool {
         self.gravity == Vector3::zeros()
             && self.springs.is_empty()
             && self.statics.is_empty()
-            && self.bodies.iter().all(|b| b.dofs == super::DofMask::FREE)
+            && self.bodies.iter().all(|b| {
+                b.dofs == super::DofMask::FREE
+                    && b.applied_force == Vector3::zeros()
+                    && b.applied_torque == Vector3::zeros()
+            })
     }
 
     /// Total linear momentum `sum m v` (kg m/s).
