@@ -12,4 +12,6 @@ pub fn registry() -> Registry {
         .case(cases::Slope)
         .case(cases::SpringCylinder)
         .case(cases::SphereStack)
+        .case(cases::Clutter)
+        .case(cases::PizzaSaver)
 }

@@ -39,6 +39,32 @@ enum Command {
         /// Number of steps per run whose per-iteration logs are recorded.
         #[arg(long, default_value_t = 8)]
         logged_steps: usize,
+        /// Run only shard I of N (0 <= I < N): the pairs whose index in the suite is I modulo N.
+        /// Merge the shards' directories with `signorini merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<String>,
+    },
+    /// Merge run directories (e.g. the shards of a cluster run) into OUT. Refuses records of
+    /// different code versions, or of the same pair with different parameters.
+    Merge {
+        /// Output directory (created if needed; records already there are kept and checked).
+        out: PathBuf,
+        /// Run directories to merge.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+    },
+    /// Compare the timings of two runs (criterion output roots or run directories).
+    BenchCompare {
+        /// Base: a criterion root (e.g. a saved copy of target/criterion) or a run directory.
+        base: PathBuf,
+        /// New: same kinds as BASE.
+        new: PathBuf,
+        /// Relative change below which a difference counts as noise.
+        #[arg(long, default_value_t = 0.05)]
+        threshold: f64,
+        /// Exit non-zero if anything is slower beyond noise.
+        #[arg(long)]
+        fail_on_regression: bool,
     },
     /// Check accuracy gates against a run directory; exits non-zero if one fails.
     Gate {
@@ -49,6 +75,21 @@ enum Command {
         #[arg(long, default_value = "ci/gates.toml")]
         gates: PathBuf,
     },
+    /// Write the comparison report (index.html + SVG figures, summary.md) of a run directory.
+    Report {
+        /// Run directory.
+        #[arg(default_value = "runs/default")]
+        dir: PathBuf,
+        /// Output directory (default: <DIR>/report).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Criterion output directory to include (used when it exists).
+        #[arg(long, default_value = "target/criterion")]
+        criterion: PathBuf,
+        /// Gates file whose verdicts go into the table.
+        #[arg(long)]
+        gates: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -58,10 +99,15 @@ fn main() -> ExitCode {
             print!("{}", list());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { suite, case, solver, set, out, logged_steps } => {
-            run(&suite, case, solver, &set, out, RunOptions { logged_steps, ..Default::default() })
+        Command::Run { suite, case, solver, set, out, logged_steps, shard } => {
+            run(&suite, case, solver, &set, out, shard.as_deref(), RunOptions { logged_steps, ..Default::default() })
         }
+        Command::Merge { out, dirs } => merge(&out, &dirs),
         Command::Gate { dir, gates } => gate(&dir, &gates),
+        Command::BenchCompare { base, new, threshold, fail_on_regression } => {
+            bench_compare(&base, &new, threshold, fail_on_regression)
+        }
+        Command::Report { dir, out, criterion, gates } => report(dir, out, criterion, gates),
     };
     match result {
         Ok(code) => code,
@@ -131,8 +177,10 @@ fn run(
     solver: Option<String>,
     set: &[String],
     out: Option<PathBuf>,
+    shard: Option<&str>,
     opts: RunOptions,
 ) -> Result<ExitCode, String> {
+    let shard = shard.map(harness::cluster::parse_shard).transpose()?;
     let reg = signorini::registry();
     let mut suite = if case.is_some() || solver.is_some() {
         if suite != "default" {
@@ -157,6 +205,17 @@ fn run(
     suite.apply_overrides(&reg, &parse_sets(set)?)?;
     if suite.pairs.is_empty() {
         return Err("nothing to run: the selection matches no (case, solver) pair".into());
+    }
+    if let Some((i, n)) = shard {
+        let total = suite.pairs.len();
+        suite.shard(i, n);
+        if suite.pairs.is_empty() {
+            let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
+            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+            eprintln!("shard {i}/{n} of suite '{}' is empty ({total} pairs); nothing to run", suite.name);
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!("shard {i}/{n}: {} of {total} pairs", suite.pairs.len());
     }
     let pairs = runner::prepare(&reg, &suite)?;
     let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
@@ -190,6 +249,21 @@ fn run(
     Ok(if write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+fn merge(out: &Path, dirs: &[PathBuf]) -> Result<ExitCode, String> {
+    let report = harness::cluster::merge(out, dirs)?;
+    for (skipped, kept) in &report.duplicates {
+        eprintln!("note: {} duplicates {} (same pair and parameters); kept the latter", skipped.display(), kept.display());
+    }
+    println!(
+        "merged {} records into {} ({} already there, {} duplicates skipped)",
+        report.written.len(),
+        out.display(),
+        report.kept,
+        report.duplicates.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
     let text = std::fs::read_to_string(gates).map_err(|e| format!("{}: {e}", gates.display()))?;
     let gates = reports::gate::parse(&text, &gates.display().to_string())?;
@@ -197,4 +271,32 @@ fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
     let (verdicts, table) = reports::gate::check_all(&gates, &records);
     print!("{table}");
     Ok(if verdicts.iter().all(|v| v.pass) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn report(dir: PathBuf, out: Option<PathBuf>, criterion: PathBuf, gates: Option<PathBuf>) -> Result<ExitCode, String> {
+    let out_dir = out.unwrap_or_else(|| dir.join("report"));
+    let opts = reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates };
+    let rep = reports::report::write(&opts)?;
+    println!(
+        "report of {} records ({} figures): {} and {}",
+        rep.records.len(),
+        rep.figures.len(),
+        opts.out_dir.join("index.html").display(),
+        opts.out_dir.join("summary.md").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench_compare(base: &Path, new: &Path, threshold: f64, fail_on_regression: bool) -> Result<ExitCode, String> {
+    if !(threshold.is_finite() && threshold >= 0.0) {
+        return Err(format!("--threshold must be a non-negative number, got {threshold}"));
+    }
+    let rows = reports::compare::compare(
+        &reports::compare::read_source(base)?,
+        &reports::compare::read_source(new)?,
+        threshold,
+    );
+    print!("{}", reports::compare::table(&rows));
+    let regressed = rows.iter().any(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0));
+    Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -8,6 +8,8 @@
 //! | `slope`           | box or sphere on an inclined plane                 | `slides`, `acceleration`, `creep_speed`              |
 //! | `spring_cylinder` | cylinder on the ground pulled by a spring (SAP §VI-B) | `e_q`, `frequency`, `energy_band` / `energy_gain` |
 //! | `sphere_stack`    | a vertical stack of spheres resting on the ground  | `max_penetration`, `top_drift`, `weight_ratio`       |
+//! | `clutter`         | seeded spheres and boxes dropped into a container (SAP §VI-C) | `max_penetration`, `contained`, `settled_ke` |
+//! | `pizza_saver`     | flat box on 4 corners twisted by a torque (Drake) | `regime`, `friction_per_contact`, `slip`, `angular_acceleration`, `push_velocity` |
 //!
 //! # Shared acceptance levels
 //!
@@ -38,10 +40,14 @@
 //! did not complete, or the trace does not have `steps + 1` states, every check is reported with a
 //! NaN measurement (and therefore fails); a partial run is never graded as if it were whole.
 
+pub mod clutter;
+pub mod pizza_saver;
 pub mod slope;
 pub mod sphere_stack;
 pub mod spring_cylinder;
 
+pub use clutter::{Clutter, ClutterParams, SplitMix64};
+pub use pizza_saver::{PizzaSaver, PizzaSaverParams};
 pub use slope::{Slope, SlopeParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
@@ -58,9 +64,10 @@ pub const CREEP_REL_TOL: f64 = 1e-2;
 /// crate doc).
 pub const PENETRATION_REL_TOL: f64 = 0.1;
 
-/// All canonical cases, in registry order: `slope`, `spring_cylinder`, `sphere_stack`.
+/// All canonical cases, in registry order: `slope`, `spring_cylinder`, `sphere_stack`, `clutter`,
+/// `pizza_saver`.
 pub fn all() -> Vec<Box<dyn Case>> {
-    vec![Box::new(Slope), Box::new(SpringCylinder), Box::new(SphereStack)]
+    vec![Box::new(Slope), Box::new(SpringCylinder), Box::new(SphereStack), Box::new(Clutter), Box::new(PizzaSaver)]
 }
 
 /// Parses a case's embedded default TOML. The text is compiled in and covered by tests, so a
@@ -193,7 +200,7 @@ mod tests {
     #[test]
     fn registry_names_are_the_canonical_ones() {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
-        assert_eq!(names, ["slope", "spring_cylinder", "sphere_stack"]);
+        assert_eq!(names, ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver"]);
         for c in all() {
             assert!(!c.summary().is_empty());
         }

@@ -9,6 +9,7 @@
 //! is written atomically.
 
 pub mod case;
+pub mod cluster;
 pub mod contact;
 pub mod geometry;
 pub mod log;

@@ -11,7 +11,7 @@
 
 use crate::contact::{ContactKey, ContactSet};
 use crate::geometry;
-use crate::model::{ContactCompliance, DofLayout, World};
+use crate::model::{BilateralSet, ContactCompliance, DofLayout, World};
 use crate::solver::SolveError;
 use kernels::BlockDiagonal;
 use std::collections::HashMap;
@@ -49,6 +49,12 @@ pub struct StepProblem<'a> {
     /// Stiffness of the non-contact forces in velocity coordinates, `K = -df/d(dq)`
     /// ([`World::force_stiffness`]); there is no non-contact damping in the model yet.
     pub stiffness: BlockDiagonal,
+    /// Bilateral constraint rows of the world's joints at `(q0, v0)`: Jacobian blocks `G`,
+    /// violations `C(q0)`, `dG/dt v0` and compliance ([`BilateralSet::of`]). A solver returns one
+    /// impulse per row in [`crate::solver::StepSolution::bilateral`], with
+    /// `M (v+ - v*) = J^T lambda + G^T gamma`; the reference law of each row is
+    /// [`crate::model::BilateralRow::law`].
+    pub bilateral: BilateralSet,
 }
 
 impl<'a> StepProblem<'a> {
@@ -72,6 +78,7 @@ impl<'a> StepProblem<'a> {
             mass,
             forces: world.forces(),
             stiffness: world.force_stiffness(),
+            bilateral: BilateralSet::of(world),
         })
     }
 
@@ -121,6 +128,11 @@ impl<'a> StepProblem<'a> {
             ui[0] += self.bias(i)[0];
         }
         u
+    }
+
+    /// Number of bilateral constraint rows.
+    pub fn nb(&self) -> usize {
+        self.bilateral.len()
     }
 
     /// The generalized impulse `J^T lambda`.

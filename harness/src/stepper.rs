@@ -185,6 +185,11 @@ fn check_solution(p: &StepProblem<'_>, s: StepSolution) -> Result<StepSolution, 
             ),
         });
     }
+    if s.bilateral.len() != p.nb() {
+        return Err(SolveError::Numerical {
+            what: format!("solver returned {} bilateral impulses (expected {})", s.bilateral.len(), p.nb()),
+        });
+    }
     let finite = s.v.iter().all(|x| x.is_finite())
         && s.impulses.iter().flatten().all(|x| x.is_finite())
         && s.q.as_ref().is_none_or(|q| q.iter().all(|x| x.is_finite()));

@@ -7,7 +7,11 @@
 //!
 //! Shapes are programmer errors and are `assert!`ed; data-dependent failures come back as `Result`.
 
+pub mod backend;
 pub mod blockdiag;
+pub mod cholesky;
 pub mod cone;
+pub mod iterative;
+pub mod sparse;
 
 pub use blockdiag::{BlockDiagonal, NotPositiveDefinite};

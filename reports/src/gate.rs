@@ -127,6 +127,8 @@ pub fn check(gate: &Gate, records: &[RunRecord]) -> Verdict {
     }
     let value = match found {
         serde_json::Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
+        // non-finite numbers are serialized as null (harness::record::nullable_f64)
+        serde_json::Value::Null => Some(f64::NAN),
         v => v.as_f64(),
     };
     let Some(x) = value else {
@@ -204,4 +206,117 @@ pub fn check_all(gates: &[Gate], records: &[RunRecord]) -> (Vec<Verdict>, String
     let failed = verdicts.iter().filter(|v| !v.pass).count();
     table += &format!("gates: {} checked, {} failing\n", verdicts.len(), failed);
     (verdicts, table)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::record::{CaseRecord, MetricStat, Provenance, SolverRecord, Summary, SCHEMA};
+    use harness::{OracleCheck, Params};
+
+    fn record(status: RunStatus, natmap_max: f64, oracle_pass: bool) -> RunRecord {
+        let mut summary = Summary::default();
+        summary.metrics.insert("natmap_rel_l2".into(), MetricStat { max: natmap_max, mean: 0.0, last: 0.0 });
+        let err = if oracle_pass { 0.0 } else { 2.0 };
+        summary.oracle.insert("slides".into(), OracleCheck::with_error("slides", err, 0.0, err, 0.5));
+        RunRecord {
+            schema: SCHEMA.into(),
+            provenance: Provenance {
+                commit: "c".into(),
+                version: "v".into(),
+                machine: "m".into(),
+                threads: 1,
+                started: "t".into(),
+            },
+            case: CaseRecord {
+                name: "slope".into(),
+                label: "slope-a".into(),
+                params: Params::default(),
+                params_hash: "h1".into(),
+            },
+            solver: SolverRecord { name: "pgs".into(), params: Params::default(), params_hash: "h2".into() },
+            status,
+            reason: (status != RunStatus::Ok).then(|| "step 3: boom".into()),
+            summary,
+            steps: vec![],
+            step_stride: 1,
+            iterations: vec![],
+        }
+    }
+
+    fn gate(metric: &str, max: Option<f64>) -> Gate {
+        Gate {
+            solver: "pgs".into(),
+            case: "slope-a".into(),
+            metric: metric.into(),
+            max,
+            min: None,
+            case_hash: None,
+            solver_hash: None,
+            why: "test".into(),
+        }
+    }
+
+    #[test]
+    fn numeric_bounds() {
+        let r = [record(RunStatus::Ok, 1e-7, true)];
+        assert!(check(&gate("metrics.natmap_rel_l2.max", Some(1e-6)), &r).pass);
+        let v = check(&gate("metrics.natmap_rel_l2.max", Some(1e-8)), &r);
+        assert!(!v.pass && v.note.contains("> max"), "{}", v.note);
+    }
+
+    #[test]
+    fn nan_missing_and_failed_runs_fail() {
+        let nan = [record(RunStatus::Ok, f64::NAN, true)];
+        assert_eq!(check(&gate("metrics.natmap_rel_l2.max", Some(1.0)), &nan).note, "value is NaN");
+        let ok = [record(RunStatus::Ok, 0.0, true)];
+        assert!(check(&gate("metrics.nope.max", Some(1.0)), &ok).note.contains("not in the record"));
+        let mut other = gate("metrics.natmap_rel_l2.max", Some(1.0));
+        other.case = "elsewhere".into();
+        assert_eq!(check(&other, &ok).note, "no run record for this pair");
+        let failed = [record(RunStatus::Failed, 0.0, true)];
+        assert!(check(&gate("metrics.natmap_rel_l2.max", Some(1.0)), &failed).note.contains("step 3: boom"));
+    }
+
+    #[test]
+    fn oracle_gate_follows_the_check() {
+        assert!(check(&gate("oracle.slides", None), &[record(RunStatus::Ok, 0.0, true)]).pass);
+        let v = check(&gate("oracle.slides", None), &[record(RunStatus::Ok, 0.0, false)]);
+        assert!(!v.pass && v.note.contains("tolerance"), "{}", v.note);
+    }
+
+    #[test]
+    fn pinned_hashes_detect_parameter_drift() {
+        let r = [record(RunStatus::Ok, 0.0, true)];
+        let mut g = gate("oracle.slides", None);
+        g.case_hash = Some("h1".into());
+        assert!(check(&g, &r).pass);
+        g.solver_hash = Some("other".into());
+        assert!(check(&g, &r).note.contains("solver parameters changed"));
+    }
+
+    #[test]
+    fn parse_requires_a_bound_for_numeric_metrics() {
+        let e = parse("[[gate]]\nsolver = \"pgs\"\ncase = \"c\"\nmetric = \"metrics.x.max\"\nwhy = \"w\"\n", "g.toml")
+            .unwrap_err();
+        assert!(e.starts_with("g.toml: gate 1") && e.contains("needs max or min"), "{e}");
+        assert!(parse("[[gate]]\nsolver = 1\n", "g.toml").unwrap_err().starts_with("g.toml:"));
+    }
+
+    #[test]
+    fn table_names_solver_case_metric_value_threshold() {
+        let (_, table) =
+            check_all(&[gate("metrics.natmap_rel_l2.max", Some(1e-8))], &[record(RunStatus::Ok, 1e-7, true)]);
+        for needle in [
+            "FAIL",
+            "pgs",
+            "slope-a",
+            "metrics.natmap_rel_l2.max",
+            "1.000e-7",
+            "<= 1.000e-8",
+            "gates: 1 checked, 1 failing",
+        ] {
+            assert!(table.contains(needle), "missing {needle} in\n{table}");
+        }
+    }
 }

@@ -3,9 +3,20 @@
 //! - [`read_run_dir`]: every run record of a run directory, sorted by file name.
 //! - [`summary`]: the plain-text / Markdown table printed at the end of `signorini run`.
 //! - [`gate`]: accuracy gates (`ci/gates.toml`) checked against a run directory.
+//! - [`report`]: `signorini report`: the HTML + Markdown comparison report, built from
+//!   [`figures`] (plotters SVGs), [`profile`] (Dolan–Moré performance profiles), [`table`]
+//!   (the solver × case table), [`html`], [`markdown`] and [`criterion`] (estimates reader).
 
+pub mod criterion;
+pub mod figures;
+pub mod compare;
 pub mod gate;
+pub mod html;
+pub mod markdown;
+pub mod profile;
+pub mod report;
 pub mod summary;
+pub mod table;
 
 use harness::record::RunRecord;
 use std::path::Path;

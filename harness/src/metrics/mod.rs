@@ -11,11 +11,13 @@
 //! floating-point metric of the step is NaN (counts are computed from the finite entries);
 //! nothing panics. Maxima are NaN-propagating.
 
+pub mod bilateral;
 pub mod complementarity;
 pub mod energy;
 pub mod friction;
 pub mod momentum;
 
+pub use bilateral::{bilateral_residual_max, bilateral_violation_max};
 pub use complementarity::{
     cone_violation_per_contact, natural_map_norms, natural_map_per_contact, signorini_per_contact, NaturalMapNorms,
 };
@@ -107,6 +109,15 @@ pub struct StepMetrics {
     /// `sum_i lambda_n,i` (N s).
     #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub normal_impulse_total: f64,
+    /// Bilateral joints: `max_k |G_k v+ - v_hat_k + r_k gamma_k|`, the residual of each joint
+    /// row's velocity-level law (rigid: `|G v+ + C(q0)/dt|`) (m/s or rad/s; 0 without joints;
+    /// [`bilateral::bilateral_residual_max`]).
+    #[serde(default, deserialize_with = "crate::record::nullable_f64")]
+    pub bilateral_residual: f64,
+    /// Bilateral joints: `max_k |C_k(q+)|`, the joint drift after the step (m or rad; 0 without
+    /// joints; [`bilateral::bilateral_violation_max`]).
+    #[serde(default, deserialize_with = "crate::record::nullable_f64")]
+    pub bilateral_violation_max: f64,
 }
 
 impl StepMetrics {
@@ -139,6 +150,8 @@ impl StepMetrics {
             creep_speed_max: f64::NAN,
             slip_speed_max: f64::NAN,
             normal_impulse_total: f64::NAN,
+            bilateral_residual: f64::NAN,
+            bilateral_violation_max: f64::NAN,
         };
     }
 }
@@ -172,7 +185,7 @@ pub fn evaluate(
 
     let mut m = StepMetrics {
         n_contacts: contacts.len(),
-        momentum_rel: momentum::momentum_rel_with(problem, &sol.v, lambda, &v_star),
+        momentum_rel: momentum::momentum_rel_with(problem, &sol.v, lambda, &sol.bilateral, &v_star),
         natmap_abs_l2: nat.abs_l2,
         natmap_rel_l2: nat.rel_l2,
         natmap_rel1_l2: nat.rel1_l2,
@@ -201,6 +214,8 @@ pub fn evaluate(
         }
     }
     m.penetration_max = penetration_max(contacts_after);
+    m.bilateral_residual = bilateral::bilateral_residual_max(problem, &sol.v, &sol.bilateral);
+    m.bilateral_violation_max = bilateral::bilateral_violation_max(after);
 
     let (e0, e1) = (EnergyTerms::of(problem.world), EnergyTerms::of(after));
     m.kinetic = e1.kinetic;

@@ -15,14 +15,27 @@ use crate::problem::StepProblem;
 /// `lambda` gives NaN. Panics if the lengths do not match the problem.
 pub fn momentum_rel(problem: &StepProblem<'_>, v: &[f64], lambda: &[[f64; 3]]) -> f64 {
     let v_star = problem.free_velocity();
-    momentum_rel_with(problem, v, lambda, &v_star)
+    momentum_rel_with(problem, v, lambda, &[], &v_star)
 }
 
-/// [`momentum_rel`] with a precomputed free velocity `v*`.
-pub(super) fn momentum_rel_with(problem: &StepProblem<'_>, v: &[f64], lambda: &[[f64; 3]], v_star: &[f64]) -> f64 {
+/// [`momentum_rel`] with a precomputed free velocity `v*` and the bilateral impulses `gamma`
+/// (one per row of [`StepProblem::bilateral`], or empty for none): with joints the balance is
+/// `M (v+ - v*) = J^T lambda + G^T gamma`, and `J^T lambda + G^T gamma` replaces `J^T lambda`.
+pub(super) fn momentum_rel_with(
+    problem: &StepProblem<'_>,
+    v: &[f64],
+    lambda: &[[f64; 3]],
+    gamma: &[f64],
+    v_star: &[f64],
+) -> f64 {
     let nv = problem.nv();
     assert_eq!(v.len(), nv, "v+ has {} entries, the problem has {nv} velocity DOFs", v.len());
-    let jt = problem.generalized_impulse(lambda);
+    let mut jt = problem.generalized_impulse(lambda);
+    if !gamma.is_empty() && gamma.len() == problem.bilateral.len() {
+        for (row, g) in problem.bilateral.rows.iter().zip(gamma) {
+            row.add_transpose(*g, &mut jt);
+        }
+    }
     let diag = problem.mass.diagonal();
     // buf = M v+, then M (v+ - v*)
     let mut buf = vec![0.0; nv];

@@ -398,7 +398,7 @@ fn frictionless_active_contact_is_slip() {
     assert_eq!(m.natmap_abs_l2, 0.0);
 }
 
-fn float_fields(m: &StepMetrics) -> [(&'static str, f64); 19] {
+fn float_fields(m: &StepMetrics) -> [(&'static str, f64); 21] {
     [
         ("momentum_rel", m.momentum_rel),
         ("natmap_abs_l2", m.natmap_abs_l2),
@@ -419,6 +419,8 @@ fn float_fields(m: &StepMetrics) -> [(&'static str, f64); 19] {
         ("creep_speed_max", m.creep_speed_max),
         ("slip_speed_max", m.slip_speed_max),
         ("normal_impulse_total", m.normal_impulse_total),
+        ("bilateral_residual", m.bilateral_residual),
+        ("bilateral_violation_max", m.bilateral_violation_max),
     ]
 }
 

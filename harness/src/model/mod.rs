@@ -8,9 +8,11 @@
 //! excluded components are held at zero.
 
 mod body;
+mod joint;
 mod layout;
 mod world;
 
 pub use body::{DofMask, Material, RigidBody, Shape};
+pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointKind};
 pub use layout::{BlockKind, DofBlock, DofLayout};
 pub use world::{combine_friction, ContactCompliance, Spring, StaticCollider, StaticShape, World, WorldError};

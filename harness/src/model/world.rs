@@ -123,6 +123,9 @@ pub enum WorldError {
     /// A spring refers to a body that does not exist.
     #[error("spring {index} refers to body {body}, but there are {n} bodies")]
     BadSpring { index: usize, body: usize, n: usize },
+    /// A joint is malformed (bad body index, axis, compliance).
+    #[error("joint {index} ('{name}'): {why}")]
+    BadJoint { index: usize, name: String, why: String },
 }
 
 /// Everything that moves or collides, and the forces acting apart from contact.
@@ -136,12 +139,15 @@ pub struct World {
     pub statics: Vec<StaticCollider>,
     /// Springs from body points to world points.
     pub springs: Vec<Spring>,
+    /// Bilateral joints between bodies or a body and the world ([`super::Joint`]).
+    #[serde(default)]
+    pub joints: Vec<super::Joint>,
 }
 
 impl World {
     /// An empty world with standard gravity `(0, 0, -9.81)`.
     pub fn new() -> Self {
-        Self { gravity: Vector3::new(0.0, 0.0, -9.81), bodies: vec![], statics: vec![], springs: vec![] }
+        Self { gravity: Vector3::new(0.0, 0.0, -9.81), bodies: vec![], statics: vec![], springs: vec![], joints: vec![] }
     }
 
     /// Checks every number for finiteness and physical range: masses and inertias > 0, friction
@@ -239,12 +245,18 @@ impl World {
                 });
             }
         }
+        for (i, j) in self.joints.iter().enumerate() {
+            j.validate(self.bodies.len())
+                .map_err(|why| WorldError::BadJoint { index: i, name: j.name.clone(), why })?;
+        }
         Ok(())
     }
 
     /// The generalized-coordinate layout: one block per body, in body order.
     pub fn layout(&self) -> DofLayout {
         let mut layout = DofLayout::default();
+        // bodies connected by joints form one subsystem (union-find; the world does not connect)
+        let subsystems = super::joint_subsystems(self.bodies.len(), &self.joints);
         for (i, b) in self.bodies.iter().enumerate() {
             let nv = b.dofs.count();
             layout.blocks.push(DofBlock {
@@ -253,7 +265,7 @@ impl World {
                 nv,
                 q_offset: layout.nq,
                 nq: 7,
-                subsystem: i,
+                subsystem: subsystems[i],
             });
             layout.nv += nv;
             layout.nq += 7;
@@ -419,6 +431,7 @@ impl World {
         self.gravity == Vector3::zeros()
             && self.springs.is_empty()
             && self.statics.is_empty()
+            && self.joints.iter().all(|j| j.body_b.is_some())
             && self.bodies.iter().all(|b| {
                 b.dofs == super::DofMask::FREE
                     && b.applied_force == Vector3::zeros()

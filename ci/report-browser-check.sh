@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Browser check of `signorini report`: builds the report of a quick run (with a dt sweep), serves
+# it on 127.0.0.1, loads it in headless Chromium, confirms that every figure is fetched with HTTP
+# 200 and decodes (naturalWidth > 0), and saves a screenshot.
+#
+#   bash ci/report-browser-check.sh            # output in target/report-browser-check/
+#
+# Installs the Debian packages `chromium` and `chromium-driver` with apt-get when chromium is
+# missing (needs root or sudo). Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$(date +%s)
+OUT=${REPORT_CHECK_OUT:-target/report-browser-check}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+# --- 1. the browser
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$browser" ]; then
+  echo "== installing chromium + chromium-driver (apt-get)"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    chromium chromium-driver fonts-dejavu-core >/dev/null
+  browser=$(command -v chromium)
+fi
+echo "== browser: $("$browser" --version 2>/dev/null || echo "$browser")  ($(( $(date +%s) - t0 )) s)"
+
+# --- 2. a quick run and its report
+cat > "$OUT/suite.toml" <<'TOML'
+name = "report-check"
+solvers = ["pgs"]
+
+[[case]]
+name = "slope"
+label = "slope-dt0.01"
+set = { duration = 0.3, dt = 0.01 }
+
+[[case]]
+name = "slope"
+label = "slope-dt0.005"
+set = { duration = 0.3, dt = 0.005 }
+
+[[case]]
+name = "spring_cylinder"
+set = { duration = 0.3 }
+
+[[case]]
+name = "sphere_stack"
+set = { n = 3, duration = 0.3 }
+TOML
+cargo build -q --bin signorini
+./target/debug/signorini run --suite "$OUT/suite.toml" --out "$OUT/run" >"$OUT/run.log"
+./target/debug/signorini report "$OUT/run" --out "$OUT/run/report" --gates ci/gates.toml
+echo "== report built  ($(( $(date +%s) - t0 )) s)"
+
+# A same-origin page that loads the report in an iframe and lists images that did not decode.
+cat > "$OUT/run/check.html" <<'HTML'
+<!DOCTYPE html><html><body><pre id="result">pending</pre>
+<iframe id="f" src="report/index.html" width="1280" height="800"></iframe>
+<script>
+document.getElementById('f').addEventListener('load', function () {
+  var imgs = this.contentDocument.images, bad = [];
+  for (var i = 0; i < imgs.length; i++) {
+    if (!imgs[i].complete || imgs[i].naturalWidth === 0) bad.push(imgs[i].getAttribute('src'));
+  }
+  document.getElementById('result').textContent =
+    'images=' + imgs.length + ' broken=' + bad.length + (bad.length ? ' ' + bad.join(' ') : '');
+});
+</script></body></html>
+HTML
+
+# --- 3. serve (bounded lifetime)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+timeout 180 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$OUT/run" 2>"$OUT/server.log" >/dev/null &
+server=$!
+trap 'kill "$server" 2>/dev/null || true' EXIT
+for _ in $(seq 50); do
+  python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/check.html')" 2>/dev/null && break
+  sleep 0.1
+done
+base="http://127.0.0.1:$port"
+
+# --- 4. load in headless chromium
+flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --hide-scrollbars)
+timeout 90 "$browser" "${flags[@]}" --virtual-time-budget=10000 --dump-dom "$base/check.html" \
+  >"$OUT/check-dom.html" 2>"$OUT/chromium-check.log"
+timeout 90 "$browser" "${flags[@]}" --virtual-time-budget=10000 --dump-dom "$base/report/index.html" \
+  >"$OUT/dom.html" 2>"$OUT/chromium-dom.log"
+timeout 90 "$browser" "${flags[@]}" --virtual-time-budget=10000 --window-size=1280,2000 \
+  --screenshot="$OUT/report.png" "$base/report/index.html" 2>"$OUT/chromium-shot.log" >/dev/null
+echo "== loaded in chromium  ($(( $(date +%s) - t0 )) s)"
+
+# --- 5. checks
+python3 - "$OUT" <<'PY'
+import re, sys, pathlib
+out = pathlib.Path(sys.argv[1])
+dom = (out / "dom.html").read_text()
+log = (out / "server.log").read_text()
+srcs = re.findall(r'<img[^>]* src="([^"]+)"', dom)
+errors = []
+if not srcs:
+    errors.append("no <img> in the rendered DOM")
+for s in srcs:
+    if not re.search(r'"GET /report/%s HTTP/1\.[01]" 200' % re.escape(s), log):
+        errors.append("figure not served with 200: " + s)
+for line in log.splitlines():
+    if re.search(r'" (4\d\d|5\d\d) ', line):
+        errors.append("server error: " + line.strip())
+m = re.search(r'images=(\d+) broken=(\d+)([^<]*)', (out / "check-dom.html").read_text())
+if not m:
+    errors.append("the in-browser image check did not run")
+elif m.group(2) != "0" or int(m.group(1)) != len(srcs):
+    errors.append("in-browser image check: " + m.group(0))
+png = out / "report.png"
+if not png.is_file() or png.stat().st_size < 10000:
+    errors.append("no screenshot")
+for e in errors:
+    print("error:", e)
+print(f"figures: {len(srcs)} <img>, all served with 200 and decoded" if not errors else f"{len(errors)} problem(s)")
+sys.exit(1 if errors else 0)
+PY
+echo "== screenshot: $OUT/report.png"
+echo "== report browser check passed in $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,197 @@
+//! `signorini bench-compare BASE NEW`: a regression table of two timing sources.
+//!
+//! A source is either a criterion output root (e.g. a copy of `target/criterion`; the `new/`
+//! estimates of every benchmark are read) or a run directory (the run records' median solve time
+//! per step). Rows are matched by benchmark id, or by `case label / solver` for run records.
+//!
+//! A change is marked **beyond noise** when the ratio `new/base` differs from 1 by more than the
+//! threshold (default 5 %) *and*, for criterion sources, the 95 % confidence intervals of the two
+//! means do not overlap (criterion's own significance reasoning); run records carry no
+//! confidence interval, so only the threshold applies there and the table says so.
+
+use crate::criterion;
+use std::path::Path;
+
+/// One timing with an optional 95 % confidence interval (seconds).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// Identifier used to match rows.
+    pub id: String,
+    /// Point estimate (s).
+    pub value_s: f64,
+    /// Confidence interval (s), when the source has one.
+    pub ci_s: Option<(f64, f64)>,
+}
+
+/// Reads the timings of a source directory (see the module doc).
+pub fn read_source(dir: &Path) -> Result<Vec<Timing>, String> {
+    if !dir.is_dir() {
+        return Err(format!("{}: not a directory", dir.display()));
+    }
+    let records = crate::read_run_dir(dir).unwrap_or_default();
+    if !records.is_empty() {
+        return Ok(records
+            .iter()
+            .filter(|r| r.summary.steps > 0)
+            .map(|r| Timing {
+                id: format!("{} / {}", r.case.label, r.solver.name),
+                value_s: r.summary.wall_per_step_s.median,
+                ci_s: None,
+            })
+            .collect());
+    }
+    let est = criterion::read(dir)?;
+    if est.is_empty() {
+        return Err(format!("{}: neither run records nor criterion estimates found", dir.display()));
+    }
+    Ok(est
+        .into_iter()
+        .map(|e| Timing {
+            id: e.id,
+            value_s: e.mean_ns * 1e-9,
+            ci_s: Some((e.mean_ci_ns.0 * 1e-9, e.mean_ci_ns.1 * 1e-9)),
+        })
+        .collect())
+}
+
+/// One row of the comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Identifier.
+    pub id: String,
+    /// Base timing (s), if present.
+    pub base_s: Option<f64>,
+    /// New timing (s), if present.
+    pub new_s: Option<f64>,
+    /// `new / base`.
+    pub ratio: Option<f64>,
+    /// Whether the change is beyond noise (see the module doc).
+    pub beyond_noise: bool,
+}
+
+/// Compares two sets of timings.
+pub fn compare(base: &[Timing], new: &[Timing], threshold: f64) -> Vec<Row> {
+    let mut ids: Vec<&str> = base.iter().chain(new).map(|t| t.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .map(|id| {
+            let b = base.iter().find(|t| t.id == id);
+            let n = new.iter().find(|t| t.id == id);
+            let ratio = match (b, n) {
+                (Some(b), Some(n)) if b.value_s > 0.0 => Some(n.value_s / b.value_s),
+                _ => None,
+            };
+            let separated = match (b.and_then(|t| t.ci_s), n.and_then(|t| t.ci_s)) {
+                (Some((bl, bu)), Some((nl, nu))) => nl > bu || nu < bl,
+                _ => true,
+            };
+            let beyond_noise = ratio.is_some_and(|r| (r - 1.0).abs() > threshold) && separated;
+            Row { id: id.to_string(), base_s: b.map(|t| t.value_s), new_s: n.map(|t| t.value_s), ratio, beyond_noise }
+        })
+        .collect()
+}
+
+fn fmt_time(s: Option<f64>) -> String {
+    match s {
+        None => "-".into(),
+        Some(s) if s.is_nan() => "NaN".into(),
+        Some(s) if s < 1e-6 => format!("{:.1} ns", s * 1e9),
+        Some(s) if s < 1e-3 => format!("{:.2} us", s * 1e6),
+        Some(s) if s < 1.0 => format!("{:.3} ms", s * 1e3),
+        Some(s) => format!("{s:.3} s"),
+    }
+}
+
+/// The table: id, base, new, ratio, verdict (`slower`/`faster` beyond noise, `~` within noise,
+/// `added`/`removed`).
+pub fn table(rows: &[Row]) -> String {
+    let cells: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| {
+            let verdict = match (r.base_s, r.new_s, r.ratio) {
+                (None, Some(_), _) => "added".to_string(),
+                (Some(_), None, _) => "removed".to_string(),
+                (_, _, Some(q)) if r.beyond_noise && q > 1.0 => format!("SLOWER {:+.1}%", (q - 1.0) * 100.0),
+                (_, _, Some(q)) if r.beyond_noise => format!("faster {:+.1}%", (q - 1.0) * 100.0),
+                _ => "~ (within noise)".to_string(),
+            };
+            [
+                r.id.clone(),
+                fmt_time(r.base_s),
+                fmt_time(r.new_s),
+                r.ratio.map(|q| format!("{q:.3}")).unwrap_or("-".into()),
+                verdict,
+            ]
+        })
+        .collect();
+    let headers = ["benchmark", "base", "new", "new/base", "verdict"];
+    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for c in &cells {
+        for (i, x) in c.iter().enumerate() {
+            w[i] = w[i].max(x.chars().count());
+        }
+    }
+    let line = |c: &[String]| {
+        c.iter()
+            .enumerate()
+            .map(|(i, x)| format!("{x:<width$}", width = w[i]))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+            + "\n"
+    };
+    let mut out = line(&headers.map(String::from));
+    out += &line(&w.iter().map(|&n| "-".repeat(n)).collect::<Vec<_>>());
+    for c in &cells {
+        out += &line(c);
+    }
+    let slower = rows.iter().filter(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0)).count();
+    out += &format!("{} compared, {slower} slower beyond noise\n", rows.len());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(id: &str, v: f64, ci: Option<(f64, f64)>) -> Timing {
+        Timing { id: id.into(), value_s: v, ci_s: ci }
+    }
+
+    #[test]
+    fn verdicts_respect_threshold_and_confidence_intervals() {
+        let base = [
+            t("a", 1.0, Some((0.99, 1.01))),
+            t("b", 1.0, Some((0.8, 1.2))),
+            t("c", 1.0, Some((0.99, 1.01))),
+            t("d", 1.0, Some((0.99, 1.01))),
+            t("gone", 1.0, None),
+        ];
+        let new = [
+            t("a", 1.5, Some((1.49, 1.51))),    // slower, separated
+            t("b", 1.1, Some((0.9, 1.3))),      // +10% but intervals overlap
+            t("c", 1.02, Some((1.015, 1.025))), // separated but under the threshold
+            t("d", 0.5, Some((0.49, 0.51))),    // faster
+            t("fresh", 1.0, None),
+        ];
+        let rows = compare(&base, &new, 0.05);
+        let by = |id: &str| rows.iter().find(|r| r.id == id).unwrap().clone();
+        assert!(by("a").beyond_noise && by("a").ratio == Some(1.5));
+        assert!(!by("b").beyond_noise && !by("c").beyond_noise);
+        assert!(by("d").beyond_noise);
+        let table = table(&rows);
+        assert!(table.contains("SLOWER +50.0%") && table.contains("faster -50.0%"), "{table}");
+        assert!(
+            table.contains("added") && table.contains("removed") && table.contains("1 slower beyond noise"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn records_without_intervals_use_the_threshold_alone() {
+        let rows = compare(&[t("x", 1.0, None)], &[t("x", 1.2, None)], 0.05);
+        assert!(rows[0].beyond_noise);
+    }
+}

@@ -1,0 +1,362 @@
+//! Figures of the comparison report, one module per figure type, all drawn with plotters into
+//! SVG files (pure-Rust text layout: the DejaVu Sans font is embedded with the `dejavu` crate and
+//! registered once, so no system font is needed; rust-ecosystem.md §5).
+//!
+//! - [`convergence`]: solver residual vs iteration and vs time, per case.
+//! - [`timing`]: solve time per step vs problem size, log-log, per solver.
+//! - [`profiles`]: Dolan–Moré performance profiles ([`crate::profile`]).
+//! - [`work_precision`]: accuracy vs cost over `dt` or solver-setting sweeps.
+//! - [`physics`]: energy, penetration and creep over time, per case.
+//!
+//! Every figure returns a [`Figure`] whose caption names the run records it was drawn from
+//! (file, commit, case and solver parameter hashes). Log axes never invent data: points that are
+//! zero, negative or NaN are left out and counted in the figure's notes.
+//!
+//! Drawing uses one coordinate type: log axes are drawn in `log10` space with tick labels showing
+//! the original values.
+
+pub mod convergence;
+pub mod physics;
+pub mod profiles;
+pub mod timing;
+pub mod work_precision;
+
+use harness::record::RunRecord;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::path::Path;
+
+/// A rendered figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// Figure type (`convergence`, `timing`, `profile`, `work_precision`, `physics`).
+    pub kind: &'static str,
+    /// Path of the SVG relative to the report directory (`figures/<name>.svg`).
+    pub file: String,
+    /// Title shown above the figure.
+    pub title: String,
+    /// What is plotted and how to read it.
+    pub description: String,
+    /// The run records it was drawn from: `file (commit, case hash, solver hash)`.
+    pub sources: Vec<String>,
+    /// Number of plotted series (legend entries) over all panels.
+    pub series: usize,
+    /// Data left out or caveats (e.g. "3 points <= 0 not drawn on the log axis").
+    pub notes: Vec<String>,
+}
+
+/// One record's provenance for captions: `file (commit abcdef1, case <hash>, solver <hash>)`.
+pub fn source_of(r: &RunRecord) -> String {
+    let commit: String = r.provenance.commit.chars().take(7).collect();
+    let dirty = if r.provenance.commit.ends_with("-dirty") { "-dirty" } else { "" };
+    format!(
+        "{} (commit {commit}{dirty}, case {}, solver {})",
+        r.file_name(),
+        r.case.params_hash,
+        r.solver.params_hash
+    )
+}
+
+/// Axis scale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Linear.
+    Linear,
+    /// Base-10 logarithmic (non-positive values are not drawn).
+    Log,
+}
+
+/// How a series is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// A polyline (broken at NaN gaps).
+    Line,
+    /// Markers only.
+    Points,
+    /// A polyline with markers.
+    LinePoints,
+}
+
+/// One series of a panel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend label.
+    pub label: String,
+    /// Index into the palette (stable per solver).
+    pub color: usize,
+    /// Data points `(x, y)` in data units; NaN breaks a line.
+    pub points: Vec<(f64, f64)>,
+    /// Drawing style.
+    pub style: Style,
+}
+
+/// One chart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Panel {
+    /// Panel title.
+    pub title: String,
+    /// X axis label.
+    pub x_label: String,
+    /// Y axis label.
+    pub y_label: String,
+    /// X scale.
+    pub x_scale: Scale,
+    /// Y scale.
+    pub y_scale: Scale,
+    /// Fixed y range in data units, if any.
+    pub y_range: Option<(f64, f64)>,
+    /// The series.
+    pub series: Vec<Series>,
+}
+
+/// Ten distinguishable colours (Tableau 10).
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// Registers the embedded DejaVu Sans as plotters' `sans-serif` (once per process).
+pub fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Cannot fail for the embedded font; if it did, text would be missing, not wrong.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular());
+    });
+}
+
+/// A number for a tick label or a table: short, exact enough, never rounded to zero.
+pub fn fmt_num(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let a = x.abs();
+    if (1e-3..1e4).contains(&a) {
+        // 4 significant digits, trailing zeros trimmed
+        let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+        let s = format!("{x:.decimals$}");
+        let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.') } else { &s };
+        return s.to_string();
+    }
+    let s = format!("{x:.3e}");
+    let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+    let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
+    format!("{m}e{e}")
+}
+
+fn transform(v: f64, s: Scale) -> Option<f64> {
+    match s {
+        Scale::Linear if v.is_finite() => Some(v),
+        Scale::Log if v.is_finite() && v > 0.0 => Some(v.log10()),
+        _ => None,
+    }
+}
+
+fn range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    let span = hi - lo;
+    if span <= 1e-12 * (1.0 + lo.abs().max(hi.abs())) {
+        let d = match scale {
+            Scale::Log => 0.5,
+            Scale::Linear => (0.1 * lo.abs()).max(1e-12),
+        };
+        return (lo - d, hi + d);
+    }
+    (lo - 0.05 * span, hi + 0.05 * span)
+}
+
+fn tick_label(v: f64, s: Scale) -> String {
+    match s {
+        Scale::Linear => fmt_num(v),
+        Scale::Log => fmt_num(10f64.powf(v)),
+    }
+}
+
+/// Draws one panel into `area`; returns the number of legend entries and the number of points
+/// left out (non-finite, or non-positive on a log axis).
+pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Result<(usize, usize), String> {
+    let e = |e: DrawingAreaErrorKind<_>| e.to_string();
+    let mut dropped = 0;
+    let mut t_series: Vec<(usize, Vec<Vec<(f64, f64)>>)> = vec![];
+    for s in &p.series {
+        let mut segs: Vec<Vec<(f64, f64)>> = vec![vec![]];
+        for &(x, y) in &s.points {
+            match (transform(x, p.x_scale), transform(y, p.y_scale)) {
+                (Some(x), Some(y)) => segs.last_mut().expect("non-empty").push((x, y)),
+                _ => {
+                    dropped += 1;
+                    if !segs.last().expect("non-empty").is_empty() {
+                        segs.push(vec![]);
+                    }
+                }
+            }
+        }
+        segs.retain(|s| !s.is_empty());
+        t_series.push((s.color, segs));
+    }
+    let all = || t_series.iter().flat_map(|(_, segs)| segs.iter().flatten());
+    let (x0, x1) = range(all().map(|p| p.0), p.x_scale);
+    let (y0, y1) = match p.y_range {
+        Some((a, b)) => (transform(a, p.y_scale).unwrap_or(0.0), transform(b, p.y_scale).unwrap_or(1.0)),
+        None => range(all().map(|p| p.1), p.y_scale),
+    };
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(e)?;
+    let (xs, ys) = (p.x_scale, p.y_scale);
+    chart
+        .configure_mesh()
+        .x_desc(p.x_label.as_str())
+        .y_desc(p.y_label.as_str())
+        .x_labels(6)
+        .y_labels(6)
+        .label_style(("sans-serif", 13))
+        .axis_desc_style(("sans-serif", 14))
+        .x_label_formatter(&|v| tick_label(*v, xs))
+        .y_label_formatter(&|v| tick_label(*v, ys))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(e)?;
+    let mut legend = 0;
+    for (s, (color, segs)) in p.series.iter().zip(&t_series) {
+        let c = PALETTE[color % PALETTE.len()];
+        let mut labelled = false;
+        for seg in segs {
+            let line = matches!(s.style, Style::Line | Style::LinePoints);
+            let points = matches!(s.style, Style::Points | Style::LinePoints) || seg.len() == 1;
+            if line && seg.len() > 1 {
+                let a = chart.draw_series(LineSeries::new(seg.iter().copied(), c.stroke_width(2))).map_err(e)?;
+                if !labelled {
+                    a.label(s.label.as_str())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+                    labelled = true;
+                }
+            }
+            if points {
+                let a = chart
+                    .draw_series(seg.iter().map(|&(x, y)| Circle::new((x, y), 4, c.filled())))
+                    .map_err(e)?;
+                if !labelled {
+                    a.label(s.label.as_str()).legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+                    labelled = true;
+                }
+            }
+        }
+        if labelled {
+            legend += 1;
+        }
+    }
+    if legend > 0 {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 13))
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(160, 160, 160))
+            .draw()
+            .map_err(e)?;
+    } else {
+        area.draw(&Text::new(
+            "no drawable data",
+            (area.dim_in_pixel().0 as i32 / 2 - 60, area.dim_in_pixel().1 as i32 / 2),
+            ("sans-serif", 16),
+        ))
+        .map_err(e)?;
+    }
+    Ok((legend, dropped))
+}
+
+/// Draws `panels` side by side into `dir/<name>.svg` (width `panel_w` each, height `h`); returns
+/// `(file relative to the report dir, legend entries, points left out)`.
+pub fn render(
+    dir: &Path,
+    name: &str,
+    panels: &[Panel],
+    panel_w: u32,
+    h: u32,
+) -> Result<(String, usize, usize), String> {
+    register_font();
+    let figures = dir.join("figures");
+    std::fs::create_dir_all(&figures).map_err(|e| format!("{}: {e}", figures.display()))?;
+    let path = figures.join(format!("{name}.svg"));
+    let (mut legend, mut dropped) = (0, 0);
+    {
+        let w = panel_w * panels.len().max(1) as u32;
+        let root = SVGBackend::new(&path, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let areas = root.split_evenly((1, panels.len().max(1)));
+        for (area, p) in areas.iter().zip(panels) {
+            let (l, d) = draw_panel(area, p)?;
+            legend += l;
+            dropped += d;
+        }
+        root.present().map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok((format!("figures/{name}.svg"), legend, dropped))
+}
+
+/// A file-name-safe slug.
+pub fn slug(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// The distinct solver names of `records`, sorted: palette index = position.
+pub fn solver_order(records: &[RunRecord]) -> Vec<String> {
+    let mut v: Vec<String> = records.iter().map(|r| r.solver.name.clone()).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Palette index of `solver` in `order`.
+pub fn color_of(order: &[String], solver: &str) -> usize {
+    order.iter().position(|s| s == solver).unwrap_or(0)
+}
+
+/// A note for left-out points, if any.
+pub fn dropped_note(dropped: usize) -> Option<String> {
+    (dropped > 0).then(|| format!("{dropped} point(s) not drawn: NaN, infinite, or <= 0 on a log axis"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_short_and_never_zeroed() {
+        assert_eq!(fmt_num(0.0), "0");
+        assert_eq!(fmt_num(1.0), "1");
+        assert_eq!(fmt_num(0.25), "0.25");
+        assert_eq!(fmt_num(1e-8), "1e-8");
+        assert_eq!(fmt_num(2.5e-9), "2.5e-9");
+        assert_eq!(fmt_num(123456.0), "1.235e5");
+        assert_eq!(fmt_num(0.0021345), "0.002135");
+        assert_eq!(fmt_num(11.554), "11.55");
+        assert_eq!(fmt_num(100.0), "100");
+        assert_eq!(fmt_num(f64::NAN), "NaN");
+    }
+}

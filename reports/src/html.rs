@@ -1,0 +1,215 @@
+//! `index.html`: a self-contained page (inline CSS, no scripts, no external resources) with the
+//! solver × case table, gate verdicts, reasons for skipped/failed pairs, criterion estimates and
+//! every figure (`<img>` of the SVG files in `figures/`) with a caption naming its run records.
+
+use crate::figures::Figure;
+use crate::report::{case_labels, commits, Report};
+use crate::table::{cell, row, Tone, HEADERS, MISSING};
+use harness::record::RunStatus;
+
+/// Escapes text for HTML content and attributes.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+const CSS: &str = "
+body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 24px; color: #222; max-width: 1240px; }
+h1 { font-size: 24px; } h2 { font-size: 20px; margin-top: 32px; border-bottom: 1px solid #ccc; }
+h3 { font-size: 16px; }
+table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.good { background: #e3f4e3; } .bad { background: #fbe0e0; } .muted { color: #777; background: #f6f6f6; }
+figure { margin: 16px 0 28px 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figcaption { font-size: 13px; color: #333; max-width: 1100px; }
+figcaption ul { margin: 4px 0; padding-left: 20px; color: #555; }
+pre { background: #f6f6f6; padding: 8px; font-size: 12px; overflow-x: auto; }
+nav a { margin-right: 12px; } .note { color: #8a5a00; }
+";
+
+fn tone(t: Tone) -> &'static str {
+    match t {
+        Tone::Plain => "",
+        Tone::Good => " class=\"good\"",
+        Tone::Bad => " class=\"bad\"",
+        Tone::Muted => " class=\"muted\"",
+    }
+}
+
+fn figure(f: &Figure) -> String {
+    let mut s = format!(
+        "<figure id=\"{}\">\n<img src=\"{}\" alt=\"{}\">\n<figcaption><b>{}.</b> {}",
+        esc(&f.file),
+        esc(&f.file),
+        esc(&f.title),
+        esc(&f.title),
+        esc(&f.description)
+    );
+    for n in &f.notes {
+        s += &format!(" <span class=\"note\">{}.</span>", esc(n));
+    }
+    s += "<br>From the run records:<ul>";
+    for src in &f.sources {
+        s += &format!("<li>{}</li>", esc(src));
+    }
+    s += "</ul></figcaption>\n</figure>\n";
+    s
+}
+
+fn table(headers: &[&str], rows: &[(Vec<String>, Vec<Tone>)]) -> String {
+    let mut s = String::from("<table>\n<tr>");
+    for h in headers {
+        s += &format!("<th>{}</th>", esc(h));
+    }
+    s += "</tr>\n";
+    for (cells, tones) in rows {
+        s += "<tr>";
+        for (i, c) in cells.iter().enumerate() {
+            let t = tones.get(i).copied().unwrap_or(Tone::Plain);
+            let numeric = c.chars().next().is_some_and(|ch| ch.is_ascii_digit() || ch == '-') || c == "NaN";
+            let class = match (t, numeric) {
+                (Tone::Plain, true) => " class=\"num\"",
+                (t, _) => tone(t),
+            };
+            s += &format!("<td{class}>{}</td>", esc(c));
+        }
+        s += "</tr>\n";
+    }
+    s + "</table>\n"
+}
+
+/// Renders `index.html`.
+pub fn index(rep: &Report) -> String {
+    let recs = &rep.records;
+    let count = |s: RunStatus| recs.iter().filter(|r| r.status == s).count();
+    let mut body = format!("<h1>signorini report: {}</h1>\n", esc(&rep.run_dir.display().to_string()));
+    body += &format!(
+        "<p>{} run records: {} ok, {} failed, {} skipped. Commit(s): {}. Machine: {}. Missing values are shown \
+         as {MISSING}, NaN as NaN.</p>\n",
+        recs.len(),
+        count(RunStatus::Ok),
+        count(RunStatus::Failed),
+        count(RunStatus::Skipped),
+        esc(&commits(recs).join(", ")),
+        esc(&recs.first().map(|r| r.provenance.machine.clone()).unwrap_or_default())
+    );
+    body += "<nav><a href=\"#results\">Results</a><a href=\"#profiles\">Profiles</a><a href=\"#timing\">Timing</a>\
+             <a href=\"#work-precision\">Work–precision</a><a href=\"#cases\">Per case</a>";
+    if rep.criterion.is_some() {
+        body += "<a href=\"#criterion\">Benchmarks</a>";
+    }
+    body += "</nav>\n<h2 id=\"results\">Results</h2>\n";
+    let verdicts = rep.gates.as_ref().map(|(v, _)| v.as_slice());
+    let rows: Vec<(Vec<String>, Vec<Tone>)> = recs
+        .iter()
+        .map(|r| {
+            let row = row(r, verdicts);
+            let mut tones = vec![Tone::Plain; row.cells.len()];
+            tones[2] = row.status_tone;
+            tones[12] = row.oracle_tone;
+            tones[13] = row.gate_tone;
+            (row.cells, tones)
+        })
+        .collect();
+    body += &table(&HEADERS, &rows);
+
+    let oracle_rows: Vec<(Vec<String>, Vec<Tone>)> = recs
+        .iter()
+        .flat_map(|r| {
+            r.summary.oracle.values().map(move |c| {
+                let t = if c.pass { Tone::Good } else { Tone::Bad };
+                (
+                    vec![
+                        r.case.label.clone(),
+                        r.solver.name.clone(),
+                        c.name.clone(),
+                        cell(Some(c.measured)),
+                        cell(Some(c.expected)),
+                        cell(Some(c.error)),
+                        cell(Some(c.tolerance)),
+                        if c.pass { "pass".into() } else { "FAIL".into() },
+                    ],
+                    vec![Tone::Plain, Tone::Plain, Tone::Plain, Tone::Plain, Tone::Plain, Tone::Plain, Tone::Plain, t],
+                )
+            })
+        })
+        .collect();
+    if !oracle_rows.is_empty() {
+        body += "<h3>Oracle checks</h3>\n";
+        body += &table(&["case", "solver", "check", "measured", "expected", "error", "tolerance", "result"], &oracle_rows);
+    }
+    let not_ok: Vec<_> = recs.iter().filter(|r| r.status != RunStatus::Ok).collect();
+    if !not_ok.is_empty() {
+        body += "<h3>Skipped and failed pairs</h3>\n<ul>\n";
+        for r in not_ok {
+            body += &format!(
+                "<li><b>{}</b> / <b>{}</b>: {}: {}</li>\n",
+                esc(&r.case.label),
+                esc(&r.solver.name),
+                if r.status == RunStatus::Failed { "failed" } else { "skipped" },
+                esc(r.reason.as_deref().unwrap_or(MISSING))
+            );
+        }
+        body += "</ul>\n";
+    }
+    if let Some((_, text)) = &rep.gates {
+        body += &format!("<h3>Gates</h3>\n<pre>{}</pre>\n", esc(text));
+    }
+    let section = |kind: &str| -> String {
+        let figs: Vec<&Figure> = rep.figures.iter().filter(|f| f.kind == kind).collect();
+        if figs.is_empty() {
+            return "<p class=\"muted\">No data for this figure in this run directory.</p>\n".into();
+        }
+        figs.into_iter().map(figure).collect()
+    };
+    body += "<h2 id=\"profiles\">Performance profiles</h2>\n";
+    body += &section("profile");
+    body += "<h2 id=\"timing\">Timing</h2>\n";
+    body += &section("timing");
+    body += "<h2 id=\"work-precision\">Work–precision</h2>\n";
+    if rep.figures.iter().any(|f| f.kind == "work_precision") {
+        body += &section("work_precision");
+    } else {
+        body += "<p class=\"muted\">No sweep in this run directory: a sweep is two or more completed records of \
+                 the same case and solver that differ only in <code>dt</code> or in one solver setting.</p>\n";
+    }
+    body += "<h2 id=\"cases\">Per case</h2>\n";
+    for label in case_labels(recs) {
+        body += &format!("<h3>{}</h3>\n", esc(&label));
+        let figs: Vec<&Figure> = rep
+            .figures
+            .iter()
+            .filter(|f| {
+                (f.kind == "convergence" || f.kind == "physics") && f.title.ends_with(&format!(" on {label}"))
+            })
+            .collect();
+        if figs.is_empty() {
+            body += "<p class=\"muted\">No recorded steps or iteration logs for this case.</p>\n";
+        }
+        for f in figs {
+            body += &figure(f);
+        }
+    }
+    if let Some((dir, est)) = &rep.criterion {
+        body += &format!("<h2 id=\"criterion\">Criterion benchmarks</h2>\n<p>From {}.</p>\n", esc(&dir.display().to_string()));
+        let rows: Vec<(Vec<String>, Vec<Tone>)> = est
+            .iter()
+            .map(|e| {
+                (
+                    vec![
+                        e.id.clone(),
+                        cell(Some(e.mean_ns / 1e3)),
+                        format!("[{}, {}]", cell(Some(e.mean_ci_ns.0 / 1e3)), cell(Some(e.mean_ci_ns.1 / 1e3))),
+                        cell(Some(e.median_ns / 1e3)),
+                    ],
+                    vec![],
+                )
+            })
+            .collect();
+        body += &table(&["benchmark", "mean [µs]", "95% CI [µs]", "median [µs]"], &rows);
+    }
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>signorini report</title>\n\
+         <style>{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n"
+    )
+}

@@ -1,0 +1,104 @@
+//! `summary.md`: the report as Markdown for a pull request — counts, the solver × case table,
+//! oracle checks, gate verdicts, skipped/failed pairs with reasons, criterion estimates and the
+//! list of figures (which live in the HTML report).
+
+use crate::report::{commits, Report};
+use crate::table::{cell, row, status_word, HEADERS, MISSING};
+use harness::record::RunStatus;
+
+fn esc(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(headers.len()));
+    for r in rows {
+        out += &format!("| {} |\n", r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "));
+    }
+    out
+}
+
+/// Renders `summary.md`.
+pub fn summary(rep: &Report) -> String {
+    let recs = &rep.records;
+    let count = |s: RunStatus| recs.iter().filter(|r| r.status == s).count();
+    let mut out = format!("# signorini report: `{}`\n\n", rep.run_dir.display());
+    out += &format!(
+        "{} run records: {} ok, {} failed, {} skipped. Commit(s): {}.\n\n",
+        recs.len(),
+        count(RunStatus::Ok),
+        count(RunStatus::Failed),
+        count(RunStatus::Skipped),
+        commits(recs).join(", ")
+    );
+    out += &format!("Missing values are shown as {MISSING}; NaN as NaN.\n\n## Results\n\n");
+    let verdicts = rep.gates.as_ref().map(|(v, _)| v.as_slice());
+    let rows: Vec<Vec<String>> = recs.iter().map(|r| row(r, verdicts).cells).collect();
+    out += &table(&HEADERS, &rows);
+
+    let mut oracle_rows = vec![];
+    for r in recs {
+        for c in r.summary.oracle.values() {
+            oracle_rows.push(vec![
+                r.case.label.clone(),
+                r.solver.name.clone(),
+                c.name.clone(),
+                cell(Some(c.measured)),
+                cell(Some(c.expected)),
+                cell(Some(c.error)),
+                cell(Some(c.tolerance)),
+                if c.pass { "pass".into() } else { "FAIL".into() },
+            ]);
+        }
+    }
+    if !oracle_rows.is_empty() {
+        out += "\n## Oracle checks\n\n";
+        out += &table(&["case", "solver", "check", "measured", "expected", "error", "tolerance", "result"], &oracle_rows);
+    }
+    if let Some((_, text)) = &rep.gates {
+        out += &format!("\n## Gates\n\n```\n{text}```\n");
+    }
+    let not_ok: Vec<String> = recs
+        .iter()
+        .filter(|r| r.status != RunStatus::Ok)
+        .map(|r| {
+            format!(
+                "- `{}` / `{}`: **{}**: {}\n",
+                r.case.label,
+                r.solver.name,
+                status_word(r),
+                r.reason.as_deref().unwrap_or(MISSING)
+            )
+        })
+        .collect();
+    if !not_ok.is_empty() {
+        out += "\n## Skipped and failed pairs\n\n";
+        out += &not_ok.concat();
+    }
+    if let Some((dir, est)) = &rep.criterion {
+        out += &format!("\n## Criterion benchmarks (`{}`)\n\n", dir.display());
+        if est.is_empty() {
+            out += "No estimates found.\n";
+        } else {
+            let rows: Vec<Vec<String>> = est
+                .iter()
+                .map(|e| {
+                    vec![
+                        e.id.clone(),
+                        cell(Some(e.mean_ns / 1e3)),
+                        format!("[{}, {}]", cell(Some(e.mean_ci_ns.0 / 1e3)), cell(Some(e.mean_ci_ns.1 / 1e3))),
+                        cell(Some(e.median_ns / 1e3)),
+                    ]
+                })
+                .collect();
+            out += &table(&["benchmark", "mean [µs]", "95% CI [µs]", "median [µs]"], &rows);
+        }
+    }
+    if !rep.figures.is_empty() {
+        out += "\n## Figures (in index.html)\n\n";
+        for f in &rep.figures {
+            out += &format!("- {}: `{}` ({} series)\n", f.title, f.file, f.series);
+        }
+    }
+    out
+}

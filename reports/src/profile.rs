@@ -1,0 +1,226 @@
+//! Dolan–Moré performance profiles (Dolan & Moré 2002; anchors.md §3.3, as used by Siconos `faf`).
+//!
+//! For problems `p` and solvers `s` with cost `t_{p,s}` (time or iterations to reach the
+//! tolerance):
+//! - `t_{p,s} = ∞` when the pair failed or did not reach its tolerance (a record with status
+//!   `failed`, or with `unconverged_steps > 0`);
+//! - `r_{p,s} = t_{p,s} / min_s t_{p,s}` (the minimum over the solvers that ran `p`; `∞` when no
+//!   solver solved `p`);
+//! - `ρ_s(τ) = |{p ∈ P_s : r_{p,s} ≤ τ}| / |P_s|`.
+//!
+//! `ρ_s(1)` is the share of problems where `s` was fastest, `ρ_s(τ → ∞)` its robustness.
+//!
+//! **Skipped pairs** (the solver lacks a capability the problem needs) are *excluded*: `P_s` is
+//! the set of problems solver `s` was run on, so a solver is neither rewarded nor punished for a
+//! problem it cannot express; the profile figure states `|P_s|` per solver. Dolan–Moré assume every
+//! solver attempts every problem; where all `P_s` are equal this is exactly their definition.
+//!
+//! Costs are floored at a measure-specific minimum ([`Measure::floor`]: 1 ns of solve time, 1
+//! iteration) so a zero cost (a problem with no contacts) gives finite ratios.
+//!
+//! The problems of a profile are the case variants (labels) of one run directory; the cost of a
+//! pair is its total over the run ([`Measure`]).
+
+use harness::record::{RunRecord, RunStatus};
+
+/// The cost of one (problem, solver) pair.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cost {
+    /// Reached the tolerance at this cost.
+    Solved(f64),
+    /// Failed or did not reach the tolerance: counts as infinity.
+    Failed,
+    /// Not attempted (skipped): excluded from the solver's problem set.
+    Excluded,
+}
+
+/// What a profile measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// Total time in `Solver::step` over the run (s), `summary.stage_times.solve_s`.
+    SolveTime,
+    /// Total solver iterations over the run, `iterations_per_step.mean × steps`.
+    Iterations,
+}
+
+impl Measure {
+    /// Smallest cost used in ratios.
+    pub fn floor(self) -> f64 {
+        match self {
+            Measure::SolveTime => 1e-9,
+            Measure::Iterations => 1.0,
+        }
+    }
+    /// Axis/caption name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::SolveTime => "total solve time",
+            Measure::Iterations => "total iterations",
+        }
+    }
+}
+
+/// A cost table: `costs[p][s]` for problem `p` and solver `s`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostTable {
+    /// Problem names (case labels).
+    pub problems: Vec<String>,
+    /// Solver names.
+    pub solvers: Vec<String>,
+    /// `costs[p][s]`.
+    pub costs: Vec<Vec<Cost>>,
+}
+
+/// The cost table of a run directory's records: problems are the case labels, solvers the solver
+/// names (both sorted). A missing or skipped pair is [`Cost::Excluded`]; a failed pair, one with
+/// `unconverged_steps > 0`, or one whose cost is not a finite number is [`Cost::Failed`].
+pub fn cost_table(records: &[RunRecord], measure: Measure) -> CostTable {
+    let mut problems: Vec<String> = records.iter().map(|r| r.case.label.clone()).collect();
+    let mut solvers: Vec<String> = records.iter().map(|r| r.solver.name.clone()).collect();
+    problems.sort();
+    problems.dedup();
+    solvers.sort();
+    solvers.dedup();
+    let costs = problems
+        .iter()
+        .map(|p| {
+            solvers
+                .iter()
+                .map(|s| match records.iter().find(|r| &r.case.label == p && &r.solver.name == s) {
+                    None => Cost::Excluded,
+                    Some(r) if r.status == RunStatus::Skipped => Cost::Excluded,
+                    Some(r) if r.status == RunStatus::Failed || r.summary.unconverged_steps > 0 => Cost::Failed,
+                    Some(r) => {
+                        let c = match measure {
+                            Measure::SolveTime => r.summary.stage_times.solve_s,
+                            Measure::Iterations => r.summary.iterations_per_step.mean * r.summary.steps as f64,
+                        };
+                        if c.is_finite() && c >= 0.0 {
+                            Cost::Solved(c)
+                        } else {
+                            Cost::Failed
+                        }
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    CostTable { problems, solvers, costs }
+}
+
+/// Performance ratios `r_{p,s}`: `None` for excluded pairs, `Some(∞)` for failures.
+pub fn ratios(costs: &[Vec<Cost>], floor: f64) -> Vec<Vec<Option<f64>>> {
+    costs
+        .iter()
+        .map(|row| {
+            let best = row
+                .iter()
+                .filter_map(|c| match c {
+                    Cost::Solved(t) => Some(t.max(floor)),
+                    _ => None,
+                })
+                .fold(f64::INFINITY, f64::min);
+            row.iter()
+                .map(|c| match c {
+                    Cost::Solved(t) if best.is_finite() => Some(t.max(floor) / best),
+                    Cost::Solved(_) | Cost::Failed => Some(f64::INFINITY),
+                    Cost::Excluded => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `ρ_s(τ)` for solver column `s` of a ratio table (NaN when the solver attempted no problem).
+pub fn rho(ratios: &[Vec<Option<f64>>], s: usize, tau: f64) -> f64 {
+    let attempted: Vec<f64> = ratios.iter().filter_map(|row| row[s]).collect();
+    if attempted.is_empty() {
+        return f64::NAN;
+    }
+    attempted.iter().filter(|&&r| r <= tau).count() as f64 / attempted.len() as f64
+}
+
+/// The profile of solver `s` as a step function: `(τ_i, ρ_s(τ_i))` at every distinct finite ratio,
+/// ascending (ρ is constant between breakpoints and after the last one).
+pub fn curve(ratios: &[Vec<Option<f64>>], s: usize) -> Vec<(f64, f64)> {
+    let mut finite: Vec<f64> = ratios.iter().filter_map(|row| row[s]).filter(|r| r.is_finite()).collect();
+    finite.sort_by(f64::total_cmp);
+    finite.dedup();
+    finite.into_iter().map(|tau| (tau, rho(ratios, s, tau))).collect()
+}
+
+/// Number of problems solver `s` attempted (`|P_s|`).
+pub fn attempted(ratios: &[Vec<Option<f64>>], s: usize) -> usize {
+    ratios.iter().filter(|row| row[s].is_some()).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Cost::{Excluded, Failed, Solved};
+
+    /// 3 solvers x 4 problems, one failure each for A and C. Hand-computed:
+    /// ```text
+    ///        A    B    C      min  | r_A  r_B  r_C
+    /// P1     1    2    4      1    | 1    2    4
+    /// P2     3    1    fail   1    | 3    1    inf
+    /// P3     2    2    1      1    | 2    2    1
+    /// P4     fail 10   5      5    | inf  2    1
+    /// ```
+    fn table() -> Vec<Vec<Cost>> {
+        vec![
+            vec![Solved(1.0), Solved(2.0), Solved(4.0)],
+            vec![Solved(3.0), Solved(1.0), Failed],
+            vec![Solved(2.0), Solved(2.0), Solved(1.0)],
+            vec![Failed, Solved(10.0), Solved(5.0)],
+        ]
+    }
+
+    #[test]
+    fn hand_computed_profile() {
+        let r = ratios(&table(), 1e-9);
+        assert_eq!(r[3][0], Some(f64::INFINITY));
+        assert_eq!(r[3][1], Some(2.0));
+        let cases = [
+            // (solver, tau, rho)
+            (0, 1.0, 0.25),
+            (0, 1.99, 0.25),
+            (0, 2.0, 0.5),
+            (0, 3.0, 0.75),
+            (0, 1e9, 0.75),
+            (1, 1.0, 0.25),
+            (1, 2.0, 1.0),
+            (2, 1.0, 0.5),
+            (2, 3.9, 0.5),
+            (2, 4.0, 0.75),
+            (2, 1e9, 0.75),
+        ];
+        for (s, tau, want) in cases {
+            assert_eq!(rho(&r, s, tau), want, "rho_{s}({tau})");
+        }
+        // wins: A on P1, B on P2, C on P3 and P4
+        let wins: f64 = (0..3).map(|s| rho(&r, s, 1.0) * 4.0).sum();
+        assert_eq!(wins, 4.0);
+        assert_eq!(curve(&r, 0), vec![(1.0, 0.25), (2.0, 0.5), (3.0, 0.75)]);
+        assert_eq!(curve(&r, 2), vec![(1.0, 0.5), (4.0, 0.75)]);
+    }
+
+    #[test]
+    fn skipped_pairs_leave_the_denominator() {
+        let mut t = table();
+        t[1][2] = Excluded; // C skipped P2 instead of failing it
+        let r = ratios(&t, 1e-9);
+        assert_eq!(attempted(&r, 2), 3);
+        assert_eq!(rho(&r, 2, 1.0), 2.0 / 3.0);
+        assert_eq!(rho(&r, 2, 4.0), 1.0);
+        assert_eq!(rho(&r, 0, 3.0), 0.75, "other solvers unchanged");
+    }
+
+    #[test]
+    fn unsolved_problem_and_zero_cost() {
+        let r = ratios(&[vec![Failed, Failed], vec![Solved(0.0), Solved(2.0)]], 1.0);
+        assert_eq!(r[0], vec![Some(f64::INFINITY), Some(f64::INFINITY)]);
+        assert_eq!(r[1], vec![Some(1.0), Some(2.0)]);
+        assert!(rho(&[vec![None]], 0, 1.0).is_nan());
+    }
+}

@@ -1,0 +1,117 @@
+//! `signorini report`: reads a run directory (and criterion estimates, and a gates file, when
+//! given), draws every figure and writes `index.html` (self-contained: inline CSS, SVG figures
+//! beside it, no scripts, no network) and `summary.md` (for pull requests).
+
+use crate::criterion::{self, Estimate};
+use crate::figures::{self, Figure};
+use crate::gate::{self, Verdict};
+use harness::record::RunRecord;
+use std::path::{Path, PathBuf};
+
+/// What to read and where to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Run directory with the run records.
+    pub run_dir: PathBuf,
+    /// Output directory (created; `figures/*.svg` in it are replaced).
+    pub out_dir: PathBuf,
+    /// Criterion output directory (e.g. `target/criterion`); skipped when `None` or absent.
+    pub criterion: Option<PathBuf>,
+    /// Gates file (`ci/gates.toml`), checked against the records when given.
+    pub gates: Option<PathBuf>,
+}
+
+/// Everything the HTML and Markdown writers show.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The run directory read.
+    pub run_dir: PathBuf,
+    /// Its records, sorted by file name.
+    pub records: Vec<RunRecord>,
+    /// Rendered figures, in report order.
+    pub figures: Vec<Figure>,
+    /// Gate verdicts and the readable gate table, when a gates file was given.
+    pub gates: Option<(Vec<Verdict>, String)>,
+    /// Criterion estimates and the directory they came from.
+    pub criterion: Option<(PathBuf, Vec<Estimate>)>,
+}
+
+/// Case labels in the order of first appearance.
+pub fn case_labels(records: &[RunRecord]) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for r in records {
+        if !out.contains(&r.case.label) {
+            out.push(r.case.label.clone());
+        }
+    }
+    out
+}
+
+/// Draws every figure of `records` into `out_dir/figures`.
+pub fn draw_figures(records: &[RunRecord], out_dir: &Path) -> Result<Vec<Figure>, String> {
+    let order = figures::solver_order(records);
+    let mut out = vec![];
+    out.extend(figures::profiles::figure(out_dir, records, &order)?);
+    out.extend(figures::timing::figure(out_dir, records, &order)?);
+    out.extend(figures::work_precision::figures(out_dir, records, &order)?);
+    for label in case_labels(records) {
+        let rs: Vec<&RunRecord> = records.iter().filter(|r| r.case.label == label).collect();
+        out.extend(figures::convergence::figure(out_dir, &label, &rs, &order)?);
+        out.extend(figures::physics::figure(out_dir, &label, &rs, &order)?);
+    }
+    Ok(out)
+}
+
+/// Reads the inputs and draws the figures (writes only `out_dir/figures`).
+pub fn build(opts: &Options) -> Result<Report, String> {
+    let records = crate::read_run_dir(&opts.run_dir)?;
+    if records.is_empty() {
+        return Err(format!("{}: no run records (*.json) to report on", opts.run_dir.display()));
+    }
+    let gates = match &opts.gates {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let g = gate::parse(&text, &path.display().to_string())?;
+            Some(gate::check_all(&g, &records))
+        }
+        None => None,
+    };
+    let criterion = match &opts.criterion {
+        Some(dir) if dir.is_dir() => Some((dir.clone(), criterion::read(dir)?)),
+        _ => None,
+    };
+    let fig_dir = opts.out_dir.join("figures");
+    if let Ok(entries) = std::fs::read_dir(&fig_dir) {
+        for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            if p.extension().is_some_and(|x| x == "svg") {
+                std::fs::remove_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+        }
+    }
+    let figures = draw_figures(&records, &opts.out_dir)?;
+    Ok(Report { run_dir: opts.run_dir.clone(), records, figures, gates, criterion })
+}
+
+/// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.
+pub fn write(opts: &Options) -> Result<Report, String> {
+    let report = build(opts)?;
+    for (name, text) in
+        [("index.html", crate::html::index(&report)), ("summary.md", crate::markdown::summary(&report))]
+    {
+        let path = opts.out_dir.join(name);
+        harness::record::write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(report)
+}
+
+/// One line per distinct commit among `records`: `commit (n records)`.
+pub fn commits(records: &[RunRecord]) -> Vec<String> {
+    let mut seen: Vec<(String, usize)> = vec![];
+    for r in records {
+        match seen.iter_mut().find(|(c, _)| *c == r.provenance.commit) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((r.provenance.commit.clone(), 1)),
+        }
+    }
+    seen.into_iter().map(|(c, n)| format!("{c} ({n} records)")).collect()
+}

@@ -1,0 +1,135 @@
+//! The solver × case table shared by the HTML and Markdown reports: one row per run record with
+//! its status, cost, key metrics, oracle checks, gate verdicts and the reason for every skipped or
+//! failed pair.
+//!
+//! Cells never invent data: a value the record does not hold is [`MISSING`] ("—"), a NaN is
+//! written "NaN". Cost and metric cells of a pair that completed no step are missing.
+
+use crate::figures::fmt_num;
+use crate::gate::Verdict;
+use harness::record::{RunRecord, RunStatus};
+
+/// How a missing value is shown.
+pub const MISSING: &str = "—";
+
+/// Column headers of [`row`].
+pub const HEADERS: [&str; 14] = [
+    "case",
+    "solver",
+    "status",
+    "steps",
+    "unconverged",
+    "iters/step (mean)",
+    "solve ms/step (median)",
+    "solve ms/step (p95)",
+    "natmap_rel_l2 (max)",
+    "penetration_max [m] (max)",
+    "energy_injection [J] (max)",
+    "creep_speed_max [m/s] (max)",
+    "oracle",
+    "gates",
+];
+
+/// A cell's tone, for colouring in HTML.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Nothing special.
+    Plain,
+    /// Good (ok, pass).
+    Good,
+    /// Bad (failed, gate fail).
+    Bad,
+    /// Not run.
+    Muted,
+}
+
+/// One table row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Cells in [`HEADERS`] order.
+    pub cells: Vec<String>,
+    /// Tone of the status cell.
+    pub status_tone: Tone,
+    /// Tone of the oracle cell.
+    pub oracle_tone: Tone,
+    /// Tone of the gates cell.
+    pub gate_tone: Tone,
+    /// Why the pair failed or was skipped.
+    pub reason: Option<String>,
+}
+
+/// A number cell: missing as "—", NaN as "NaN".
+pub fn cell(x: Option<f64>) -> String {
+    match x {
+        None => MISSING.into(),
+        Some(v) => fmt_num(v),
+    }
+}
+
+/// Status word of a record.
+pub fn status_word(r: &RunRecord) -> &'static str {
+    match r.status {
+        RunStatus::Ok => "ok",
+        RunStatus::Failed => "failed",
+        RunStatus::Skipped => "skipped",
+    }
+}
+
+/// The row of `r`; `gates` are all verdicts of a gates file (`None`: no gates file given).
+pub fn row(r: &RunRecord, gates: Option<&[Verdict]>) -> Row {
+    let s = &r.summary;
+    let ran = s.steps > 0;
+    let when = |x: f64| if ran { Some(x) } else { None };
+    let metric = |name: &str| if ran { s.metrics.get(name).map(|m| m.max) } else { None };
+    let (oracle, oracle_tone) = if s.oracle.is_empty() {
+        (MISSING.to_string(), Tone::Plain)
+    } else {
+        let failed: Vec<&str> = s.oracle.values().filter(|c| !c.pass).map(|c| c.name.as_str()).collect();
+        let n = s.oracle.len();
+        if failed.is_empty() {
+            (format!("{n}/{n} pass"), Tone::Good)
+        } else {
+            (format!("{}/{n} pass (fail: {})", n - failed.len(), failed.join(", ")), Tone::Bad)
+        }
+    };
+    let (gate, gate_tone) = match gates {
+        None => (MISSING.to_string(), Tone::Plain),
+        Some(all) => {
+            let mine: Vec<&Verdict> =
+                all.iter().filter(|v| v.gate.solver == r.solver.name && v.gate.case == r.case.label).collect();
+            let failed: Vec<String> = mine.iter().filter(|v| !v.pass).map(|v| v.gate.metric.clone()).collect();
+            match (mine.len(), failed.len()) {
+                (0, _) => ("no gate".to_string(), Tone::Muted),
+                (n, 0) => (format!("PASS {n}/{n}"), Tone::Good),
+                (n, f) => (format!("FAIL {f}/{n}: {}", failed.join(", ")), Tone::Bad),
+            }
+        }
+    };
+    let status_tone = match r.status {
+        RunStatus::Ok => Tone::Good,
+        RunStatus::Failed => Tone::Bad,
+        RunStatus::Skipped => Tone::Muted,
+    };
+    Row {
+        cells: vec![
+            r.case.label.clone(),
+            r.solver.name.clone(),
+            status_word(r).into(),
+            if r.status == RunStatus::Skipped { MISSING.into() } else { s.steps.to_string() },
+            if ran { s.unconverged_steps.to_string() } else { MISSING.into() },
+            cell(when(s.iterations_per_step.mean)),
+            cell(when(s.wall_per_step_s.median * 1e3)),
+            cell(when(s.wall_per_step_s.p95 * 1e3)),
+            cell(metric("natmap_rel_l2")),
+            cell(metric("penetration_max")),
+            cell(metric("energy_injection")),
+            cell(metric("creep_speed_max")),
+            oracle,
+            gate,
+        ],
+        status_tone,
+        oracle_tone,
+        gate_tone,
+        reason: r.reason.clone(),
+    }
+}
