@@ -9,9 +9,15 @@ pub use harness::Registry;
 pub fn registry() -> Registry {
     Registry::default()
         .solver(solvers::pgs::entry())
+        .solver(solvers::sap::entry())
+        .solver(solvers::drumwright::entry())
+        .solver(solvers::nsn::entry())
+        .solver(solvers::local_global::entry())
         .case(cases::Slope)
         .case(cases::SpringCylinder)
         .case(cases::SphereStack)
         .case(cases::Clutter)
         .case(cases::PizzaSaver)
+        .case(cases::Pendulum)
+        .case(cases::RampFeet)
 }

@@ -44,6 +44,11 @@ enum Command {
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
     },
+    /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver.
+    Fclib {
+        #[command(subcommand)]
+        command: FclibCommand,
+    },
     /// Merge run directories (e.g. the shards of a cluster run) into OUT. Refuses records of
     /// different code versions, or of the same pair with different parameters.
     Merge {
@@ -103,6 +108,7 @@ fn main() -> ExitCode {
             run(&suite, case, solver, &set, out, shard.as_deref(), RunOptions { logged_steps, ..Default::default() })
         }
         Command::Merge { out, dirs } => merge(&out, &dirs),
+        Command::Fclib { command } => fclib_command(command),
         Command::Gate { dir, gates } => gate(&dir, &gates),
         Command::BenchCompare { base, new, threshold, fail_on_regression } => {
             bench_compare(&base, &new, threshold, fail_on_regression)
@@ -249,10 +255,116 @@ fn run(
     Ok(if write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+#[derive(Subcommand)]
+enum FclibCommand {
+    /// Run CASE with SOLVER up to step STEP and write that step's problem (global form, local
+    /// form when small, the solver's answer as /solution) as an FCLIB file.
+    Export {
+        /// Case.
+        #[arg(long)]
+        case: String,
+        /// Solver whose run leads to the step (and whose answer is stored).
+        #[arg(long, default_value = "pgs")]
+        solver: String,
+        /// Step index (0-based).
+        #[arg(long, default_value_t = 0)]
+        step: usize,
+        /// Parameter overrides, as for `run`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Write the local form (W, q, mu) when 3 x contacts is at most this.
+        #[arg(long, default_value_t = fclib::LOCAL_LIMIT)]
+        local_limit: usize,
+        /// Output file (.hdf5).
+        out: PathBuf,
+    },
+    /// Solve an FCLIB file (global form) with a solver; prints our natural-map error and that of
+    /// the stored solution and guesses.
+    Solve {
+        /// FCLIB file.
+        file: PathBuf,
+        /// Solver.
+        #[arg(long, default_value = "pgs")]
+        solver: String,
+        /// Solver setting overrides `KEY=VALUE` (or `solver.KEY=VALUE`).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+}
+
+fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
+    let reg = signorini::registry();
+    match command {
+        FclibCommand::Export { case, solver, step, set, local_limit, out } => {
+            let mut suite = Suite::single(&case, &solver);
+            reg.find_case(&case).map_err(|e| e.to_string())?;
+            reg.find_solver(&solver).map_err(|e| e.to_string())?;
+            suite.apply_overrides(&reg, &parse_sets(&set)?)?;
+            let pair = runner::prepare(&reg, &suite)?.remove(0);
+            if let Some(why) = &pair.skip {
+                return Err(why.clone());
+            }
+            let mut s = (reg.find_solver(&solver).map_err(|e| e.to_string())?.build)(&pair.solver_params)
+                .map_err(|e| e.to_string())?;
+            let info = fclib::Info {
+                title: format!("signorini {case} step {step}"),
+                description: format!(
+                    "case {case} (params hash {}), reached with solver {solver}; solution = {solver}'s answer",
+                    pair.case_params.hash()
+                ),
+                math_info: "rigid Coulomb NCP; f = M v* (free momentum), w = (phi0/dt, 0, 0), H = J^T; \
+                            compliance of compliant contacts not included"
+                    .into(),
+            };
+            let prob = fclib::export_step(&pair.scenario, s.as_mut(), step, local_limit, info)?;
+            fclib::write(&out, &prob).map_err(|e| e.to_string())?;
+            println!(
+                "wrote {}: {} DOFs, {} contacts{}",
+                out.display(),
+                prob.global.nv(),
+                prob.global.nc(),
+                if prob.local.is_some() { ", local form included" } else { "" }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        FclibCommand::Solve { file, solver, set } => {
+            let entry = reg.find_solver(&solver).map_err(|e| e.to_string())?;
+            if !entry.capabilities.rigid_contact {
+                return Err(format!("solver '{solver}' cannot take FCLIB's rigid-contact problems (no rigid contact)"));
+            }
+            let mut params = (entry.defaults)();
+            for (k, v) in parse_sets(&set)? {
+                let k = k.strip_prefix("solver.").unwrap_or(&k).to_string();
+                params.set(&k, &v, &format!("solver '{solver}'")).map_err(|e| e.to_string())?;
+            }
+            let mut s = (entry.build)(&params).map_err(|e| e.to_string())?;
+            let prob = fclib::read(&file).map_err(|e| e.to_string())?;
+            let rep = fclib::solve(&prob, s.as_mut()).map_err(|e| format!("{}: {e}", file.display()))?;
+            println!("{}: {} DOFs, {} contacts", file.display(), prob.global.nv(), prob.global.nc());
+            println!(
+                "{solver}: status {:?}, {} iterations, {:.3e} s, natural-map error (Siconos, /||q||) {:.3e}",
+                rep.status, rep.iterations, rep.wall_s, rep.error
+            );
+            match rep.stored_error {
+                Some(e) => println!("stored solution: natural-map error {e:.3e}"),
+                None => println!("stored solution: none"),
+            }
+            for (k, e) in rep.guess_errors.iter().enumerate() {
+                println!("guess {}: natural-map error {e:.3e}", k + 1);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
 fn merge(out: &Path, dirs: &[PathBuf]) -> Result<ExitCode, String> {
     let report = harness::cluster::merge(out, dirs)?;
     for (skipped, kept) in &report.duplicates {
-        eprintln!("note: {} duplicates {} (same pair and parameters); kept the latter", skipped.display(), kept.display());
+        eprintln!(
+            "note: {} duplicates {} (same pair and parameters); kept the latter",
+            skipped.display(),
+            kept.display()
+        );
     }
     println!(
         "merged {} records into {} ({} already there, {} duplicates skipped)",

@@ -41,13 +41,17 @@
 //! NaN measurement (and therefore fails); a partial run is never graded as if it were whole.
 
 pub mod clutter;
+pub mod pendulum;
 pub mod pizza_saver;
+pub mod ramp_feet;
 pub mod slope;
 pub mod sphere_stack;
 pub mod spring_cylinder;
 
 pub use clutter::{Clutter, ClutterParams, SplitMix64};
+pub use pendulum::{Pendulum, PendulumParams};
 pub use pizza_saver::{PizzaSaver, PizzaSaverParams};
+pub use ramp_feet::{RampFeet, RampFeetParams};
 pub use slope::{Slope, SlopeParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
@@ -67,7 +71,15 @@ pub const PENETRATION_REL_TOL: f64 = 0.1;
 /// All canonical cases, in registry order: `slope`, `spring_cylinder`, `sphere_stack`, `clutter`,
 /// `pizza_saver`.
 pub fn all() -> Vec<Box<dyn Case>> {
-    vec![Box::new(Slope), Box::new(SpringCylinder), Box::new(SphereStack), Box::new(Clutter), Box::new(PizzaSaver)]
+    vec![
+        Box::new(Slope),
+        Box::new(SpringCylinder),
+        Box::new(SphereStack),
+        Box::new(Clutter),
+        Box::new(PizzaSaver),
+        Box::new(Pendulum),
+        Box::new(RampFeet),
+    ]
 }
 
 /// Parses a case's embedded default TOML. The text is compiled in and covered by tests, so a
@@ -200,7 +212,10 @@ mod tests {
     #[test]
     fn registry_names_are_the_canonical_ones() {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
-        assert_eq!(names, ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver"]);
+        assert_eq!(
+            names,
+            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet"]
+        );
         for c in all() {
             assert!(!c.summary().is_empty());
         }

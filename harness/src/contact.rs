@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 pub enum ColliderId {
     /// Index into [`World::bodies`].
     Body(usize),
+    /// Index into [`World::deformables`]; the contact's `feature` is the node index. Declared
+    /// between `Body` and `Static`, so a node against a static collider has the node as A.
+    Deformable(usize),
     /// Index into [`World::statics`].
     Static(usize),
 }
@@ -91,12 +94,13 @@ impl Contact {
         let frame = Matrix3::from_columns(&[normal, t1, t2]);
         let mat = |c: ColliderId| match c {
             ColliderId::Body(i) => world.bodies[i].material,
+            ColliderId::Deformable(i) => world.deformables[i].material,
             ColliderId::Static(i) => world.statics[i].material,
         };
         let (ma, mb) = (mat(key.a), mat(key.b));
         let body = |c: ColliderId| match c {
             ColliderId::Body(i) => Some(i),
-            ColliderId::Static(_) => None,
+            ColliderId::Static(_) | ColliderId::Deformable(_) => None,
         };
         let (body_a, body_b) = (body(key.a), body(key.b));
         let mut jacobian = Vec::with_capacity(2);
@@ -117,6 +121,18 @@ impl Contact {
                 }
             }
             jacobian.push(JBlock { v_offset: offsets[bi], ncols: b.dofs.count(), rows });
+        }
+        // a node of a deformable body: the 3x3 block frame^T (times the side's sign) on its DOFs
+        for (id, sign) in [(key.a, 1.0), (key.b, -1.0)] {
+            let ColliderId::Deformable(d) = id else { continue };
+            let o = world.deformable_v_offsets()[d] + 3 * key.feature as usize;
+            let mut rows = [[0.0; 6]; 3];
+            for (r, row) in rows.iter_mut().enumerate() {
+                for (c, x) in row.iter_mut().take(3).enumerate() {
+                    *x = sign * frame[(c, r)];
+                }
+            }
+            jacobian.push(JBlock { v_offset: o, ncols: 3, rows });
         }
         Contact {
             key,

@@ -10,8 +10,10 @@
 
 pub mod case;
 pub mod cluster;
+pub mod constraints;
 pub mod contact;
 pub mod geometry;
+pub mod linear;
 pub mod log;
 pub mod metrics;
 pub mod model;

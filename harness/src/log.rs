@@ -11,10 +11,18 @@ use std::time::Instant;
 pub struct IterationLog {
     /// Column names, in first-use order; `time_s` is first.
     pub names: Vec<String>,
-    /// `columns[k][i]` = value of column `names[k]` at iteration `i` (NaN where not recorded).
+    /// `columns[k][i]` = value of column `names[k]` at iteration `i` (NaN where not recorded;
+    /// written as `null` in JSON and read back as NaN).
+    #[serde(deserialize_with = "nullable_columns")]
     pub columns: Vec<Vec<f64>>,
     #[serde(skip, default = "Instant::now")]
     start: Instant,
+}
+
+/// Reads columns whose non-finite entries were written as `null`.
+fn nullable_columns<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Vec<f64>>, D::Error> {
+    let cols: Vec<Vec<Option<f64>>> = Vec::deserialize(d)?;
+    Ok(cols.into_iter().map(|c| c.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect()).collect())
 }
 
 impl Default for IterationLog {
@@ -83,5 +91,15 @@ mod tests {
         assert!(a[1].is_nan());
         assert!(log.column("b").unwrap()[0].is_nan());
         assert!(log.column("time_s").unwrap().windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn nan_padding_round_trips_through_json() {
+        let mut log = IterationLog::new();
+        log.record(&[("a", 1.0)]);
+        log.record(&[("b", f64::INFINITY)]);
+        let back: IterationLog = serde_json::from_str(&serde_json::to_string(&log).unwrap()).unwrap();
+        assert_eq!(back.column("a").unwrap()[0], 1.0);
+        assert!(back.column("a").unwrap()[1].is_nan() && back.column("b").unwrap()[1].is_nan());
     }
 }

@@ -55,6 +55,16 @@ pub struct StepProblem<'a> {
     /// `M (v+ - v*) = J^T lambda + G^T gamma`; the reference law of each row is
     /// [`crate::model::BilateralRow::law`].
     pub bilateral: BilateralSet,
+    /// Deformable bodies: the elastic stiffness `∂²U/∂x²` at `q0` in velocity coordinates
+    /// (`nv × nv`, per-element PSD-projected, N/m), `None` without deformables. The rigid-body
+    /// [`Self::stiffness`] cannot hold the coupling of FEM nodes; its deformable blocks are zero.
+    /// The elastic forces `−∂U/∂x` are part of [`Self::forces`]. At another configuration:
+    /// [`Self::elastic_at`].
+    pub elastic_hessian: Option<kernels::sparse::Csr>,
+    /// Prescribed DOFs of deformable bodies as `(v index, required v+)`, sorted by index: a
+    /// solver must return exactly this end-of-step velocity there (`q+ = q0 + dt v+` then
+    /// reaches the [`crate::model::PrescribedMotion`] target). Empty without boundary conditions.
+    pub prescribed: Vec<(usize, f64)>,
 }
 
 impl<'a> StepProblem<'a> {
@@ -79,6 +89,8 @@ impl<'a> StepProblem<'a> {
             forces: world.forces(),
             stiffness: world.force_stiffness(),
             bilateral: BilateralSet::of(world),
+            elastic_hessian: world.elastic_hessian(true),
+            prescribed: world.prescribed_velocities(dt),
         })
     }
 
@@ -149,6 +161,13 @@ impl<'a> StepProblem<'a> {
     /// order, new points, frames, gaps and Jacobians (position-level methods need it).
     pub fn contacts_at(&self, q: &[f64]) -> ContactSet {
         geometry::reevaluate(&self.world.at_positions(q), self.contacts)
+    }
+
+    /// Elastic energy (J), its gradient `∂U/∂x` (length `nv`, N) and projected Hessian (N/m) at
+    /// configuration `q` (position-level methods re-evaluate them at every iterate).
+    pub fn elastic_at(&self, q: &[f64]) -> (f64, Vec<f64>, Option<kernels::sparse::Csr>) {
+        let w = self.world.at_positions(q);
+        (w.elastic_energy(), w.elastic_gradient(), w.elastic_hessian(true))
     }
 
     /// The previous step's impulse for contact `i`, if that contact existed then.

@@ -118,6 +118,7 @@ pub fn simulate(
         let q_next = sol.q.clone().unwrap_or_else(|| problem.integrate(&sol.v));
         let mut after = world.clone();
         after.set_state(&q_next, &sol.v);
+        after.time = scenario.world.time + (k + 1) as f64 * scenario.dt;
         let t = Instant::now();
         let contacts_after = geometry::detect(&after, scenario.margin);
         out.stage_times.detect_s += t.elapsed().as_secs_f64();

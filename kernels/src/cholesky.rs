@@ -188,6 +188,7 @@ mod tests {
 
     /// A random sparse SPD matrix (dense storage) with a fixed seed: `B Bᵀ + n I` restricted to a
     /// banded-plus-random pattern. Linear congruential generator, so no dependency is needed.
+    #[allow(clippy::needless_range_loop)] // symmetric fill: a[i][j] and a[j][i] together
     fn random_spd(n: usize, seed: u64) -> Vec<Vec<f64>> {
         let mut s = seed;
         let mut rnd = move || {

@@ -51,6 +51,89 @@ pub fn violation(r: [f64; 3], mu: f64) -> f64 {
     (nt - mu * r[0]).max(-r[0]).max(0.0)
 }
 
+/// The generalized Jacobian `dP/dx` of [`project`] at `x` (symmetric positive semi-definite,
+/// rows and columns `(n, t1, t2)`), taken in the region [`project`] selects (one-sided at kinks).
+///
+/// Inside the cone it is `I`, inside the polar cone `0`; on the slip branch, with `s = ||x_t||`,
+/// `t = x_t / s` and `P = I - t t^T` (Lee et al. 2025, Eq. 23 with the off-diagonal blocks the
+/// right way round):
+/// `1/(1+mu^2) [[1, mu t^T], [mu t, mu^2 t t^T + (mu^2 + mu x_n / s) P]]`.
+pub fn project_jacobian(x: [f64; 3], mu: f64) -> [[f64; 3]; 3] {
+    let (xn, t1, t2) = (x[0], x[1], x[2]);
+    let nt = (t1 * t1 + t2 * t2).sqrt();
+    let zero = [[0.0; 3]; 3];
+    let eye = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+    if nt == 0.0 {
+        return match (xn > 0.0, mu > 0.0) {
+            (true, true) => eye,
+            (true, false) => [[1.0, 0.0, 0.0], [0.0; 3], [0.0; 3]],
+            (false, _) => zero,
+        };
+    }
+    if nt <= mu * xn {
+        return eye;
+    }
+    if mu * nt <= -xn {
+        return zero;
+    }
+    let k = 1.0 / (1.0 + mu * mu);
+    let t = [t1 / nt, t2 / nt];
+    let c = mu * mu + mu * xn / nt; // coefficient of P
+    let mut j = [[0.0; 3]; 3];
+    j[0][0] = k;
+    for a in 0..2 {
+        j[0][a + 1] = k * mu * t[a];
+        j[a + 1][0] = k * mu * t[a];
+        for b in 0..2 {
+            let p = if a == b { 1.0 } else { 0.0 } - t[a] * t[b];
+            j[a + 1][b + 1] = k * (mu * mu * t[a] * t[b] + c * p);
+        }
+    }
+    j
+}
+
+/// The "strict" (nested) operator of Lee et al. 2025, Eq. 17: clamp the normal part,
+/// `r_n = max(x_n, 0)`, then project the tangential part onto the disk of radius `mu r_n`. It is
+/// not the Euclidean projection onto the cone; with unit weight it solves the per-contact
+/// Signorini–Coulomb relation exactly (their Proposition 2).
+#[inline]
+pub fn project_strict(x: [f64; 3], mu: f64) -> [f64; 3] {
+    let rn = x[0].max(0.0);
+    let nt = (x[1] * x[1] + x[2] * x[2]).sqrt();
+    let radius = mu * rn;
+    if nt <= radius {
+        [rn, x[1], x[2]]
+    } else {
+        let s = radius / nt;
+        [rn, s * x[1], s * x[2]]
+    }
+}
+
+/// The generalized Jacobian of [`project_strict`] (not symmetric on the slip branch), rows and
+/// columns `(n, t1, t2)`, one-sided at kinks like [`project_strict`]'s branches.
+pub fn project_strict_jacobian(x: [f64; 3], mu: f64) -> [[f64; 3]; 3] {
+    let mut j = [[0.0; 3]; 3];
+    let dn = if x[0] > 0.0 { 1.0 } else { 0.0 };
+    j[0][0] = dn;
+    let rn = x[0].max(0.0);
+    let nt = (x[1] * x[1] + x[2] * x[2]).sqrt();
+    if nt <= mu * rn {
+        j[1][1] = 1.0;
+        j[2][2] = 1.0;
+        return j;
+    }
+    let t = [x[1] / nt, x[2] / nt];
+    let s = mu * rn / nt;
+    for a in 0..2 {
+        j[a + 1][0] = mu * dn * t[a];
+        for b in 0..2 {
+            let p = if a == b { 1.0 } else { 0.0 } - t[a] * t[b];
+            j[a + 1][b + 1] = s * p;
+        }
+    }
+    j
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +204,60 @@ mod tests {
     #[test]
     fn de_saxce_shift() {
         assert_eq!(de_saxce([0.5, 3.0, 4.0], 0.2), [1.5, 3.0, 4.0]);
+    }
+
+    /// Central differences of the projections match their Jacobians away from the kinks (step 1e-7:
+    /// error O(1e-7) relative on entries of order 1).
+    #[rstest]
+    fn jacobians_match_finite_differences(#[values(0.0, 0.3, 1.0, 2.5)] mu: f64) {
+        let h = 1e-7;
+        for x in samples().into_iter().take(500) {
+            let (jp, js) = (project_jacobian(x, mu), project_strict_jacobian(x, mu));
+            for k in 0..3 {
+                let (mut xp, mut xm) = (x, x);
+                xp[k] += h;
+                xm[k] -= h;
+                // skip points whose stencil crosses a branch of either operator
+                let same = |j: fn([f64; 3], f64) -> [[f64; 3]; 3]| j(xp, mu) == j(x, mu) && j(xm, mu) == j(x, mu);
+                if !same(project_jacobian) || !same(project_strict_jacobian) {
+                    continue;
+                }
+                let (pp, pm) = (project(xp, mu), project(xm, mu));
+                let (sp, sm) = (project_strict(xp, mu), project_strict(xm, mu));
+                for r in 0..3 {
+                    let fd = (pp[r] - pm[r]) / (2.0 * h);
+                    assert!((fd - jp[r][k]).abs() < 1e-6, "prox {x:?} mu {mu} ({r},{k}): {fd} vs {}", jp[r][k]);
+                    let fd = (sp[r] - sm[r]) / (2.0 * h);
+                    assert!((fd - js[r][k]).abs() < 1e-6, "strict {x:?} mu {mu} ({r},{k}): {fd} vs {}", js[r][k]);
+                }
+            }
+            // the proximal Jacobian is symmetric (PSD: eigenvalues of the slip block in [0, 1])
+            for r in 0..3 {
+                for c in 0..3 {
+                    assert!((jp[r][c] - jp[c][r]).abs() < 1e-14);
+                }
+            }
+        }
+    }
+
+    /// The strict operator solves the unit-weight Signorini–Coulomb relation (Lee et al. Prop. 2):
+    /// with `r = T(x)` and `z = r - x`, `r_n >= 0`, `z_n >= 0`, `r_n z_n = 0`, `r` in the cone, and
+    /// `z_t = 0` when strictly inside or `z_t = -s r_t`, `s >= 0`, on the boundary.
+    #[rstest]
+    fn strict_operator_solves_the_local_law(#[values(0.0, 0.3, 1.0)] mu: f64) {
+        for x in samples() {
+            let r = project_strict(x, mu);
+            let z = sub(r, x);
+            assert!(r[0] >= 0.0 && z[0] >= -1e-15 && (r[0] * z[0]).abs() < 1e-14);
+            assert!(violation(r, mu) <= 1e-14);
+            let rt = (r[1] * r[1] + r[2] * r[2]).sqrt();
+            if rt < mu * r[0] * (1.0 - 1e-12) {
+                assert!(z[1].abs() < 1e-14 && z[2].abs() < 1e-14);
+            } else if rt > 0.0 {
+                // z_t antiparallel to r_t
+                let cross = z[1] * r[2] - z[2] * r[1];
+                assert!(cross.abs() < 1e-12 && z[1] * r[1] + z[2] * r[2] <= 1e-14);
+            }
+        }
     }
 }

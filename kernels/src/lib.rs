@@ -2,16 +2,23 @@
 //!
 //! - [`cone`]: the Coulomb friction cone in FCLIB order `(n, t1, t2)`: projection, dual projection,
 //!   the De Saxcé velocity shift.
+//! - [`ncp`]: NCP functions (Fischer–Burmeister, min map), the fixed-point friction compliance
+//!   and the mass-based complementarity preconditioner (shared by `nsn` and `local_global`).
+//! - [`sparse_inverse`]: the sparse inverse Cholesky factor `S = L⁻¹ P` (`A⁻¹ = Sᵀ S`) of Zeng et al.
 //! - [`blockdiag`]: block-diagonal symmetric matrices (mass, non-contact stiffness) with cached
 //!   per-block Cholesky factors.
 //!
 //! Shapes are programmer errors and are `assert!`ed; data-dependent failures come back as `Result`.
 
+pub mod assembly;
 pub mod backend;
 pub mod blockdiag;
 pub mod cholesky;
 pub mod cone;
 pub mod iterative;
+pub mod ncp;
+pub mod roots;
 pub mod sparse;
+pub mod sparse_inverse;
 
 pub use blockdiag::{BlockDiagonal, NotPositiveDefinite};

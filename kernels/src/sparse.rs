@@ -33,7 +33,7 @@ impl Csr {
         for &(r, c, _) in &t {
             assert!(r < nrows && c < ncols, "triplet ({r}, {c}) outside {nrows} x {ncols}");
         }
-        t.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        t.sort_unstable_by_key(|a| (a.0, a.1));
         let mut indptr = vec![0usize; nrows + 1];
         let mut indices = Vec::with_capacity(t.len());
         let mut data: Vec<f64> = Vec::with_capacity(t.len());

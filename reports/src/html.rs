@@ -13,12 +13,12 @@ pub fn esc(s: &str) -> String {
 }
 
 const CSS: &str = "
-body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 24px; color: #222; max-width: 1240px; }
+body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 20px; color: #222; }
 h1 { font-size: 24px; } h2 { font-size: 20px; margin-top: 32px; border-bottom: 1px solid #ccc; }
 h3 { font-size: 16px; }
-table { border-collapse: collapse; font-size: 13px; margin: 8px 0; }
+table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }\n.wide { overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
-th { background: #f0f0f0; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f0f0f0; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .good { background: #e3f4e3; } .bad { background: #fbe0e0; } .muted { color: #777; background: #f6f6f6; }
 figure { margin: 16px 0 28px 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { font-size: 13px; color: #333; max-width: 1100px; }
@@ -57,7 +57,7 @@ fn figure(f: &Figure) -> String {
 }
 
 fn table(headers: &[&str], rows: &[(Vec<String>, Vec<Tone>)]) -> String {
-    let mut s = String::from("<table>\n<tr>");
+    let mut s = String::from("<div class=\"wide\"><table>\n<tr>");
     for h in headers {
         s += &format!("<th>{}</th>", esc(h));
     }
@@ -75,7 +75,7 @@ fn table(headers: &[&str], rows: &[(Vec<String>, Vec<Tone>)]) -> String {
         }
         s += "</tr>\n";
     }
-    s + "</table>\n"
+    s + "</table></div>\n"
 }
 
 /// Renders `index.html`.
@@ -93,6 +93,16 @@ pub fn index(rep: &Report) -> String {
         esc(&commits(recs).join(", ")),
         esc(&recs.first().map(|r| r.provenance.machine.clone()).unwrap_or_default())
     );
+    if !rep.unreadable.is_empty() {
+        body += &format!(
+            "<p class=\"bad\"><b>{} file(s) could not be read and are not in this report:</b></p>\n<ul>\n",
+            rep.unreadable.len()
+        );
+        for e in &rep.unreadable {
+            body += &format!("<li>{}</li>\n", esc(e));
+        }
+        body += "</ul>\n";
+    }
     body += "<nav><a href=\"#results\">Results</a><a href=\"#profiles\">Profiles</a><a href=\"#timing\">Timing</a>\
              <a href=\"#work-precision\">Work–precision</a><a href=\"#cases\">Per case</a>";
     if rep.criterion.is_some() {
@@ -136,7 +146,8 @@ pub fn index(rep: &Report) -> String {
         .collect();
     if !oracle_rows.is_empty() {
         body += "<h3>Oracle checks</h3>\n";
-        body += &table(&["case", "solver", "check", "measured", "expected", "error", "tolerance", "result"], &oracle_rows);
+        body +=
+            &table(&["case", "solver", "check", "measured", "expected", "error", "tolerance", "result"], &oracle_rows);
     }
     let not_ok: Vec<_> = recs.iter().filter(|r| r.status != RunStatus::Ok).collect();
     if !not_ok.is_empty() {
@@ -179,9 +190,7 @@ pub fn index(rep: &Report) -> String {
         let figs: Vec<&Figure> = rep
             .figures
             .iter()
-            .filter(|f| {
-                (f.kind == "convergence" || f.kind == "physics") && f.title.ends_with(&format!(" on {label}"))
-            })
+            .filter(|f| (f.kind == "convergence" || f.kind == "physics") && f.title.ends_with(&format!(" on {label}")))
             .collect();
         if figs.is_empty() {
             body += "<p class=\"muted\">No recorded steps or iteration logs for this case.</p>\n";
@@ -191,7 +200,10 @@ pub fn index(rep: &Report) -> String {
         }
     }
     if let Some((dir, est)) = &rep.criterion {
-        body += &format!("<h2 id=\"criterion\">Criterion benchmarks</h2>\n<p>From {}.</p>\n", esc(&dir.display().to_string()));
+        body += &format!(
+            "<h2 id=\"criterion\">Criterion benchmarks</h2>\n<p>From {}.</p>\n",
+            esc(&dir.display().to_string())
+        );
         let rows: Vec<(Vec<String>, Vec<Tone>)> = est
             .iter()
             .map(|e| {

@@ -7,9 +7,9 @@
 //!   [`figures`] (plotters SVGs), [`profile`] (Dolan–Moré performance profiles), [`table`]
 //!   (the solver × case table), [`html`], [`markdown`] and [`criterion`] (estimates reader).
 
+pub mod compare;
 pub mod criterion;
 pub mod figures;
-pub mod compare;
 pub mod gate;
 pub mod html;
 pub mod markdown;
@@ -34,4 +34,26 @@ pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
         .collect();
     paths.sort();
     paths.iter().map(|p| RunRecord::read(p)).collect()
+}
+
+/// Like [`read_run_dir`], but a file that is not a readable run record is returned as an error
+/// message next to the records that could be read (the report lists it instead of stopping).
+pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>), String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        })
+        .collect();
+    paths.sort();
+    let (mut records, mut errors) = (vec![], vec![]);
+    for p in &paths {
+        match RunRecord::read(p) {
+            Ok(r) => records.push(r),
+            Err(e) => errors.push(e),
+        }
+    }
+    Ok((records, errors))
 }

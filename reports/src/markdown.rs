@@ -31,6 +31,13 @@ pub fn summary(rep: &Report) -> String {
         count(RunStatus::Skipped),
         commits(recs).join(", ")
     );
+    if !rep.unreadable.is_empty() {
+        out += &format!("**{} file(s) could not be read and are not in this report:**\n\n", rep.unreadable.len());
+        for e in &rep.unreadable {
+            out += &format!("- {}\n", esc(e));
+        }
+        out += "\n";
+    }
     out += &format!("Missing values are shown as {MISSING}; NaN as NaN.\n\n## Results\n\n");
     let verdicts = rep.gates.as_ref().map(|(v, _)| v.as_slice());
     let rows: Vec<Vec<String>> = recs.iter().map(|r| row(r, verdicts).cells).collect();
@@ -53,7 +60,8 @@ pub fn summary(rep: &Report) -> String {
     }
     if !oracle_rows.is_empty() {
         out += "\n## Oracle checks\n\n";
-        out += &table(&["case", "solver", "check", "measured", "expected", "error", "tolerance", "result"], &oracle_rows);
+        out +=
+            &table(&["case", "solver", "check", "measured", "expected", "error", "tolerance", "result"], &oracle_rows);
     }
     if let Some((_, text)) = &rep.gates {
         out += &format!("\n## Gates\n\n```\n{text}```\n");

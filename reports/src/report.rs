@@ -28,6 +28,8 @@ pub struct Report {
     pub run_dir: PathBuf,
     /// Its records, sorted by file name.
     pub records: Vec<RunRecord>,
+    /// Files of the run directory that could not be read as run records, with the reason.
+    pub unreadable: Vec<String>,
     /// Rendered figures, in report order.
     pub figures: Vec<Figure>,
     /// Gate verdicts and the readable gate table, when a gates file was given.
@@ -64,15 +66,30 @@ pub fn draw_figures(records: &[RunRecord], out_dir: &Path) -> Result<Vec<Figure>
 
 /// Reads the inputs and draws the figures (writes only `out_dir/figures`).
 pub fn build(opts: &Options) -> Result<Report, String> {
-    let records = crate::read_run_dir(&opts.run_dir)?;
+    let (records, unreadable) = crate::read_run_dir_partial(&opts.run_dir)?;
     if records.is_empty() {
+        if let Some(first) = unreadable.first() {
+            return Err(first.clone());
+        }
         return Err(format!("{}: no run records (*.json) to report on", opts.run_dir.display()));
     }
     let gates = match &opts.gates {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let g = gate::parse(&text, &path.display().to_string())?;
-            Some(gate::check_all(&g, &records))
+            let all = gate::parse(&text, &path.display().to_string())?;
+            // Only gates on pairs of this run directory: the others would all read "no run record".
+            let (mine, other): (Vec<_>, Vec<_>) = all
+                .into_iter()
+                .partition(|g| records.iter().any(|r| r.solver.name == g.solver && r.case.label == g.case));
+            let (verdicts, mut text) = gate::check_all(&mine, &records);
+            if !other.is_empty() {
+                text += &format!(
+                    "{} gate(s) of {} name pairs that are not in this run directory (not checked here)\n",
+                    other.len(),
+                    path.display()
+                );
+            }
+            Some((verdicts, text))
         }
         None => None,
     };
@@ -89,14 +106,13 @@ pub fn build(opts: &Options) -> Result<Report, String> {
         }
     }
     let figures = draw_figures(&records, &opts.out_dir)?;
-    Ok(Report { run_dir: opts.run_dir.clone(), records, figures, gates, criterion })
+    Ok(Report { run_dir: opts.run_dir.clone(), records, unreadable, figures, gates, criterion })
 }
 
 /// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.
 pub fn write(opts: &Options) -> Result<Report, String> {
     let report = build(opts)?;
-    for (name, text) in
-        [("index.html", crate::html::index(&report)), ("summary.md", crate::markdown::summary(&report))]
+    for (name, text) in [("index.html", crate::html::index(&report)), ("summary.md", crate::markdown::summary(&report))]
     {
         let path = opts.out_dir.join(name);
         harness::record::write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -7,4 +7,8 @@
 //! exposes `pub fn entry() -> harness::SolverEntry`, which the root crate registers with one line,
 //! `.solver(solvers::pgs::entry())`; `docs/adding-a-solver.md` walks through it with PGS.
 
+pub mod drumwright;
+pub mod local_global;
+pub mod nsn;
 pub mod pgs;
+pub mod sap;

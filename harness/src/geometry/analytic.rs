@@ -75,7 +75,7 @@ pub(super) fn box_corner_plane(
 }
 
 /// A surface point `p` of body A against the half-space B.
-fn point_plane(id: u32, p: &Vector3<f64>, n: &Vector3<f64>, offset: f64) -> Feature {
+pub(super) fn point_plane(id: u32, p: &Vector3<f64>, n: &Vector3<f64>, offset: f64) -> Feature {
     let gap = n.dot(p) - offset;
     Feature { id, point: p - 0.5 * gap * n, normal: *n, gap }
 }

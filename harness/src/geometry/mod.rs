@@ -13,6 +13,7 @@
 //! | A | B | method | features |
 //! |---|---|---|---|
 //! | sphere | half-space, sphere, box (body or static) | closed form | 0 |
+//! | box | static sphere (radius 0: a point) | sphere–box closed form, normal reversed | 0 |
 //! | box | half-space | closed form | corner `k` = 0..8 (bit `i` set: `-h_i` along body axis `i`) |
 //! | cylinder | half-space | closed form | 0/1 ends of the lowest generator; 2..10 rim points when standing |
 //! | box | box (body or static) | parry contact manifold | packed parry feature ids of both boxes |
@@ -34,6 +35,7 @@
 //! static box's sphere circumscribes it; a half-space tests the signed distance of the sphere).
 
 mod analytic;
+mod nodes;
 mod parry;
 #[cfg(test)]
 mod tests;
@@ -87,11 +89,14 @@ impl Geom {
                     Shape::Cylinder { radius, half_height } => Geom::Cylinder { center, rot, radius, half_height },
                 }
             }
+            // node colliders are points, handled by `nodes` before any `Geom` is built
+            ColliderId::Deformable(_) => unreachable!("Geom::of called on a deformable collider"),
             ColliderId::Static(i) => match world.statics[i].shape {
                 StaticShape::HalfSpace { normal, offset } => Geom::HalfSpace { normal, offset },
                 StaticShape::Box { center, orientation, half_extents: h } => {
                     Geom::Cuboid { center, rot: orientation, half: Vector3::from(h) }
                 }
+                StaticShape::Sphere { center, radius } => Geom::Sphere { center, radius },
             },
         }
     }
@@ -211,6 +216,7 @@ pub fn detect(world: &World, margin: f64) -> ContactSet {
             }
         }
     }
+    contacts.extend(nodes::detect(world, margin));
     contacts.sort_by_key(|c| c.key);
     ContactSet { contacts }
 }
@@ -226,6 +232,12 @@ pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
     let mut manifold: Option<((ColliderId, ColliderId), Vec<Feature>)> = None;
     for old in &previous.contacts {
         let key = old.key;
+        if matches!(key.a, ColliderId::Deformable(_)) || matches!(key.b, ColliderId::Deformable(_)) {
+            let (point, normal, gap) =
+                nodes::node_feature(world, &key).map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
+            contacts.push(Contact::new(world, key, point, normal, gap));
+            continue;
+        }
         let (a, b) = (Geom::of(world, key.a), Geom::of(world, key.b));
         let f = match method(&a, &b) {
             Method::Analytic(_) => analytic_feature(&a, &b, key.feature),

@@ -13,7 +13,9 @@ pub struct EnergyTerms {
     pub gravity: f64,
     /// `sum 1/2 k (l - l0)^2` (J).
     pub spring: f64,
-    /// `kinetic + gravity + spring` (J).
+    /// Elastic energy of the deformable bodies (J).
+    pub elastic: f64,
+    /// `kinetic + gravity + spring + elastic` (J).
     pub total: f64,
 }
 
@@ -22,7 +24,8 @@ impl EnergyTerms {
     /// [`World::spring_energy`]).
     pub fn of(world: &World) -> Self {
         let (kinetic, gravity, spring) = (world.kinetic_energy(), world.gravity_energy(), world.spring_energy());
-        Self { kinetic, gravity, spring, total: kinetic + gravity + spring }
+        let elastic = world.elastic_energy();
+        Self { kinetic, gravity, spring, elastic, total: kinetic + gravity + spring + elastic }
     }
 }
 

@@ -81,7 +81,10 @@ pub struct StepMetrics {
     /// Spring energy after the step (J).
     #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub spring: f64,
-    /// `kinetic + gravity + spring` after the step (J).
+    /// Elastic energy of the deformable bodies after the step (J; 0 without deformables).
+    #[serde(default, deserialize_with = "crate::record::nullable_f64")]
+    pub elastic: f64,
+    /// `kinetic + gravity + spring + elastic` after the step (J).
     #[serde(deserialize_with = "crate::record::nullable_f64")]
     pub energy: f64,
     /// `energy(after) - energy(before)` (J).
@@ -142,6 +145,7 @@ impl StepMetrics {
             kinetic: f64::NAN,
             gravity: f64::NAN,
             spring: f64::NAN,
+            elastic: f64::NAN,
             energy: f64::NAN,
             energy_change: f64::NAN,
             energy_injection: f64::NAN,
@@ -221,6 +225,7 @@ pub fn evaluate(
     m.kinetic = e1.kinetic;
     m.gravity = e1.gravity;
     m.spring = e1.spring;
+    m.elastic = e1.elastic;
     m.energy = e1.total;
     m.energy_change = e1.total - e0.total;
     m.energy_injection = nan_max(0.0, m.energy_change);

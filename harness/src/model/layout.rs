@@ -14,6 +14,9 @@ pub enum BlockKind {
     /// Rigid body `index` of [`super::World::bodies`]; positions are 7 numbers
     /// `(x, y, z, qw, qx, qy, qz)`, velocities the free components of `(v, w)`.
     RigidBody { index: usize },
+    /// Deformable body `index` of [`super::World::deformables`]: 3 velocity DOFs (node
+    /// velocity) and 3 positions per node, in node order; after all rigid-body blocks.
+    Deformable { index: usize },
 }
 
 /// One block of the layout.

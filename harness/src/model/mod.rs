@@ -8,11 +8,15 @@
 //! excluded components are held at zero.
 
 mod body;
+mod deformable;
 mod joint;
 mod layout;
 mod world;
 
 pub use body::{DofMask, Material, RigidBody, Shape};
 pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointKind};
+pub use deformable::{DeformableBody, ElasticMaterial, ElasticModel, GradientOperator, PrescribedMotion};
 pub use layout::{BlockKind, DofBlock, DofLayout};
-pub use world::{combine_friction, ContactCompliance, Spring, StaticCollider, StaticShape, World, WorldError};
+pub use world::{
+    combine_friction, ContactCompliance, PointLoad, Spring, StaticCollider, StaticShape, World, WorldError,
+};

@@ -56,6 +56,9 @@ pub enum StaticShape {
     HalfSpace { normal: Vector3<f64>, offset: f64 },
     /// A fixed box (walls, steps).
     Box { center: Vector3<f64>, orientation: UnitQuaternion<f64>, half_extents: [f64; 3] },
+    /// A fixed sphere; `radius = 0` is a point collider (e.g. one element of a Winkler foundation,
+    /// `cases/src/winkler_cube.rs`). Contacts with bodies use the closed-form sphere formulas.
+    Sphere { center: Vector3<f64>, radius: f64 },
 }
 
 /// A static collider: geometry and material.
@@ -108,6 +111,33 @@ impl Spring {
     }
 }
 
+/// A time-dependent point load on a rigid body: the constant world-frame force `force` applied at
+/// the body-frame point `center + radius (cos w t, sin w t, 0)` (a point circling the body z axis
+/// at `w = angular_frequency`; `radius = 0` or `w = 0` is a fixed point). `t` is [`World::time`].
+/// Drumwright's circling load on the Winkler cube (§5.5) is `center = (0, 0, s/2)`,
+/// `radius = s/2`, `w = 10 rad/s`. Explicit in the step, like every non-contact force.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PointLoad {
+    /// Index of the body.
+    pub body: usize,
+    /// World-frame force (N).
+    pub force: Vector3<f64>,
+    /// Centre of the circle, body frame (m).
+    pub center: Vector3<f64>,
+    /// Radius of the circle in the body x–y plane (m, >= 0).
+    pub radius: f64,
+    /// Angular frequency of the circling (rad/s).
+    pub angular_frequency: f64,
+}
+
+impl PointLoad {
+    /// Body-frame application point at time `t`.
+    pub fn local_point(&self, t: f64) -> Vector3<f64> {
+        let a = self.angular_frequency * t;
+        self.center + self.radius * Vector3::new(a.cos(), a.sin(), 0.0)
+    }
+}
+
 /// Invalid world data, found by [`World::validate`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum WorldError {
@@ -126,6 +156,9 @@ pub enum WorldError {
     /// A joint is malformed (bad body index, axis, compliance).
     #[error("joint {index} ('{name}'): {why}")]
     BadJoint { index: usize, name: String, why: String },
+    /// A deformable body is malformed.
+    #[error("deformable '{name}': {why}")]
+    BadDeformable { name: String, why: String },
 }
 
 /// Everything that moves or collides, and the forces acting apart from contact.
@@ -142,12 +175,31 @@ pub struct World {
     /// Bilateral joints between bodies or a body and the world ([`super::Joint`]).
     #[serde(default)]
     pub joints: Vec<super::Joint>,
+    /// Deformable (tetrahedral FEM) bodies; their DOFs follow the rigid bodies' in the layout.
+    #[serde(default)]
+    pub deformables: Vec<super::DeformableBody>,
+    /// Time-dependent point loads ([`PointLoad`]), evaluated at [`World::time`].
+    #[serde(default)]
+    pub loads: Vec<PointLoad>,
+    /// Simulation time (s) of this state: 0 at the start, advanced by the stepper by `dt` per step.
+    /// Only time-dependent loads read it.
+    #[serde(default)]
+    pub time: f64,
 }
 
 impl World {
     /// An empty world with standard gravity `(0, 0, -9.81)`.
     pub fn new() -> Self {
-        Self { gravity: Vector3::new(0.0, 0.0, -9.81), bodies: vec![], statics: vec![], springs: vec![], joints: vec![] }
+        Self {
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+            bodies: vec![],
+            statics: vec![],
+            springs: vec![],
+            joints: vec![],
+            deformables: vec![],
+            loads: vec![],
+            time: 0.0,
+        }
     }
 
     /// Checks every number for finiteness and physical range: masses and inertias > 0, friction
@@ -231,7 +283,31 @@ impl World {
                     });
                 }
             }
+            if let StaticShape::Sphere { center, radius } = s.shape {
+                finite(|| format!("collider '{}' sphere", s.name), &[center.x, center.y, center.z, radius])?;
+                if radius < 0.0 {
+                    return Err(WorldError::OutOfRange {
+                        what: format!("collider '{}' radius", s.name),
+                        bound: ">= 0",
+                        value: radius,
+                    });
+                }
+            }
         }
+        for (i, l) in self.loads.iter().enumerate() {
+            if l.body >= self.bodies.len() {
+                return Err(WorldError::OutOfRange {
+                    what: format!("load {i} body index"),
+                    bound: "< number of bodies",
+                    value: l.body as f64,
+                });
+            }
+            finite(
+                || format!("load {i}"),
+                &[l.force.as_slice(), l.center.as_slice(), &[l.radius, l.angular_frequency]].concat(),
+            )?;
+        }
+        finite(|| "time".into(), &[self.time])?;
         for (i, s) in self.springs.iter().enumerate() {
             if s.body >= self.bodies.len() {
                 return Err(WorldError::BadSpring { index: i, body: s.body, n: self.bodies.len() });
@@ -248,6 +324,10 @@ impl World {
         for (i, j) in self.joints.iter().enumerate() {
             j.validate(self.bodies.len())
                 .map_err(|why| WorldError::BadJoint { index: i, name: j.name.clone(), why })?;
+        }
+        for d in &self.deformables {
+            d.validate().map_err(|why| WorldError::BadDeformable { name: d.name.clone(), why })?;
+            material(&format!("deformable '{}'", d.name), &d.material)?;
         }
         Ok(())
     }
@@ -270,6 +350,20 @@ impl World {
             layout.nv += nv;
             layout.nq += 7;
         }
+        let first = self.bodies.len();
+        for (i, d) in self.deformables.iter().enumerate() {
+            let n = 3 * d.num_nodes();
+            layout.blocks.push(DofBlock {
+                kind: BlockKind::Deformable { index: i },
+                v_offset: layout.nv,
+                nv: n,
+                q_offset: layout.nq,
+                nq: n,
+                subsystem: first + i,
+            });
+            layout.nv += n;
+            layout.nq += n;
+        }
         layout
     }
 
@@ -280,6 +374,9 @@ impl World {
             let c = b.orientation.quaternion().coords; // (i, j, k, w)
             q.extend_from_slice(&[b.position.x, b.position.y, b.position.z, c.w, c.x, c.y, c.z]);
         }
+        for d in &self.deformables {
+            q.extend(d.positions.iter().flat_map(|x| [x.x, x.y, x.z]));
+        }
         q
     }
 
@@ -289,6 +386,9 @@ impl World {
         for b in &self.bodies {
             let t = b.twist();
             v.extend(b.dofs.free_indices().map(|i| t[i]));
+        }
+        for d in &self.deformables {
+            v.extend(d.velocities.iter().flat_map(|x| [x.x, x.y, x.z]));
         }
         v
     }
@@ -308,6 +408,15 @@ impl World {
             }
             b.linear_velocity = Vector3::new(t[0], t[1], t[2]);
             b.angular_velocity = Vector3::new(t[3], t[4], t[5]);
+        }
+        let mut o = 7 * self.bodies.len();
+        for d in &mut self.deformables {
+            for (x, u) in d.positions.iter_mut().zip(d.velocities.iter_mut()) {
+                *x = Vector3::new(q[o], q[o + 1], q[o + 2]);
+                *u = Vector3::new(v[k], v[k + 1], v[k + 2]);
+                o += 3;
+                k += 3;
+            }
         }
     }
 
@@ -341,12 +450,22 @@ impl World {
             let c = q1.quaternion().coords;
             out[o + 3..o + 7].copy_from_slice(&[c.w, c.x, c.y, c.z]);
         }
+        // deformable nodes: x+ = x + dt v
+        let o = 7 * self.bodies.len();
+        let n: usize = self.deformables.iter().map(|d| 3 * d.num_nodes()).sum();
+        for i in 0..n {
+            out[o + i] = q[o + i] + dt * v[k + i];
+        }
         out
     }
 
     /// Reduced mass matrix: per body the free rows/columns of `diag(m I3, R I R^T)`.
     pub fn mass_matrix(&self) -> BlockDiagonal {
-        BlockDiagonal::new(self.bodies.iter().map(|b| reduce(b, &b.spatial_mass())).collect())
+        let mut blocks: Vec<DMatrix<f64>> = self.bodies.iter().map(|b| reduce(b, &b.spatial_mass())).collect();
+        for d in &self.deformables {
+            blocks.extend(d.node_masses().into_iter().map(|m| DMatrix::from_diagonal_element(3, 3, m)));
+        }
+        BlockDiagonal::new(blocks)
     }
 
     /// Generalized non-contact force at the current state: gravity, applied force and torque,
@@ -358,6 +477,15 @@ impl World {
             let w = b.angular_velocity;
             let tau = b.applied_torque - w.cross(&(b.world_inertia() * w));
             *f = [fg.x, fg.y, fg.z, tau.x, tau.y, tau.z];
+        }
+        for l in &self.loads {
+            let b = &self.bodies[l.body];
+            let torque = (b.orientation * l.local_point(self.time)).cross(&l.force);
+            let f = &mut full[l.body];
+            for a in 0..3 {
+                f[a] += l.force[a];
+                f[3 + a] += torque[a];
+            }
         }
         for s in &self.springs {
             let b = &self.bodies[s.body];
@@ -374,6 +502,13 @@ impl World {
         let mut out = Vec::new();
         for (b, f) in self.bodies.iter().zip(&full) {
             out.extend(b.dofs.free_indices().map(|i| f[i]));
+        }
+        // deformables: gravity on the lumped node masses minus the elastic gradient
+        for d in &self.deformables {
+            let grad = d.elastic_gradient();
+            for (a, m) in d.node_masses().into_iter().enumerate() {
+                out.extend((0..3).map(|i| m * self.gravity[i] - grad[3 * a + i]));
+            }
         }
         out
     }
@@ -399,17 +534,25 @@ impl World {
             let jp = b.point_jacobian(&p);
             full[s.body] += jp.transpose() * kp * jp;
         }
-        BlockDiagonal::new(self.bodies.iter().zip(&full).map(|(b, k)| reduce(b, k)).collect())
+        let mut blocks: Vec<DMatrix<f64>> = self.bodies.iter().zip(&full).map(|(b, k)| reduce(b, k)).collect();
+        // deformable node blocks are zero here: their (coupled) elastic stiffness is
+        // [`World::elastic_hessian`] / `StepProblem::elastic_hessian`
+        for d in &self.deformables {
+            blocks.extend((0..d.num_nodes()).map(|_| DMatrix::zeros(3, 3)));
+        }
+        BlockDiagonal::new(blocks)
     }
 
     /// Kinetic energy (J).
     pub fn kinetic_energy(&self) -> f64 {
-        self.bodies.iter().map(|b| b.kinetic_energy()).sum()
+        self.bodies.iter().map(|b| b.kinetic_energy()).sum::<f64>()
+            + self.deformables.iter().map(|d| d.kinetic_energy()).sum::<f64>()
     }
 
     /// Gravitational potential energy `-sum m g . x` (J), zero at the origin.
     pub fn gravity_energy(&self) -> f64 {
-        self.bodies.iter().map(|b| -b.mass * self.gravity.dot(&b.position)).sum()
+        self.bodies.iter().map(|b| -b.mass * self.gravity.dot(&b.position)).sum::<f64>()
+            + self.deformables.iter().map(|d| d.gravity_energy(&self.gravity)).sum::<f64>()
     }
 
     /// Elastic energy of the springs (J).
@@ -430,7 +573,9 @@ impl World {
     pub fn is_closed(&self) -> bool {
         self.gravity == Vector3::zeros()
             && self.springs.is_empty()
+            && self.loads.is_empty()
             && self.statics.is_empty()
+            && self.deformables.iter().all(|d| d.boundary.is_empty())
             && self.joints.iter().all(|j| j.body_b.is_some())
             && self.bodies.iter().all(|b| {
                 b.dofs == super::DofMask::FREE
@@ -441,7 +586,8 @@ impl World {
 
     /// Total linear momentum `sum m v` (kg m/s).
     pub fn linear_momentum(&self) -> Vector3<f64> {
-        self.bodies.iter().map(|b| b.mass * b.linear_velocity).sum()
+        self.bodies.iter().map(|b| b.mass * b.linear_velocity).sum::<Vector3<f64>>()
+            + self.deformables.iter().map(|d| d.linear_momentum()).sum::<Vector3<f64>>()
     }
 
     /// Total angular momentum about the world origin `sum (x x m v + R I R^T w)` (kg m^2/s).
@@ -449,7 +595,71 @@ impl World {
         self.bodies
             .iter()
             .map(|b| b.position.cross(&(b.mass * b.linear_velocity)) + b.world_inertia() * b.angular_velocity)
-            .sum()
+            .sum::<Vector3<f64>>()
+            + self.deformables.iter().map(|d| d.angular_momentum()).sum::<Vector3<f64>>()
+    }
+}
+
+impl World {
+    /// First velocity index of each deformable body's block (they follow the rigid bodies).
+    pub fn deformable_v_offsets(&self) -> Vec<usize> {
+        let mut o: usize = self.bodies.iter().map(|b| b.dofs.count()).sum();
+        self.deformables
+            .iter()
+            .map(|d| {
+                let start = o;
+                o += 3 * d.num_nodes();
+                start
+            })
+            .collect()
+    }
+
+    /// Elastic energy of the deformable bodies (J).
+    pub fn elastic_energy(&self) -> f64 {
+        self.deformables.iter().map(|d| d.elastic_energy()).sum()
+    }
+
+    /// Gradient of the elastic energy `∂U/∂x` in velocity coordinates (length `nv`; zero on
+    /// rigid DOFs) (N).
+    pub fn elastic_gradient(&self) -> Vec<f64> {
+        let mut g = vec![0.0; self.layout().nv];
+        for (d, o) in self.deformables.iter().zip(self.deformable_v_offsets()) {
+            for (i, v) in d.elastic_gradient().into_iter().enumerate() {
+                g[o + i] = v;
+            }
+        }
+        g
+    }
+
+    /// The elastic stiffness `∂²U/∂x²` as an `nv × nv` sparse matrix (N/m), or `None` without
+    /// deformable bodies; `projected`: per-element PSD projection (see [`super::DeformableBody`]).
+    pub fn elastic_hessian(&self, projected: bool) -> Option<kernels::sparse::Csr> {
+        if self.deformables.is_empty() {
+            return None;
+        }
+        let nv = self.layout().nv;
+        let mut t = Vec::new();
+        for (d, o) in self.deformables.iter().zip(self.deformable_v_offsets()) {
+            d.hessian_triplets(o, projected, &mut t);
+        }
+        Some(kernels::sparse::Csr::from_triplets(nv, nv, &t))
+    }
+
+    /// The prescribed DOFs and the end-of-step velocity each must have over a step of `dt`:
+    /// `(v index, (target − x) / dt)` for every node of every [`super::PrescribedMotion`].
+    pub fn prescribed_velocities(&self, dt: f64) -> Vec<(usize, f64)> {
+        let mut out = Vec::new();
+        for (d, o) in self.deformables.iter().zip(self.deformable_v_offsets()) {
+            for bc in &d.boundary {
+                for &a in &bc.nodes {
+                    let x = d.positions[a];
+                    let v = (bc.target(&x, dt) - x) / dt;
+                    out.extend((0..3).map(|i| (o + 3 * a + i, v[i])));
+                }
+            }
+        }
+        out.sort_by_key(|p| p.0);
+        out
     }
 }
 

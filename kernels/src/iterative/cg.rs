@@ -33,9 +33,14 @@ pub fn cg<B: Backend>(
     let mut p = z.clone();
     let mut ap = vec![0.0; n];
     let mut rz = backend.dot(&r, &z);
+    let rz0 = rz.abs();
     let bnorm = backend.dot(b, b).sqrt();
     let mut rn = backend.dot(&r, &r).sqrt();
-    let mut info = KrylovInfo { residual_history: vec![rn], precond_residual_history: vec![rz.max(0.0).sqrt()], ..Default::default() };
+    let mut info = KrylovInfo {
+        residual_history: vec![rn],
+        precond_residual_history: vec![rz.max(0.0).sqrt()],
+        ..Default::default()
+    };
     let mut converged = done(params, rn, bnorm);
     let mut k = 0;
     while !converged && k < params.max_iterations {
@@ -45,7 +50,7 @@ pub fn cg<B: Backend>(
             return Err(KrylovError::NonFinite { iteration: k });
         }
         if pap <= 0.0 {
-            if rz == 0.0 {
+            if rz.abs() <= 1e-24 * rz0 || pap.abs() <= 1e-24 * rz0 {
                 break;
             }
             return Err(KrylovError::NonPositiveCurvature { iteration: k, value: pap });

@@ -10,6 +10,10 @@
 use super::{done, KrylovError, KrylovInfo, KrylovParams, LinearOperator};
 use crate::backend::Backend;
 
+/// Curvatures below this fraction of the initial `z·Az` count as round-off: the iteration stops
+/// (as converged as it can get) instead of reporting a breakdown.
+const ROUND_OFF: f64 = 1e-24;
+
 /// Options of [`pcr`].
 pub type PcrParams = KrylovParams;
 /// What [`pcr`] reports.
@@ -42,6 +46,7 @@ pub fn pcr<B: Backend>(
     let mut ap = az.clone();
     let mut pap = vec![0.0; n];
     let mut zaz = backend.dot(&z, &az);
+    let zaz0 = zaz.abs();
     let bnorm = backend.dot(b, b).sqrt();
     let mut info = KrylovInfo::default();
     let mut rn = backend.dot(&r, &r).sqrt();
@@ -56,8 +61,8 @@ pub fn pcr<B: Backend>(
             return Err(KrylovError::NonFinite { iteration: k });
         }
         if denom <= 0.0 || zaz <= 0.0 {
-            if zaz == 0.0 {
-                break; // z A z = 0: r in the null space of A (nothing left to reduce)
+            if zaz.abs() <= ROUND_OFF * zaz0 || denom.abs() <= ROUND_OFF * zaz0 {
+                break; // at round-off (or r in the null space of A): nothing left to reduce
             }
             return Err(KrylovError::NonPositiveCurvature { iteration: k, value: denom.min(zaz) });
         }

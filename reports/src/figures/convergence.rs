@@ -7,7 +7,7 @@
 //! definition are never silently compared as equals. Of the logged steps of a record, the one with
 //! the most iterations (the hardest logged step; the earliest on ties) is drawn.
 
-use super::{color_of, dropped_note, render, source_of, Figure, Panel, Scale, Series, Style};
+use super::{color_of, dropped_note, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use harness::log::IterationLog;
 use harness::record::{IterationRecord, RunRecord};
 use std::path::Path;
@@ -27,17 +27,13 @@ pub const RESIDUAL_PREFERENCE: &[&str] = &[
 
 /// The residual column drawn for `log` (see the module doc).
 pub fn residual_column(log: &IterationLog) -> Option<&str> {
-    RESIDUAL_PREFERENCE
-        .iter()
-        .copied()
-        .find(|c| log.column(c).is_some())
-        .or_else(|| {
-            log.names
-                .iter()
-                .zip(&log.columns)
-                .find(|(n, col)| n.as_str() != "time_s" && col.iter().any(|v| v.is_finite() && *v > 0.0))
-                .map(|(n, _)| n.as_str())
-        })
+    RESIDUAL_PREFERENCE.iter().copied().find(|c| log.column(c).is_some()).or_else(|| {
+        log.names
+            .iter()
+            .zip(&log.columns)
+            .find(|(n, col)| n.as_str() != "time_s" && col.iter().any(|v| v.is_finite() && *v > 0.0))
+            .map(|(n, _)| n.as_str())
+    })
 }
 
 /// The logged step drawn for a record: the one with the most iterations (earliest on ties).
@@ -50,7 +46,12 @@ pub fn hardest_logged_step(r: &RunRecord) -> Option<&IterationRecord> {
 
 /// Draws the convergence figure of one case from its `records` (one per solver); `None` when no
 /// record has an iteration log with a residual column.
-pub fn figure(dir: &Path, case_label: &str, records: &[&RunRecord], order: &[String]) -> Result<Option<Figure>, String> {
+pub fn figure(
+    dir: &Path,
+    case_label: &str,
+    records: &[&RunRecord],
+    order: &[String],
+) -> Result<Option<Figure>, String> {
     let (mut by_iter, mut by_time, mut sources, mut picked) = (vec![], vec![], vec![], vec![]);
     for r in records {
         let Some(it) = hardest_logged_step(r) else { continue };
@@ -84,12 +85,12 @@ pub fn figure(dir: &Path, case_label: &str, records: &[&RunRecord], order: &[Str
         x_scale: Scale::Linear,
         y_scale: Scale::Log,
         y_range: None,
+        legend: Legend::UpperRight,
         series,
     };
     let panels =
         [panel("residual vs iteration", "iteration", by_iter), panel("residual vs time", "time in step [s]", by_time)];
-    let (file, series, dropped) =
-        render(dir, &format!("convergence-{}", super::slug(case_label)), &panels, 560, 420)?;
+    let (file, series, dropped) = render(dir, &format!("convergence-{}", super::slug(case_label)), &panels, 560, 420)?;
     Ok(Some(Figure {
         kind: "convergence",
         file,

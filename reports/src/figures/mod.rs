@@ -24,6 +24,7 @@ pub mod work_precision;
 use harness::record::RunRecord;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
 
 /// A rendered figure.
@@ -49,12 +50,7 @@ pub struct Figure {
 pub fn source_of(r: &RunRecord) -> String {
     let commit: String = r.provenance.commit.chars().take(7).collect();
     let dirty = if r.provenance.commit.ends_with("-dirty") { "-dirty" } else { "" };
-    format!(
-        "{} (commit {commit}{dirty}, case {}, solver {})",
-        r.file_name(),
-        r.case.params_hash,
-        r.solver.params_hash
-    )
+    format!("{} (commit {commit}{dirty}, case {}, solver {})", r.file_name(), r.case.params_hash, r.solver.params_hash)
 }
 
 /// Axis scale.
@@ -90,6 +86,17 @@ pub struct Series {
     pub style: Style,
 }
 
+/// Legend corner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Legend {
+    /// Upper right.
+    UpperRight,
+    /// Lower right.
+    LowerRight,
+    /// Lower left.
+    LowerLeft,
+}
+
 /// One chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Panel {
@@ -105,6 +112,8 @@ pub struct Panel {
     pub y_scale: Scale,
     /// Fixed y range in data units, if any.
     pub y_range: Option<(f64, f64)>,
+    /// Where the legend goes.
+    pub legend: Legend,
     /// The series.
     pub series: Vec<Series>,
 }
@@ -185,19 +194,84 @@ fn range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
     (lo - 0.05 * span, hi + 0.05 * span)
 }
 
-fn tick_label(v: f64, s: Scale) -> String {
-    match s {
-        Scale::Linear => fmt_num(v),
-        Scale::Log => fmt_num(10f64.powf(v)),
+/// A linear tick label with enough significant digits to tell ticks `span` apart.
+fn linear_tick(x: f64, lo: f64, hi: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return fmt_num(x);
     }
+    let span = (hi - lo).abs().max(f64::MIN_POSITIVE);
+    let mag = lo.abs().max(hi.abs());
+    let digits = ((mag / span).log10().ceil() as i32 + 2).clamp(3, 12);
+    let e = x.abs().log10().floor() as i32;
+    let m = 10f64.powi(e - digits + 1);
+    let r = (x / m).round() * m;
+    if r.abs() < span * 1e-9 {
+        return "0".into();
+    }
+    let s = format!("{r:.prec$e}", prec = (digits - 1) as usize);
+    let (mant, ex) = s.split_once('e').unwrap_or((&s, "0"));
+    let mant = if mant.contains('.') { mant.trim_end_matches('0').trim_end_matches('.') } else { mant };
+    let ex: i32 = ex.parse().unwrap_or(0);
+    if (-3..4).contains(&ex) {
+        let v: f64 = format!("{mant}e{ex}").parse().unwrap_or(r);
+        let dec = (digits - 1 - ex).max(0) as usize;
+        let t = format!("{v:.dec$}");
+        return if t.contains('.') { t.trim_end_matches('0').trim_end_matches('.').to_string() } else { t };
+    }
+    format!("{mant}e{ex}")
 }
+
+/// Tick positions (in log10 space) and labels of a log axis over `[lo, hi]` (log10 units):
+/// powers of ten, every k-th decade for wide ranges, and 2 and 5 (or every digit) within a decade
+/// for narrow ones.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<(f64, String)> {
+    let span = hi - lo;
+    let mantissas: &[f64] = if span >= 2.5 {
+        &[1.0]
+    } else if span >= 0.9 {
+        &[1.0, 2.0, 5.0]
+    } else {
+        &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+    };
+    let every = ((span / 7.0).ceil() as i64).max(1);
+    let mut out = vec![];
+    for k in (lo.floor() as i64)..=(hi.ceil() as i64) {
+        if k.rem_euclid(every) != 0 {
+            continue;
+        }
+        for &m in mantissas {
+            let v = m * 10f64.powi(k as i32);
+            let pos = v.log10();
+            if pos >= lo && pos <= hi {
+                out.push((pos, fmt_num(v)));
+            }
+        }
+    }
+    if out.len() < 3 && span < 1.0 {
+        // narrower than the 1..9 steps: evenly spaced nice values
+        let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
+        let raw = (b - a) / 4.0;
+        let mag = 10f64.powf(raw.log10().floor());
+        let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+        let mut v = (a / step).ceil() * step;
+        out.clear();
+        while v <= b {
+            out.push((v.log10(), fmt_num(v)));
+            v += step;
+        }
+    }
+    out
+}
+
+/// Polyline pieces of a series (split at left-out points), in drawing coordinates.
+type Segments = Vec<Vec<(f64, f64)>>;
 
 /// Draws one panel into `area`; returns the number of legend entries and the number of points
 /// left out (non-finite, or non-positive on a log axis).
 pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Result<(usize, usize), String> {
     let e = |e: DrawingAreaErrorKind<_>| e.to_string();
     let mut dropped = 0;
-    let mut t_series: Vec<(usize, Vec<Vec<(f64, f64)>>)> = vec![];
+    let mut t_series: Vec<(usize, Segments)> = vec![];
     for s in &p.series {
         let mut segs: Vec<Vec<(f64, f64)>> = vec![vec![]];
         for &(x, y) in &s.points {
@@ -214,8 +288,28 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
         segs.retain(|s| !s.is_empty());
         t_series.push((s.color, segs));
     }
+    let (x0, x1) = range(t_series.iter().flat_map(|(_, segs)| segs.iter().flatten()).map(|p| p.0), p.x_scale);
+    // A linear y axis whose span is tiny next to its values is drawn as an offset from a stated
+    // value, so that tick labels stay short (the axis label names the offset).
+    let mut y_label = p.y_label.clone();
+    if p.y_scale == Scale::Linear && p.y_range.is_none() {
+        let (lo, hi) = t_series
+            .iter()
+            .flat_map(|(_, segs)| segs.iter().flatten())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), q| (a.min(q.1), b.max(q.1)));
+        if lo.is_finite() && hi > lo && lo.abs().max(hi.abs()) / (hi - lo) > 1e4 {
+            let offset: f64 = format!("{:.6e}", 0.5 * (lo + hi)).parse().unwrap_or(lo);
+            for (_, segs) in &mut t_series {
+                for seg in segs.iter_mut() {
+                    for q in seg.iter_mut() {
+                        q.1 -= offset;
+                    }
+                }
+            }
+            y_label = format!("{y_label} − ({offset:e})");
+        }
+    }
     let all = || t_series.iter().flat_map(|(_, segs)| segs.iter().flatten());
-    let (x0, x1) = range(all().map(|p| p.0), p.x_scale);
     let (y0, y1) = match p.y_range {
         Some((a, b)) => (transform(a, p.y_scale).unwrap_or(0.0), transform(b, p.y_scale).unwrap_or(1.0)),
         None => range(all().map(|p| p.1), p.y_scale),
@@ -227,20 +321,50 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
         .y_label_area_size(72)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(e)?;
-    let (xs, ys) = (p.x_scale, p.y_scale);
-    chart
-        .configure_mesh()
-        .x_desc(p.x_label.as_str())
-        .y_desc(p.y_label.as_str())
-        .x_labels(6)
-        .y_labels(6)
-        .label_style(("sans-serif", 13))
-        .axis_desc_style(("sans-serif", 14))
-        .x_label_formatter(&|v| tick_label(*v, xs))
-        .y_label_formatter(&|v| tick_label(*v, ys))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(e)?;
+    {
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(p.x_label.as_str())
+            .y_desc(y_label.as_str())
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .light_line_style(RGBColor(238, 238, 238))
+            .bold_line_style(RGBColor(215, 215, 215));
+        let xf = move |v: &f64| linear_tick(*v, x0, x1);
+        let yf = move |v: &f64| linear_tick(*v, y0, y1);
+        match p.x_scale {
+            Scale::Linear => mesh.x_labels(6).x_label_formatter(&xf),
+            Scale::Log => mesh.x_labels(0).disable_x_mesh(),
+        };
+        match p.y_scale {
+            Scale::Linear => mesh.y_labels(6).y_label_formatter(&yf),
+            Scale::Log => mesh.y_labels(0).disable_y_mesh(),
+        };
+        mesh.draw().map_err(e)?;
+    }
+    // log axes: grid lines and labels at 1-2-5 x 10^k, drawn here
+    let base = area.get_base_pixel();
+    let grid = RGBColor(215, 215, 215);
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    if p.x_scale == Scale::Log {
+        for (pos, label) in log_ticks(x0, x1) {
+            chart.draw_series(LineSeries::new([(pos, y0), (pos, y1)], grid)).map_err(e)?;
+            let (px, py) = chart.backend_coord(&(pos, y0));
+            let (px, py) = (px - base.0, py - base.1);
+            area.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK)).map_err(e)?;
+            let style = font.clone().pos(Pos::new(HPos::Center, VPos::Top));
+            area.draw(&Text::new(label, (px, py + 7), style)).map_err(e)?;
+        }
+    }
+    if p.y_scale == Scale::Log {
+        for (pos, label) in log_ticks(y0, y1) {
+            chart.draw_series(LineSeries::new([(x0, pos), (x1, pos)], grid)).map_err(e)?;
+            let (px, py) = chart.backend_coord(&(x0, pos));
+            let (px, py) = (px - base.0, py - base.1);
+            area.draw(&PathElement::new(vec![(px - 5, py), (px, py)], BLACK)).map_err(e)?;
+            let style = font.clone().pos(Pos::new(HPos::Right, VPos::Center));
+            area.draw(&Text::new(label, (px - 7, py), style)).map_err(e)?;
+        }
+    }
     let mut legend = 0;
     for (s, (color, segs)) in p.series.iter().zip(&t_series) {
         let c = PALETTE[color % PALETTE.len()];
@@ -257,9 +381,7 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
                 }
             }
             if points {
-                let a = chart
-                    .draw_series(seg.iter().map(|&(x, y)| Circle::new((x, y), 4, c.filled())))
-                    .map_err(e)?;
+                let a = chart.draw_series(seg.iter().map(|&(x, y)| Circle::new((x, y), 4, c.filled()))).map_err(e)?;
                 if !labelled {
                     a.label(s.label.as_str()).legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
                     labelled = true;
@@ -273,7 +395,11 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
     if legend > 0 {
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
+            .position(match p.legend {
+                Legend::UpperRight => SeriesLabelPosition::UpperRight,
+                Legend::LowerRight => SeriesLabelPosition::LowerRight,
+                Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
+            })
             .label_font(("sans-serif", 13))
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(160, 160, 160))
@@ -358,5 +484,17 @@ mod tests {
         assert_eq!(fmt_num(11.554), "11.55");
         assert_eq!(fmt_num(100.0), "100");
         assert_eq!(fmt_num(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn ticks_are_nice_and_distinct() {
+        let t: Vec<String> = log_ticks(-10.3, -9.45).into_iter().map(|t| t.1).collect();
+        assert_eq!(t, ["6e-11", "7e-11", "8e-11", "9e-11", "1e-10", "2e-10", "3e-10"]);
+        let t: Vec<String> = log_ticks(-12.0, 0.2).into_iter().map(|t| t.1).collect();
+        assert_eq!(t, ["1e-12", "1e-10", "1e-8", "1e-6", "1e-4", "0.01", "1"]);
+        assert_eq!(linear_tick(4.9051e-4, 4.9e-4, 4.91e-4), "4.9051e-4");
+        assert_eq!(linear_tick(4.9e-4, 4.9e-4, 4.91e-4), "4.9e-4");
+        assert_eq!(linear_tick(0.75, 0.0, 1.0), "0.75");
+        assert_eq!(linear_tick(0.8, 0.69, 0.81), "0.8");
     }
 }

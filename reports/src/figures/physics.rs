@@ -5,7 +5,7 @@
 //! Records of `signorini.run/1` carry no trajectories (positions), so a trajectory cannot be drawn
 //! against its analytic solution; the oracle checks (measured vs expected) are in the report's table.
 
-use super::{color_of, dropped_note, render, source_of, Figure, Panel, Scale, Series, Style};
+use super::{color_of, dropped_note, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use harness::metrics::StepMetrics;
 use harness::record::RunRecord;
 use std::path::Path;
@@ -21,7 +21,12 @@ pub const QUANTITIES: [Quantity; 3] = [
 ];
 
 /// Draws the physics figure of one case; `None` when no record has recorded steps.
-pub fn figure(dir: &Path, case_label: &str, records: &[&RunRecord], order: &[String]) -> Result<Option<Figure>, String> {
+pub fn figure(
+    dir: &Path,
+    case_label: &str,
+    records: &[&RunRecord],
+    order: &[String],
+) -> Result<Option<Figure>, String> {
     let with_steps: Vec<&&RunRecord> = records.iter().filter(|r| !r.steps.is_empty()).collect();
     if with_steps.is_empty() {
         return Ok(None);
@@ -35,6 +40,7 @@ pub fn figure(dir: &Path, case_label: &str, records: &[&RunRecord], order: &[Str
             x_scale: Scale::Linear,
             y_scale: Scale::Linear,
             y_range: None,
+            legend: Legend::UpperRight,
             series: with_steps
                 .iter()
                 .map(|r| Series {

@@ -1,7 +1,7 @@
 //! Dolan–Moré performance profiles ([`crate::profile`]): `ρ_s(τ)` against `τ` (log axis), one
 //! stair line per solver, one panel per measure (total solve time, total iterations).
 
-use super::{color_of, render, source_of, Figure, Panel, Scale, Series, Style};
+use super::{color_of, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use crate::profile::{attempted, cost_table, curve, ratios, rho, Measure};
 use harness::record::RunRecord;
 use std::path::Path;
@@ -48,6 +48,7 @@ fn panel(records: &[RunRecord], measure: Measure, order: &[String]) -> (Panel, V
         x_scale: Scale::Log,
         y_scale: Scale::Linear,
         y_range: Some((0.0, 1.05)),
+        legend: Legend::LowerRight,
         series,
     };
     (p, counts)

@@ -5,7 +5,7 @@
 //! Run records of `signorini.run/1` carry no DOF count, and body counts only as case-specific
 //! parameters, so the size axis is contacts.
 
-use super::{color_of, dropped_note, render, source_of, Figure, Panel, Scale, Series, Style};
+use super::{color_of, dropped_note, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use harness::record::{RunRecord, RunStatus};
 use std::path::Path;
 
@@ -34,7 +34,12 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
             continue;
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        series.push(Series { label: solver.clone(), color: color_of(order, solver), points: pts, style: Style::Points });
+        series.push(Series {
+            label: solver.clone(),
+            color: color_of(order, solver),
+            points: pts,
+            style: Style::Points,
+        });
     }
     if series.is_empty() {
         return Ok(None);
@@ -46,6 +51,7 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
         x_scale: Scale::Log,
         y_scale: Scale::Log,
         y_range: None,
+        legend: Legend::LowerRight,
         series,
     };
     let (file, n, dropped) = render(dir, "timing", &[panel], 760, 460)?;

@@ -9,7 +9,7 @@
 //! `natmap_rel_l2` (max over steps); for a solver-setting sweep `natmap_rel_l2` (mean over steps).
 //! One figure per (case, swept parameter), one line per solver.
 
-use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Panel, Scale, Series, Style};
+use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use harness::record::{RunRecord, RunStatus};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -105,10 +105,7 @@ pub fn accuracy(s: &Sweep<'_>) -> (String, Vec<f64>) {
     rest.retain(|k| !ORACLE_PREFERENCE.contains(k));
     names.extend(rest);
     match names.into_iter().find(|n| common(n)) {
-        Some(n) => (
-            format!("oracle {n}: error"),
-            s.records.iter().map(|r| r.summary.oracle[n].error).collect(),
-        ),
+        Some(n) => (format!("oracle {n}: error"), s.records.iter().map(|r| r.summary.oracle[n].error).collect()),
         None => natmap("max"),
     }
 }
@@ -138,12 +135,15 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
             let values: Vec<String> = s
                 .records
                 .iter()
-                .map(|r| value_of(r, &param).map(|v| v.as_f64().map(fmt_num).unwrap_or(v.to_string())).unwrap_or("—".into()))
+                .map(|r| {
+                    value_of(r, &param).map(|v| v.as_f64().map(fmt_num).unwrap_or(v.to_string())).unwrap_or("—".into())
+                })
                 .collect();
             lines.push(format!("{}: {name} at {param} = {}", s.solver, values.join(", ")));
             sources.extend(s.records.iter().map(|r| source_of(r)));
             let n_same = group.iter().filter(|o| o.solver == s.solver).count();
-            let label = if n_same > 1 { format!("{} [{}]", s.solver, s.records[0].case.label) } else { s.solver.clone() };
+            let label =
+                if n_same > 1 { format!("{} [{}]", s.solver, s.records[0].case.label) } else { s.solver.clone() };
             series.push(Series { label, color: color_of(order, &s.solver), points: pts, style: Style::LinePoints });
         }
         let panel = Panel {
@@ -153,9 +153,11 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
             x_scale: Scale::Log,
             y_scale: Scale::Log,
             y_range: None,
+            legend: Legend::UpperRight,
             series,
         };
-        let (file, n, dropped) = render(dir, &format!("work-precision-{}-{}", slug(&case), slug(&param)), &[panel], 760, 460)?;
+        let (file, n, dropped) =
+            render(dir, &format!("work-precision-{}-{}", slug(&case), slug(&param)), &[panel], 760, 460)?;
         out.push(Figure {
             kind: "work_precision",
             file,

@@ -1,0 +1,197 @@
+//! World-less linearised step problems: an external problem given only by its matrices (e.g. an
+//! FCLIB file) presented to solvers as a [`StepProblem`].
+//!
+//! A [`StepProblem`] borrows a [`World`] and a [`ContactSet`], but a solver working at the
+//! velocity level reads only the matrices derived from them: the mass matrix and DOF layout, the
+//! free velocity `v* = v0 + dt M^-1 f`, and per contact its Jacobian rows, bias `w = (phi0/dt,
+//! 0, 0)`, `mu` and contact model. [`LinearProblem`] owns exactly that data, plus an empty
+//! placeholder world, and lends a [`StepProblem`] view of it ([`LinearProblem::step_problem`]).
+//!
+//! The mapping from the global FCLIB form `M v = H r + f`, `u = H^T v + w` (anchors.md §1):
+//! `dt = 1`, `v0 = 0`, `forces = f` (so `v* = M^-1 f`), the Jacobian `J = H^T`, contact `i`'s gap
+//! `phi0_i = w_{3i}` (so the bias is exactly `w_{3i}`), every contact rigid. The DOF layout has one
+//! block per diagonal block of `M`, tagged [`BlockKind::RigidBody`] with the block's index.
+//!
+//! Limits (the view is not a physical scene): the placeholder world has no bodies, so
+//! [`StepProblem::integrate`], [`StepProblem::contacts_at`] and the harness's energy and
+//! penetration metrics are meaningless for it; solvers that need positions (position-level
+//! methods) cannot run it. `M` must be block diagonal with blocks of at most 6 DOFs (the width of
+//! a [`JBlock`]), tangential biases must be zero (the step problem's bias is normal only), and
+//! there are no bilateral constraints.
+
+use crate::contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
+use crate::model::{BlockKind, ContactCompliance, DofBlock, DofLayout, World};
+use crate::problem::StepProblem;
+use kernels::BlockDiagonal;
+use nalgebra::{Matrix3, Vector3};
+
+/// A linearised frictional-contact problem with no world behind it (see the module doc).
+#[derive(Debug, Clone)]
+pub struct LinearProblem {
+    world: World,
+    contacts: ContactSet,
+    layout: DofLayout,
+    /// Factored mass matrix.
+    mass: BlockDiagonal,
+    /// `f`: the free momentum `M v*` (N s).
+    forces: Vec<f64>,
+}
+
+impl LinearProblem {
+    /// Builds the problem from a block-diagonal mass matrix `M` (blocks of at most 6 DOFs), the
+    /// Jacobian `J = H^T` as triplets `(row, column, value)` with rows `3 i + (0, 1, 2)` =
+    /// `(n, t1, t2)` of contact `i` and columns the DOFs, the free momentum `f = M v*`, the normal
+    /// bias `w_n` per contact and `mu` per contact. The error names the offending field (`M`, `H`,
+    /// `f`, `w`, `mu`).
+    pub fn new(
+        mass: BlockDiagonal,
+        jacobian: &[(usize, usize, f64)],
+        f: Vec<f64>,
+        w_normal: &[f64],
+        mu: &[f64],
+    ) -> Result<Self, String> {
+        let nv = mass.dim();
+        let nc = mu.len();
+        if f.len() != nv {
+            return Err(format!("f: length {} != number of DOFs {nv} (size of M)", f.len()));
+        }
+        if w_normal.len() != nc {
+            return Err(format!("w: {} normal entries for {nc} contacts", w_normal.len()));
+        }
+        if let Some((i, x)) = f.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(format!("f: entry {i} is not finite ({x})"));
+        }
+        if let Some((i, x)) = w_normal.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(format!("w: normal entry of contact {i} is not finite ({x})"));
+        }
+        if let Some((i, x)) = mu.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
+            return Err(format!("mu: contact {i} has mu = {x}; friction coefficients must be finite and >= 0"));
+        }
+        let mut blocks = vec![];
+        let mut block_of = vec![0usize; nv];
+        for (k, b) in mass.blocks().iter().enumerate() {
+            let off = mass.offset(k);
+            if b.nrows() > 6 {
+                return Err(format!(
+                    "M: diagonal block {k} (DOFs {off}..{}) has {} DOFs; the step problem's contact Jacobian \
+                     blocks hold at most 6",
+                    off + b.nrows(),
+                    b.nrows()
+                ));
+            }
+            block_of[off..off + b.nrows()].fill(k);
+            blocks.push(DofBlock {
+                kind: BlockKind::RigidBody { index: k },
+                v_offset: off,
+                nv: b.nrows(),
+                q_offset: 0,
+                nq: 0,
+                subsystem: k,
+            });
+        }
+        let layout = DofLayout { blocks, nv, nq: 0 };
+        let mut per_contact: Vec<Vec<JBlock>> = vec![vec![]; nc];
+        for &(r, c, x) in jacobian {
+            if r >= 3 * nc || c >= nv {
+                return Err(format!("H: entry (DOF {c}, contact row {r}) outside {nv} x {}", 3 * nc));
+            }
+            if !x.is_finite() {
+                return Err(format!("H: entry (DOF {c}, contact row {r}) is not finite ({x})"));
+            }
+            let (i, k) = (r / 3, block_of[c]);
+            let blk = &layout.blocks[k];
+            let list = &mut per_contact[i];
+            let pos = match list.iter().position(|b| b.v_offset == blk.v_offset) {
+                Some(p) => p,
+                None => {
+                    list.push(JBlock { v_offset: blk.v_offset, ncols: blk.nv, rows: [[0.0; 6]; 3] });
+                    list.len() - 1
+                }
+            };
+            list[pos].rows[r % 3][c - blk.v_offset] += x;
+        }
+        let mut contacts = Vec::with_capacity(nc);
+        for (i, mut jacobian) in per_contact.into_iter().enumerate() {
+            jacobian.sort_by_key(|b| b.v_offset);
+            let body = |j: Option<&JBlock>| j.map(|b| block_of[b.v_offset]);
+            contacts.push(Contact {
+                key: ContactKey { a: ColliderId::Static(0), b: ColliderId::Static(0), feature: i as u32 },
+                body_a: body(jacobian.first()),
+                body_b: body(jacobian.get(1)),
+                point: Vector3::zeros(),
+                frame: Matrix3::identity(),
+                gap: w_normal[i],
+                mu: mu[i],
+                compliance: ContactCompliance::Rigid,
+                jacobian,
+            });
+        }
+        let mut mass = mass;
+        mass.factor().map_err(|e| format!("M: not symmetric positive definite ({e})"))?;
+        Ok(Self { world: World::new(), contacts: ContactSet { contacts }, layout, mass, forces: f })
+    }
+
+    /// Number of DOFs.
+    pub fn nv(&self) -> usize {
+        self.layout.nv
+    }
+
+    /// Number of contacts.
+    pub fn nc(&self) -> usize {
+        self.contacts.len()
+    }
+
+    /// The contacts (identity frames, zero points; only Jacobians, gaps and `mu` are meaningful).
+    pub fn contacts(&self) -> &ContactSet {
+        &self.contacts
+    }
+
+    /// The [`StepProblem`] view: `dt = 1`, `v0 = 0`, `forces = f`, no warm start, no bilateral
+    /// rows, zero force stiffness, empty positions.
+    pub fn step_problem(&self) -> StepProblem<'_> {
+        // Built through `StepProblem::new` on the empty world, so that fields added to
+        // `StepProblem` later get their "nothing of that kind" values; then the matrices of this
+        // problem replace the (empty) ones of the world.
+        let mut p = StepProblem::new(&self.world, &self.contacts, 1.0, None)
+            .expect("the empty world's mass matrix (no blocks) always factors");
+        p.layout = self.layout.clone();
+        p.q0 = vec![];
+        p.v0 = vec![0.0; self.nv()];
+        p.mass = self.mass.clone();
+        p.stiffness = self.mass.zeros_like();
+        p.forces = self.forces.clone();
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nalgebra::DMatrix;
+
+    #[test]
+    fn view_reproduces_the_data() {
+        let mass = BlockDiagonal::new(vec![DMatrix::identity(3, 3) * 2.0]);
+        let j = [(0, 2, 1.0), (1, 0, 1.0), (2, 1, 1.0)];
+        let p = LinearProblem::new(mass, &j, vec![0.0, 0.0, -2.0], &[0.5], &[0.3]).unwrap();
+        let sp = p.step_problem();
+        let vs = sp.free_velocity();
+        assert!((vs[2] + 1.0).abs() < 1e-15 && vs[0] == 0.0 && vs[1] == 0.0, "{vs:?}");
+        assert_eq!(sp.bias(0), [0.5, 0.0, 0.0]);
+        assert_eq!(sp.contact_velocities(&[1.0, 2.0, -1.0]), vec![[-0.5, 1.0, 2.0]]);
+    }
+
+    #[test]
+    fn bad_data_names_the_field() {
+        let mass = || BlockDiagonal::new(vec![DMatrix::identity(3, 3)]);
+        let e = LinearProblem::new(mass(), &[], vec![0.0; 3], &[0.0], &[-1.0]).unwrap_err();
+        assert!(e.starts_with("mu:"), "{e}");
+        let e = LinearProblem::new(mass(), &[], vec![0.0; 2], &[0.0], &[1.0]).unwrap_err();
+        assert!(e.starts_with("f:"), "{e}");
+        let e = LinearProblem::new(mass(), &[(3, 0, 1.0)], vec![0.0; 3], &[0.0], &[1.0]).unwrap_err();
+        assert!(e.starts_with("H:"), "{e}");
+        let big = BlockDiagonal::new(vec![DMatrix::identity(7, 7)]);
+        let e = LinearProblem::new(big, &[], vec![0.0; 7], &[], &[]).unwrap_err();
+        assert!(e.starts_with("M:") && e.contains("7 DOFs"), "{e}");
+    }
+}

@@ -1,0 +1,220 @@
+//! NCP functions shared by the non-smooth Newton solvers (`nsn`, Macklin et al. 2019, and
+//! `local_global`, Zeng et al., whose App. B Eqs. 46–57 are the same functions): the r-scaled
+//! normal rows (Macklin App. A; Zeng Eqs. 13–14, 46–48, 52–54) and the friction compliance `W`
+//! (Zeng's `E_f`) of the fixed-point friction model (Macklin §5.2, Eqs. 31–37, 100–106; Zeng
+//! Eqs. 49–51, 55–57), plus the mass-based complementarity preconditioner diagonal
+//! `diag(J M⁻¹ Jᵀ)` (Macklin Eq. 66).
+//!
+//! All NCP functions are scalar and allocation-free; each returns what the Newton row needs.
+
+use crate::sparse::Csr;
+use nalgebra::DMatrix;
+
+/// Which NCP function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ncp {
+    /// Fischer–Burmeister `φ(a, b) = a + b − sqrt(a² + b²)` (Eq. 23; the paper's default).
+    FischerBurmeister,
+    /// Minimum map `φ(a, b) = min(a, b)` (Eq. 18).
+    Min,
+}
+
+impl Ncp {
+    /// Accepted names.
+    pub const NAMES: [&'static str; 2] = ["fb", "min"];
+    /// Parses `"fb"` or `"min"`.
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "fb" => Some(Self::FischerBurmeister),
+            "min" => Some(Self::Min),
+            _ => None,
+        }
+    }
+}
+
+/// The normal row of one contact: `φ_n(C, λ)` and its partial derivatives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NormalRow {
+    /// `φ_n` (m).
+    pub phi: f64,
+    /// `α = ∂φ_n/∂C` (dimensionless): the NCP Jacobian row is `α ∇C` (Eq. 28).
+    pub alpha: f64,
+    /// `S = ∂φ_n/∂λ_n` (m/N) (Eqs. 95, 98).
+    pub s: f64,
+}
+
+/// `φ_n(C, r λ)` with its derivatives: FB Eqs. 93–95 (at `(0, 0)`: `α = 0`, `S = r`, Eqs. 26–27),
+/// min map Eqs. 96–98.
+pub fn normal_row(ncp: Ncp, c: f64, lambda: f64, r: f64) -> NormalRow {
+    match ncp {
+        Ncp::FischerBurmeister => {
+            let d = c.hypot(r * lambda);
+            if d == 0.0 {
+                NormalRow { phi: 0.0, alpha: 0.0, s: r }
+            } else {
+                NormalRow { phi: c + r * lambda - d, alpha: 1.0 - c / d, s: r * (1.0 - r * lambda / d) }
+            }
+        }
+        Ncp::Min => {
+            if c <= r * lambda {
+                NormalRow { phi: c, alpha: 1.0, s: 0.0 }
+            } else {
+                NormalRow { phi: r * lambda, alpha: 0.0, s: r }
+            }
+        }
+    }
+}
+
+/// The friction compliance `W ≥ 0` (Eqs. 35, 103–105) of one contact with slip speed
+/// `v = |J_f u|` (m/s), friction bound `μλ_n > 0` (N), friction magnitude `|λ_f|` (N) and scale
+/// `r` ((m/s)/N).
+///
+/// Inside the cone (`s = μλ_n − |λ_f| ≥ 0`), FB (Eq. 104 with the notes' erratum [A]: the first
+/// term is `v`, not `v²`): `W = r (R − r s) / (v + r μλ_n − R)`, `R = sqrt(v² + r² s²)`,
+/// evaluated in the cancellation-free form (notes §4.3); 0/0 at `v = 0` gives 0 (stick).
+///
+/// Outside the cone (`s < 0`) both maps use the min-map compliance `W = (v − r s)/(μλ_n)`
+/// (Eq. 105), whose fixed-point update `|λ_f|⁺ = |λ_f| + s = μλ_n` is the projection onto the
+/// cone. The FB update `|λ_f|⁺ = |λ_f| + ψ_FB/r` overshoots the projection (`ψ_FB ≤ r s` there),
+/// crosses zero at the pole of Eq. 104 (`|s| = sqrt(μ²λ_n² + 2vμλ_n/r)`) and turns `W` negative;
+/// any clamp at the pole (a large `W`) wipes out the friction impulse and makes the Newton
+/// iteration cycle (the cause of the creeping box, README "Friction outside the cone"). The two
+/// branches agree at `s = 0` (`W = v/(μλ_n)`), so `W` is continuous. [`friction_w_fb_raw`] is
+/// the unmodified Eq. 104.
+/// Min map (Eq. 105): `W = 0` if `v ≤ r s`, else `(v − r s) / (μλ_n)`.
+pub fn friction_w(ncp: Ncp, v: f64, mu_lambda_n: f64, lambda_f: f64, r: f64) -> f64 {
+    let s = mu_lambda_n - lambda_f;
+    let w = match ncp {
+        Ncp::FischerBurmeister if s >= 0.0 => {
+            let rr = v.hypot(r * s);
+            let num = if rr + r * s > 0.0 { v * v / (rr + r * s) } else { 0.0 };
+            let den = r * lambda_f + if v + r * s + rr > 0.0 { 2.0 * v * r * s / (v + r * s + rr) } else { 0.0 };
+            if num == 0.0 {
+                0.0
+            } else {
+                r * num / den
+            }
+        }
+        _ => {
+            if v <= r * s {
+                0.0
+            } else {
+                (v - r * s) / mu_lambda_n
+            }
+        }
+    };
+    w.max(0.0)
+}
+
+/// Eq. 104 as printed (with the `v` erratum) for any `s`: `None` past its pole (non-positive
+/// denominator). Reference for the Fig. 6 curve; the solver uses [`friction_w`].
+pub fn friction_w_fb_raw(v: f64, mu_lambda_n: f64, lambda_f: f64, r: f64) -> Option<f64> {
+    let s = mu_lambda_n - lambda_f;
+    let rr = v.hypot(r * s);
+    let den = v + r * mu_lambda_n - rr;
+    (den > 0.0).then(|| r * (rr - r * s) / den)
+}
+
+/// `[J B⁻¹ Jᵀ]_ii` for every row of `j`, with `B⁻¹` given by dense inverse blocks
+/// (`block_of[k] = (block, local index)` of column `k`): exact for a block-diagonal `B`. With
+/// `B = M` this is the diagonal of Macklin's mass-based complementarity preconditioner (Eq. 66).
+pub fn schur_diagonal(j: &Csr, inv: &[DMatrix<f64>], block_of: &[(usize, usize)]) -> Vec<f64> {
+    (0..j.nrows)
+        .map(|r| {
+            let (a, b) = (j.indptr[r], j.indptr[r + 1]);
+            let mut s = 0.0;
+            for p in a..b {
+                let (bp, lp) = block_of[j.indices[p]];
+                for q in a..b {
+                    let (bq, lq) = block_of[j.indices[q]];
+                    if bp == bq {
+                        s += j.data[p] * j.data[q] * inv[bp][(lp, lq)];
+                    }
+                }
+            }
+            s
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Macklin Fig. 9 / notes §7 and §14.1: `c(λ) = λ/4 − 1/8 ≥ 0 ⊥ λ ≥ 0`, solution `λ* = 1/2`;
+    /// scalar Newton `λ ← λ − φ/(α c' + S)` from `λ₀ = −3`.
+    fn newton_trace(ncp: Ncp, r: f64, steps: usize) -> Vec<f64> {
+        let mut lam = -3.0;
+        let mut out = vec![lam];
+        for _ in 0..steps {
+            let row = normal_row(ncp, lam / 4.0 - 0.125, lam, r);
+            let d = row.alpha * 0.25 + row.s;
+            lam -= row.phi / d;
+            out.push(lam);
+        }
+        out
+    }
+
+    #[test]
+    fn fig9_min_map_with_effective_mass_r_converges_in_one_step() {
+        assert_eq!(newton_trace(Ncp::Min, 0.25, 1), vec![-3.0, 0.5]);
+        // r = 1: -3 -> 0 -> 0.5
+        assert_eq!(newton_trace(Ncp::Min, 1.0, 2), vec![-3.0, 0.0, 0.5]);
+    }
+
+    #[test]
+    fn fig9_fischer_burmeister_traces() {
+        // golden values of notes §7 (printed to 3-5 digits)
+        let t = newton_trace(Ncp::FischerBurmeister, 0.25, 5);
+        for (got, want, tol) in [(t[1], 0.258, 1e-3), (t[2], 0.431, 1e-3), (t[3], 0.4946, 1e-4), (t[4], 0.49997, 1e-5)]
+        {
+            assert!((got - want).abs() < tol, "{t:?}");
+        }
+        assert!((t[5] - 0.5).abs() < 1e-9);
+        let t = newton_trace(Ncp::FischerBurmeister, 1.0, 5);
+        for (got, want, tol) in [(t[1], 0.070, 1e-3), (t[2], 0.252, 1e-3), (t[3], 0.457, 1e-3), (t[4], 0.49946, 1e-5)] {
+            assert!((got - want).abs() < tol, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn fb_subgradient_at_origin() {
+        assert_eq!(normal_row(Ncp::FischerBurmeister, 0.0, 0.0, 0.3), NormalRow { phi: 0.0, alpha: 0.0, s: 0.3 });
+    }
+
+    /// Notes §14.2 / §4.3: `u = 0.5 m/s`, `μλ_n = 5 N`, `r = 1`: at the cone limit both maps give
+    /// `W = v/(μλ_n) = 0.1`; the FB curve values of the notes (3 digits) for the raw Eq. 104, and
+    /// the projection branch of [`friction_w`] outside the cone.
+    #[test]
+    fn fig6_friction_compliance() {
+        for ncp in [Ncp::FischerBurmeister, Ncp::Min] {
+            assert!((friction_w(ncp, 0.5, 5.0, 5.0, 1.0) - 0.1).abs() < 1e-15, "{ncp:?}");
+            assert!((friction_w(ncp, 0.5, 5.0, 5.0, 7.3) - 0.1).abs() < 1e-14, "{ncp:?}");
+        }
+        for (lf, w) in [(0.0, 0.0525), (4.0, 0.0269), (6.0, 0.483), (8.0, 2.46), (10.0, 21.1)] {
+            let got = friction_w_fb_raw(0.5, 5.0, lf, 1.0).unwrap();
+            assert!((got - w).abs() < 5e-3 * w.max(0.1), "|λ_f| = {lf}: {got} vs {w}");
+            if lf <= 5.0 {
+                let solver_w = friction_w(Ncp::FischerBurmeister, 0.5, 5.0, lf, 1.0);
+                assert!((solver_w - got).abs() < 1e-12 * got.max(1e-3), "|λ_f| = {lf}");
+            }
+        }
+        // past the pole (|λ_f| ≈ 10.48) the raw formula has no value
+        assert_eq!(friction_w_fb_raw(0.5, 5.0, 10.5, 1.0), None);
+        // outside the cone the solver's W is the projection: |λ_f|⁺ = |λ_f| + s = μλ_n, i.e.
+        // W = (v − r s)/(μλ_n); finite and positive at and beyond the pole
+        for lf in [6.0, 10.48, 10.5, 100.0] {
+            let want = (0.5 + (lf - 5.0)) / 5.0;
+            for ncp in [Ncp::FischerBurmeister, Ncp::Min] {
+                assert!((friction_w(ncp, 0.5, 5.0, lf, 1.0) - want).abs() < 1e-14, "{ncp:?} {lf}");
+            }
+        }
+        // continuity at the cone boundary
+        let below = friction_w(Ncp::FischerBurmeister, 0.5, 5.0, 5.0 - 1e-9, 1.0);
+        let above = friction_w(Ncp::FischerBurmeister, 0.5, 5.0, 5.0 + 1e-9, 1.0);
+        assert!((below - above).abs() < 1e-8);
+        // stick: v = 0 inside the cone gives 0 (0/0 resolved)
+        assert_eq!(friction_w(Ncp::FischerBurmeister, 0.0, 5.0, 0.0, 1.0), 0.0);
+        assert_eq!(friction_w(Ncp::Min, 0.0, 5.0, 2.0, 1.0), 0.0);
+    }
+}

@@ -1,0 +1,193 @@
+//! The lifted sparse form (notes §5.5): `v+`, the impulses and the tangential slacks are all
+//! variables, so nothing dense (`M⁻¹`, `Λ`, `E`, `F`) is formed. Variables
+//! `x = [v (nv) | γn (na) | γt (2 na: r, s per contact) | γb (nb) | β (2 na)]`.
+//!
+//! | rows | cone | equation |
+//! |---|---|---|
+//! | momentum (nv) | zero | `M v - Jnᵀγn - Jtᵀγt - Gbᵀγb = M v*` (Eq. 37) |
+//! | joints (nb) | zero | `scale (G_b v + r γb) = scale v̂` (Eq. 141; `min_norm` only) |
+//! | tangential law (2 na) | zero | `β - γt - c_t J_t v = 0` (Eqs. 139–140, `K_r = 0`, `c_t = h B_r`) |
+//! | μ = 0 (2 per contact) | zero | `γt = 0` (notes P14: the cone has no interior) |
+//! | fixed normal (na) | zero | `γn = γn_fixed` (two-stage, stage 2) |
+//! | normal law (na) | nonneg | `scale (J_n v + r γn) ≥ scale v̂` (Eqs. 84 / 137) |
+//! | `γn ≥ 0` (na) | nonneg | Eq. 85 |
+//! | cone (3 per contact, μ > 0) | SOC(3) | `‖(γr, γs)‖ ≤ μ γn` (Eq. 120 with Eq. 85) |
+//!
+//! Objective (Eq. 109 in impulse units, same minimiser): `½ζ‖γn‖² + ½‖γt‖² + ½‖β‖²`.
+//! `normal_law = "lcp"` instead minimises `½(v - v*)ᵀM(v - v*) + ½ Σ r γ² + Σ γ (G v* - v̂)` over
+//! the normal and joint impulses (the dual of the per-row max law, notes §5.2), plus the same
+//! friction terms.
+
+use super::model::Model;
+use super::program::{Program, RowKind, Stats};
+use super::settings::DrumwrightSettings;
+use super::{Outcome, Stage};
+use harness::{SolveError, StepProblem};
+
+/// Contact `i`'s Jacobian row `r` (0 = n, 1 = t1, 2 = t2) as `(column, value)` pairs.
+pub(crate) fn contact_row(p: &StepProblem<'_>, i: usize, r: usize) -> Vec<(usize, f64)> {
+    let mut out = Vec::with_capacity(12);
+    for b in &p.contacts.contacts[i].jacobian {
+        for c in 0..b.ncols {
+            out.push((b.v_offset + c, b.rows[r][c]));
+        }
+    }
+    out
+}
+
+/// Joint row `k` as `(column, value)` pairs.
+pub(crate) fn joint_row(p: &StepProblem<'_>, k: usize) -> Vec<(usize, f64)> {
+    let mut out = Vec::with_capacity(12);
+    for b in &p.bilateral.rows[k].jacobian {
+        for c in 0..b.ncols {
+            out.push((b.v_offset + c, b.row[c]));
+        }
+    }
+    out
+}
+
+pub(crate) fn solve(
+    p: &StepProblem<'_>,
+    m: &Model,
+    s: &DrumwrightSettings,
+    stage: Stage<'_>,
+    stats: &mut Vec<Stats>,
+) -> Result<Outcome, SolveError> {
+    let (nv, na, nb) = (p.nv(), m.na(), p.nb());
+    let friction = !matches!(stage, Stage::NormalOnly);
+    let nt = if friction { 2 * na } else { 0 };
+    let (iv, ign, igt, igb) = (0, nv, nv + na, nv + na + nt);
+    let ibeta = igb + nb;
+    let nvar = ibeta + nt;
+    let lcp = s.normal_law == "lcp";
+    let mut prog = Program::new(nvar);
+
+    // objective
+    if lcp {
+        for (bi, blk) in p.mass.blocks().iter().enumerate() {
+            let o = p.mass.offset(bi);
+            for i in 0..blk.nrows() {
+                for j in i..blk.ncols() {
+                    prog.p_add(iv + o + i, iv + o + j, blk[(i, j)]);
+                }
+            }
+        }
+        for (j, mv) in m.m_v_star.iter().enumerate() {
+            prog.q[iv + j] = -mv;
+        }
+        let vs = &m.v_star;
+        let dot = |row: &[(usize, f64)]| row.iter().map(|&(c, v)| v * vs[c]).sum::<f64>();
+        for (a, &ci) in m.active.iter().enumerate() {
+            if !matches!(stage, Stage::FrictionGiven(_)) {
+                prog.p_add(ign + a, ign + a, m.normal[a].r);
+                prog.q[ign + a] = dot(&contact_row(p, ci, 0)) - m.normal[a].vhat;
+            }
+        }
+        for k in 0..nb {
+            prog.p_add(igb + k, igb + k, m.bilateral[k].r);
+            prog.q[igb + k] = dot(&joint_row(p, k)) - m.bilateral[k].vhat;
+        }
+    } else {
+        for a in 0..na {
+            prog.p_add(ign + a, ign + a, m.zeta);
+        }
+    }
+    for t in 0..nt {
+        prog.p_add(igt + t, igt + t, 1.0);
+        prog.p_add(ibeta + t, ibeta + t, 1.0);
+    }
+
+    // momentum rows: M v - Jᵀγ - Gᵀγb = M v*
+    let mut mom: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nv];
+    for (bi, blk) in p.mass.blocks().iter().enumerate() {
+        let o = p.mass.offset(bi);
+        for i in 0..blk.nrows() {
+            for j in 0..blk.ncols() {
+                mom[o + i].push((iv + o + j, blk[(i, j)]));
+            }
+        }
+    }
+    for (a, &ci) in m.active.iter().enumerate() {
+        for (c, v) in contact_row(p, ci, 0) {
+            mom[c].push((ign + a, -v));
+        }
+        if friction {
+            for r in 0..2 {
+                for (c, v) in contact_row(p, ci, 1 + r) {
+                    mom[c].push((igt + 2 * a + r, -v));
+                }
+            }
+        }
+    }
+    for k in 0..nb {
+        for (c, v) in joint_row(p, k) {
+            mom[c].push((igb + k, -v));
+        }
+    }
+    for (row, b) in mom.into_iter().zip(&m.m_v_star) {
+        prog.row(RowKind::Zero, row, *b);
+    }
+    // joint rows (Eq. 141)
+    if !lcp {
+        for k in 0..nb {
+            let l = m.bilateral[k];
+            let mut row: Vec<(usize, f64)> = joint_row(p, k).into_iter().map(|(c, v)| (iv + c, l.scale * v)).collect();
+            row.push((igb + k, l.scale * l.r));
+            prog.row(RowKind::Zero, row, l.scale * l.vhat);
+        }
+    }
+    // tangential law and cones
+    if friction {
+        for (a, &ci) in m.active.iter().enumerate() {
+            for r in 0..2 {
+                let (gt, b) = (igt + 2 * a + r, ibeta + 2 * a + r);
+                let mut row: Vec<(usize, f64)> =
+                    contact_row(p, ci, 1 + r).into_iter().map(|(c, v)| (iv + c, -m.ct * v)).collect();
+                row.push((b, 1.0));
+                row.push((gt, -1.0));
+                prog.row(RowKind::Zero, row, 0.0);
+            }
+            if m.mu[a] == 0.0 {
+                prog.row(RowKind::Zero, vec![(igt + 2 * a, 1.0)], 0.0);
+                prog.row(RowKind::Zero, vec![(igt + 2 * a + 1, 1.0)], 0.0);
+            } else {
+                prog.soc(ign + a, igt + 2 * a, igt + 2 * a + 1, m.mu[a]);
+            }
+        }
+    }
+    match stage {
+        Stage::FrictionGiven(gn) => {
+            for (a, g) in gn.iter().enumerate() {
+                prog.row(RowKind::Zero, vec![(ign + a, 1.0)], *g);
+            }
+        }
+        _ => {
+            for (a, &ci) in m.active.iter().enumerate() {
+                if !lcp {
+                    let l = m.normal[a];
+                    let mut row: Vec<(usize, f64)> =
+                        contact_row(p, ci, 0).into_iter().map(|(c, v)| (iv + c, l.scale * v)).collect();
+                    row.push((ign + a, l.scale * l.r));
+                    prog.row(RowKind::Nonneg, row, l.scale * l.vhat);
+                }
+                prog.row(RowKind::Nonneg, vec![(ign + a, 1.0)], 0.0);
+            }
+        }
+    }
+
+    let name = match stage {
+        Stage::Joint => "lifted",
+        Stage::NormalOnly => "lifted normal stage",
+        Stage::FrictionGiven(_) => "lifted friction stage",
+    };
+    let sol = prog.solve(s, stats, name)?;
+    let x = sol.x;
+    Ok(Outcome {
+        v: x[iv..iv + nv].to_vec(),
+        gn: x[ign..ign + na].to_vec(),
+        gt: (0..na).map(|a| if friction { [x[igt + 2 * a], x[igt + 2 * a + 1]] } else { [0.0, 0.0] }).collect(),
+        gb: x[igb..igb + nb].to_vec(),
+        status: sol.status,
+        iterations: sol.iterations as usize,
+    })
+}

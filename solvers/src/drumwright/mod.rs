@@ -1,0 +1,77 @@
+//! `drumwright`: Drumwright's unconditionally stable first-order constraint solver — every
+//! constraint (joint, normal contact, tangential contact) is a virtual spring–damper in
+//! constraint space, integrated by implicit Euler in the constraint variables and symplectic
+//! Euler in the state; one step is one linear solve (joints only) or one convex QP / SOCP
+//! (contacts), solved with clarabel.
+//!
+//! Problem (impulse units, `γ = h λ`; README.md for the full table with equation numbers):
+//! `M (v+ - v*) = J_nᵀγ_n + J_tᵀγ_t + G_bᵀγ_b` (Eq. 37), joint rows `G_b v+ + r γ_b = v̂`
+//! (Eqs. 51–53, 141), normal rows `J_n v+ + r γ_n ≥ v̂`, `γ_n ≥ 0` (Eqs. 84–85), tangential
+//! slack `β = γ_t + h B_r J_t v+` (Eqs. 139–140), cone `‖γ_t‖ ≤ μ γ_n` (Eq. 120), objective
+//! `½ζ‖γ_n‖² + ½‖γ_t‖² + ½‖β‖²` (Eq. 109). Rigid contacts and joints are the limit `K → ∞`
+//! (`r = 0`). Lifted sparse form ([`lifted`], default) or the paper's reduced form
+//! ([`reduced`]); options in [`DrumwrightSettings`]; the §3 integrator oracles in [`smd`].
+
+mod lifted;
+mod model;
+mod program;
+mod reduced;
+mod settings;
+pub mod smd;
+mod solver;
+#[cfg(test)]
+mod tests;
+
+pub use settings::DrumwrightSettings;
+pub use solver::Drumwright;
+
+use harness::{Capabilities, SolveStatus, SolverEntry};
+
+/// The reference recorded in run records.
+pub const PAPER: &str = "E. M. Drumwright, An Unconditionally Stable First-Order Constraint Solver for \
+Multibody Systems (Toyota Research Institute, c. 2018); convex QP/SOCP solved with clarabel 0.11 \
+(Goulart & Chen, 2024)";
+
+/// What the solver handles: rigid bodies, joints, compliant contact (its native model) and rigid
+/// contact (the `K → ∞` limit of the same law), with the exact friction cone.
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        rigid_bodies: true,
+        rigid_contact: true,
+        compliant_contact: true,
+        exact_friction_cone: true,
+        bilateral_constraints: true,
+        ..Capabilities::default()
+    }
+}
+
+/// The registry entry: `registry().solver(solvers::drumwright::entry())` in the root crate.
+pub fn entry() -> SolverEntry {
+    SolverEntry::new::<DrumwrightSettings, Drumwright>(
+        "drumwright",
+        "Drumwright's first-order constraint solver: spring-damper constraints, convex QP/SOCP (clarabel)",
+        capabilities(),
+        Drumwright::new,
+    )
+}
+
+/// Which part of the problem one cone program solves.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Stage<'a> {
+    /// Normal and friction together (the paper).
+    Joint,
+    /// Frictionless normal problem (two-stage, stage 1).
+    NormalOnly,
+    /// Friction with the normal impulses fixed (two-stage, stage 2).
+    FrictionGiven(&'a [f64]),
+}
+
+/// What a formulation returns (active contacts only).
+pub(crate) struct Outcome {
+    pub v: Vec<f64>,
+    pub gn: Vec<f64>,
+    pub gt: Vec<[f64; 2]>,
+    pub gb: Vec<f64>,
+    pub status: SolveStatus,
+    pub iterations: usize,
+}

@@ -1,0 +1,133 @@
+//! [`Drumwright`]: one step = one collision set, one linear solve (joints only) or one convex
+//! cone program (contacts), then the explicit update `v+`, `q+ = q0 + h N v+` (Eqs. 36–37).
+
+use super::model::{delassus_bilateral, Model};
+use super::program::{worse, Stats};
+use super::settings::DrumwrightSettings;
+use super::{lifted, reduced, Outcome, Stage};
+use harness::{IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use nalgebra::DVector;
+
+/// Drumwright's unconditionally stable first-order constraint solver.
+#[derive(Debug, Clone)]
+pub struct Drumwright {
+    settings: DrumwrightSettings,
+}
+
+impl Drumwright {
+    /// A solver with validated settings.
+    pub fn new(settings: DrumwrightSettings) -> Self {
+        Self { settings }
+    }
+
+    /// Joints only (§4, Eqs. 59–62 in the C-form of notes §3.3): one dense linear solve
+    /// `scale (G_b M⁻¹ G_bᵀ + R_b) γ_b = scale (v̂_b - G_b v*)`, then `v+ = v* + M⁻¹ G_bᵀ γ_b`.
+    fn bilateral_only(&self, p: &StepProblem<'_>, m: &Model, log: &mut IterationLog) -> Result<Outcome, SolveError> {
+        let nb = p.nb();
+        let mut a = delassus_bilateral(p);
+        let mut rhs = DVector::zeros(nb);
+        for k in 0..nb {
+            let l = m.bilateral[k];
+            a[(k, k)] += l.r;
+            rhs[k] = l.vhat - p.bilateral.rows[k].velocity(&m.v_star);
+            for j in 0..nb {
+                a[(k, j)] *= l.scale;
+            }
+            rhs[k] *= l.scale;
+        }
+        let lu = a.clone().full_piv_lu();
+        let g = lu.solve(&rhs).ok_or_else(|| SolveError::Factorization {
+            what: "joint matrix G_b M⁻¹ G_bᵀ + R_b is singular (redundant rigid joint rows)".into(),
+        })?;
+        let res = (&a * &g - &rhs).amax() / rhs.amax().max(f64::MIN_POSITIVE);
+        log.record(&[("linear_rel_residual_linf", res)]);
+        let gb: Vec<f64> = g.iter().copied().collect();
+        let mut dv = p.bilateral.transpose_mul(&gb, p.nv());
+        p.mass.solve_in_place(&mut dv);
+        let v = m.v_star.iter().zip(&dv).map(|(a, b)| a + b).collect();
+        Ok(Outcome { v, gn: vec![], gt: vec![], gb, status: SolveStatus::Solved, iterations: 1 })
+    }
+
+    fn cone_program(
+        &self,
+        p: &StepProblem<'_>,
+        m: &Model,
+        stage: Stage<'_>,
+        stats: &mut Vec<Stats>,
+    ) -> Result<Outcome, SolveError> {
+        if self.settings.form == "reduced" {
+            reduced::solve(p, m, &self.settings, stage, stats)
+        } else {
+            lifted::solve(p, m, &self.settings, stage, stats)
+        }
+    }
+}
+
+impl Solver for Drumwright {
+    fn info(&self) -> SolverInfo {
+        SolverInfo {
+            name: "drumwright".into(),
+            paper: super::PAPER.into(),
+            capabilities: super::capabilities(),
+            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
+        let m = Model::new(p, &self.settings)?;
+        let mut stats = Vec::new();
+        let out = if m.na() == 0 {
+            if p.nb() == 0 {
+                let v = m.v_star.clone();
+                Outcome { v, gn: vec![], gt: vec![], gb: vec![], status: SolveStatus::Solved, iterations: 0 }
+            } else {
+                self.bilateral_only(p, &m, log)?
+            }
+        } else if self.settings.friction_solve == "two_stage" {
+            let first = self.cone_program(p, &m, Stage::NormalOnly, &mut stats)?;
+            let mut second = self.cone_program(p, &m, Stage::FrictionGiven(&first.gn), &mut stats)?;
+            second.status = worse(first.status, second.status);
+            second.iterations += first.iterations;
+            second
+        } else {
+            self.cone_program(p, &m, Stage::Joint, &mut stats)?
+        };
+        // diagnostics (notes §7): by how much the normal impulse exceeds its spring law (P1/P2)
+        let mut excess = 0.0f64;
+        for (a, &ci) in m.active.iter().enumerate() {
+            let l = m.normal[a];
+            if l.r > 0.0 {
+                let u = p.contacts.contacts[ci].velocity(&out.v)[0];
+                let lower = ((l.vhat - u) / l.r).max(0.0);
+                excess = excess.max(out.gn[a] - lower);
+            }
+        }
+        // one row per cone program, every row with the same columns
+        for st in &stats {
+            log.record(&[
+                ("ipm_iterations", st.iterations as f64),
+                ("r_prim", st.r_prim),
+                ("r_dual", st.r_dual),
+                ("solve_time_s", st.solve_time),
+                ("clarabel_status", st.status_code as f64),
+                ("normal_excess_max", excess),
+            ]);
+        }
+
+        let mut impulses = vec![[0.0; 3]; p.nc()];
+        for (a, &ci) in m.active.iter().enumerate() {
+            impulses[ci] = [out.gn[a], out.gt[a][0], out.gt[a][1]];
+        }
+        if let Some(k) = out.v.iter().chain(&out.gb).position(|x| !x.is_finite()) {
+            return Err(SolveError::NonFinite { what: format!("velocity or joint impulse entry {k}") });
+        }
+        Ok(StepSolution {
+            v: out.v,
+            q: None,
+            impulses,
+            bilateral: out.gb,
+            iterations: out.iterations,
+            status: out.status,
+        })
+    }
+}

@@ -1,0 +1,53 @@
+//! `local_global`: Zeng et al.'s real-time hyperelastic simulator with robust frictional contact —
+//! projective-dynamics local-global integration (Eqs. 5–6) whose global step uses the sparse
+//! inverse Cholesky factor `A⁻¹ = Sᵀ S` (Eqs. 7–8, [`kernels::sparse_inverse`]), with contact and
+//! exact Coulomb friction as an NCP solved by one non-smooth Newton update inside every
+//! local-global iteration (Eqs. 15–23, Algorithms 3–4), the Delassus operator
+//! `W = (S Hᵀ)ᵀ (S Hᵀ)` built once per step (Eq. 27) and the stiffness-aware complementarity
+//! preconditioner `r = h² W_jj` / `h W_jj` (Eq. 28).
+//!
+//! Per step (notes §4.2): `q̃ = q_t + h v_t + h² M⁻¹ f_ext`, `q⁰ = q̃`; `K` times: local step
+//! `p_i = P_i(G_i q^k)` in parallel (rayon), `b = M q̃ + h² Σ w_i G_iᵀ p_i`, `q_free = A⁻¹ b`;
+//! with contacts: `Ω`, `E`, `φ` from the NCP functions ([`kernels::ncp`]), the constraint system
+//! `(Ω W Ω + E) Δλ = (1/h²)(h − J A⁻¹ g)` by conjugate residual through the kernels `Backend`,
+//! `λ += Δλ`, `q = q_free + h² A⁻¹ Hᵀ Ω λ`. Method, options, errata handling and deviations:
+//! `solvers/src/local_global/README.md`.
+
+mod model;
+mod reference;
+mod settings;
+mod solver;
+#[cfg(test)]
+mod tests;
+
+pub use reference::{incremental_potential, newton_reference};
+pub use settings::{GlobalSolve, LocalGlobalSettings, RFactor};
+pub use solver::LocalGlobal;
+
+use harness::{Capabilities, SolverEntry};
+
+/// The reference recorded in run records.
+pub const PAPER: &str = "Z. Zeng, S. Luo, F. Shi, Z. Zhang: Fast But Accurate: A Real-Time Hyperelastic Simulator \
+with Robust Frictional Contact (arXiv 2503.15078)";
+
+/// What local_global handles: deformable bodies in projective form against static colliders, with
+/// rigid (Signorini) contact and the exact Coulomb cone. No rigid bodies, no joints.
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        deformable_bodies: true,
+        projective_elasticity: true,
+        rigid_contact: true,
+        exact_friction_cone: true,
+        ..Capabilities::default()
+    }
+}
+
+/// The registry entry.
+pub fn entry() -> SolverEntry {
+    SolverEntry::new::<LocalGlobalSettings, LocalGlobal>(
+        "local_global",
+        "Zeng et al. local-global PD with sparse inverse S = L^-1 P and NCP friction (FB/min, CR), FEM bodies",
+        capabilities(),
+        LocalGlobal::new,
+    )
+}

@@ -1,0 +1,50 @@
+//! `nsn`: the non-smooth Newton method of Macklin et al. 2019 — position-level backward Euler
+//! with contact and Coulomb friction as NCP functions (Fischer–Burmeister or minimum map),
+//! friction as a fixed-point compliance, the complementarity preconditioner, and a damped
+//! Schur-complement Newton step solved by preconditioned conjugate residual.
+//!
+//! Per step (notes §10.2): `ũ = u⁻ + h M⁻¹ f_ext`; `r` per contact from the raw rows at `q⁻`
+//! (Eq. 66); from `u = 0`, `λ = 0`, repeat: re-evaluate contacts at `q = q⁻ + h G u`
+//! (`problem.contacts_at`), NCP rows `φ_n`, `α`, `S` (Eqs. 93–98) and friction `W` (Eqs. 103–106),
+//! residuals `g = M(u − ũ) + h ∇U(q) − h Jᵀλ`, `η = [φ_n/h; φ_f]` (Eqs. 57–58), solve
+//! `(J H⁻¹ Jᵀ + C + εI) hΔλ = J H⁻¹ g − η` (Eq. 59), `Δu = H⁻¹(J hΔλ... ` (Eq. 60), update with
+//! damping `t` (Eqs. 61–63). Method, options, errata handling and deviations:
+//! `solvers/src/nsn/README.md`.
+
+mod ncp;
+mod schur;
+mod settings;
+mod solver;
+#[cfg(test)]
+mod tests;
+
+pub use ncp::{friction_w, friction_w_fb_raw, normal_row, Ncp, NormalRow};
+pub use settings::{LinearSolver, NsnSettings, RMode};
+pub use solver::Nsn;
+
+use harness::{Capabilities, SolverEntry};
+
+/// The reference recorded in run records.
+pub const PAPER: &str = "M. Macklin, K. Erleben, M. Mueller, N. Chentanez, S. Jeschke, V. Makoviychuk: \
+Non-Smooth Newton Methods for Deformable Multi-Body Dynamics, ACM TOG 38(5) 140 (2019)";
+
+/// What nsn handles: rigid and deformable bodies with rigid contact and the exact (smooth) cone.
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        rigid_bodies: true,
+        deformable_bodies: true,
+        rigid_contact: true,
+        exact_friction_cone: true,
+        ..Capabilities::default()
+    }
+}
+
+/// The registry entry.
+pub fn entry() -> SolverEntry {
+    SolverEntry::new::<NsnSettings, Nsn>(
+        "nsn",
+        "Macklin et al. 2019 non-smooth Newton (FB/min NCP, PCR), position level, rigid + FEM bodies",
+        capabilities(),
+        Nsn::new,
+    )
+}

@@ -1,0 +1,60 @@
+//! `sap`: the Semi-Analytic Primal solver of Castro, Permenter and Han, "An Unconstrained Convex
+//! Formulation of Compliant Contact" (IEEE T-RO 2022, arXiv 2110.10107) — the convex
+//! approximation of compliant frictional contact solved as an unconstrained, strongly convex
+//! problem in the velocities (Eq. 24) by Newton's method with an exact line search.
+//!
+//! Files (Drake's `sap/` layout, style.md §1):
+//! - [`settings`]: [`SapSettings`] (scheme, tolerances, β, σ, line search);
+//! - [`problem`]: [`SapProblem`] from a `harness::StepProblem` — `A` (Eq. 15), `v*` (stage 1),
+//!   `J`, per contact `R`, `v̂` (Eq. 29–30);
+//! - [`projection`]: `γ = P_F(y)` with its three regions and `G = −∂γ/∂v_c` (App. C–D);
+//! - [`model`]: cost `ℓ_p` (Eq. 24), gradient, Hessian `H = A + Jᵀ G J` and its sparse pattern;
+//! - [`line_search`]: exact line search (rtsafe), derivatives in O(n_c);
+//! - [`solver`]: [`Sap`], the Newton loop (Alg. 2) and the stopping rule (Eq. 26);
+//! - [`reference`]: the same primal problem (Eq. 19) solved by clarabel, an independent oracle.
+//!
+//! Per-contact vectors are in the harness's (n, t1, t2) order throughout; the paper's (t1, t2, n)
+//! formulas are rewritten accordingly (README "Conventions").
+
+pub mod line_search;
+pub mod model;
+pub mod problem;
+pub mod projection;
+pub mod reference;
+pub mod settings;
+pub mod solver;
+#[cfg(test)]
+mod tests;
+
+pub use problem::{SapContact, SapProblem};
+pub use settings::{SapSettings, Scheme};
+pub use solver::{Criterion, Sap, SapStats};
+
+use harness::{Capabilities, SolverEntry};
+
+/// The reference recorded in run records.
+pub const PAPER: &str = "A. M. Castro, F. N. Permenter, X. Han, An Unconstrained Convex Formulation of Compliant \
+Contact, IEEE Transactions on Robotics 39(2), 2023 (arXiv 2110.10107): SAP, two-stage theta-method, analytic \
+projection, Newton with exact line search";
+
+/// What SAP handles: rigid bodies, compliant contact, rigid contact (through the near-rigid
+/// regularisation, Eq. 29), the exact Coulomb cone.
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        rigid_bodies: true,
+        compliant_contact: true,
+        rigid_contact: true,
+        exact_friction_cone: true,
+        ..Capabilities::default()
+    }
+}
+
+/// The registry entry: `registry().solver(solvers::sap::entry())` in the root crate.
+pub fn entry() -> SolverEntry {
+    SolverEntry::new::<SapSettings, Sap>(
+        "sap",
+        "SAP (Castro et al.): convex compliant contact, Newton + exact line search, theta-method",
+        capabilities(),
+        Sap::new,
+    )
+}

@@ -1,0 +1,279 @@
+//! The unconstrained primal cost of SAP (Castro et al. Eq. 24), its gradient (§IV-A) and the
+//! generalized Hessian `H = A + Jᵀ G J` (App. D), with the sparse pattern of `H` for the
+//! Cholesky factorization.
+//!
+//! * `ℓ_p(v) = ½ ‖v − v*‖²_A + Σ_i ½ γ_iᵀ R_i γ_i`, `γ_i = P_F(y_i(v))` (Eq. 24, Eq. 35);
+//! * `∇ℓ_p = A (v − v*) − Jᵀ γ` (the momentum residual of Eq. 18);
+//! * `H = A + Jᵀ G J`, `G = blockdiag(G_i)` from [`super::projection`].
+
+use super::problem::SapProblem;
+use super::projection::{cost, project, project_with_hessian};
+use kernels::cholesky::{CholeskyError, CholeskyParams, SparseCholesky};
+
+/// Per-solve scratch of the cost, gradient and Hessian evaluation; reused across iterations and
+/// steps (resized per step, never inside the Newton loop).
+#[derive(Debug, Clone, Default)]
+pub struct Evaluation {
+    /// `v − v*`.
+    pub dv_star: Vec<f64>,
+    /// `A (v − v*)`.
+    pub a_dv_star: Vec<f64>,
+    /// Contact velocities `J v` (n, t1, t2).
+    pub vc: Vec<[f64; 3]>,
+    /// Impulses `γ = P_F(y(v))`.
+    pub gamma: Vec<[f64; 3]>,
+    /// `G_i = −∂γ_i/∂v_c,i`.
+    pub g: Vec<[[f64; 3]; 3]>,
+    /// `∇ℓ_p`.
+    pub grad: Vec<f64>,
+    /// `Jᵀ γ` (the generalized contact impulse `j_c`).
+    pub jc: Vec<f64>,
+    /// `½ ‖v − v*‖²_A` (J).
+    pub cost_a: f64,
+    /// `Σ ½ γᵀ R γ` (J).
+    pub cost_r: f64,
+}
+
+impl Evaluation {
+    /// Resizes the buffers for `prob`.
+    pub fn resize(&mut self, prob: &SapProblem) {
+        let (nv, nc) = (prob.nv(), prob.contacts.len());
+        for b in [&mut self.dv_star, &mut self.a_dv_star, &mut self.grad, &mut self.jc] {
+            b.clear();
+            b.resize(nv, 0.0);
+        }
+        self.vc.clear();
+        self.vc.resize(nc, [0.0; 3]);
+        self.gamma.clear();
+        self.gamma.resize(nc, [0.0; 3]);
+        self.g.clear();
+        self.g.resize(nc, [[0.0; 3]; 3]);
+    }
+
+    /// The cost `ℓ_p(v)` (Eq. 24) = `cost_a + cost_r`.
+    pub fn cost(&self) -> f64 {
+        self.cost_a + self.cost_r
+    }
+
+    /// Evaluates cost, impulses, `G` (if `hessian`) and gradient at `v`. Allocates nothing.
+    pub fn calc(&mut self, prob: &SapProblem, v: &[f64], hessian: bool) {
+        for ((d, vi), vs) in self.dv_star.iter_mut().zip(v).zip(&prob.v_star) {
+            *d = vi - vs;
+        }
+        prob.a.mul_into(&self.dv_star, &mut self.a_dv_star);
+        self.cost_a = 0.5 * self.dv_star.iter().zip(&self.a_dv_star).map(|(a, b)| a * b).sum::<f64>();
+        self.cost_r = 0.0;
+        self.jc.iter_mut().for_each(|x| *x = 0.0);
+        for (i, c) in prob.contacts.iter().enumerate() {
+            let vc = c.velocity(v);
+            let y = c.unprojected_impulse(vc);
+            let gamma = if hessian {
+                let (gamma, _, g) = project_with_hessian(y, &c.cone);
+                self.g[i] = g;
+                gamma
+            } else {
+                project(y, &c.cone).0
+            };
+            self.vc[i] = vc;
+            self.gamma[i] = gamma;
+            self.cost_r += cost(gamma, &c.cone);
+            c.add_transpose(gamma, &mut self.jc);
+        }
+        for ((g, a), j) in self.grad.iter_mut().zip(&self.a_dv_star).zip(&self.jc) {
+            *g = a - j;
+        }
+    }
+}
+
+/// Where the contribution of one ordered pair of contact sides `(s, t)` goes in the
+/// lower-triangle storage of `H`.
+#[derive(Debug, Clone, Copy, Default)]
+struct PairSlot {
+    /// Whether this ordered pair lands in the lower triangle (block(s) ≥ block(t)).
+    used: bool,
+    /// Offset of block(s) rows inside the columns of block(t) (see [`HessianPattern::index`]).
+    rel: usize,
+}
+
+/// The lower-triangle CSC pattern of `H = A + Jᵀ G J`: dense diagonal blocks (one per DOF block)
+/// plus a dense off-diagonal block for every pair of DOF blocks that share a contact. It depends
+/// only on which blocks touch (Castro et al. §IV-D), not on contact modes, so its symbolic
+/// factorization is reused across Newton iterations and across steps with the same pairs.
+#[derive(Debug, Clone, Default)]
+pub struct HessianPattern {
+    /// Column pointers (n + 1).
+    pub col_ptr: Vec<usize>,
+    /// Row indices.
+    pub row_idx: Vec<usize>,
+    /// Values, in `row_idx` order.
+    pub values: Vec<f64>,
+    /// Per block column: the connected blocks below it, sorted, with their row offset `rel`.
+    below: Vec<Vec<(usize, usize)>>,
+    /// `(v_offset, nv)` per block.
+    blocks: Vec<(usize, usize)>,
+    /// Per contact, per ordered side pair `(s, t)`: its slot.
+    slots: Vec<[[PairSlot; 2]; 2]>,
+}
+
+impl HessianPattern {
+    /// Builds the pattern of `prob` (per step; allocates).
+    #[allow(clippy::needless_range_loop)] // side indices address two arrays at once
+    pub fn build(&mut self, prob: &SapProblem) {
+        let nb = prob.blocks.len();
+        self.blocks.clone_from(&prob.blocks);
+        self.below.clear();
+        self.below.resize(nb, Vec::new());
+        for c in &prob.contacts {
+            if c.n_sides == 2 {
+                let (a, b) = (c.sides[0].block, c.sides[1].block);
+                let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+                if hi != lo {
+                    self.below[lo].push((hi, 0));
+                }
+            }
+        }
+        for list in &mut self.below {
+            list.sort_unstable();
+            list.dedup();
+            let mut rel = 0;
+            for (bi, r) in list.iter_mut() {
+                *r = rel;
+                rel += prob.blocks[*bi].1;
+            }
+        }
+        self.col_ptr.clear();
+        self.row_idx.clear();
+        self.col_ptr.push(0);
+        for (bj, &(off, n)) in prob.blocks.iter().enumerate() {
+            for c in 0..n {
+                self.row_idx.extend(off + c..off + n);
+                for &(bi, _) in &self.below[bj] {
+                    let (oi, ni) = prob.blocks[bi];
+                    self.row_idx.extend(oi..oi + ni);
+                }
+                self.col_ptr.push(self.row_idx.len());
+            }
+        }
+        self.values.clear();
+        self.values.resize(self.row_idx.len(), 0.0);
+        self.slots.clear();
+        for c in &prob.contacts {
+            let mut slot = [[PairSlot::default(); 2]; 2];
+            for s in 0..c.n_sides {
+                for t in 0..c.n_sides {
+                    let (bs, bt) = (c.sides[s].block, c.sides[t].block);
+                    if bs == bt {
+                        slot[s][t] = PairSlot { used: s == t, rel: 0 };
+                    } else if bs > bt {
+                        let k = self.below[bt].binary_search_by_key(&bs, |x| x.0).expect("pair in pattern");
+                        slot[s][t] = PairSlot { used: true, rel: self.below[bt][k].1 };
+                    }
+                }
+            }
+            self.slots.push(slot);
+        }
+    }
+
+    /// Index in `values` of entry (row `r` of block `bi`, column `c` of block `bj`), `bi ≥ bj`,
+    /// `r ≥ c` when `bi = bj`; `rel` is block `bi`'s offset below `bj` (0 on the diagonal).
+    #[inline]
+    fn index(&self, bi: usize, bj: usize, rel: usize, r: usize, c: usize) -> usize {
+        let (oj, nj) = self.blocks[bj];
+        let base = self.col_ptr[oj + c];
+        if bi == bj {
+            base + r - c
+        } else {
+            base + (nj - c) + rel + r
+        }
+    }
+
+    /// Fills `values` with `H = A + Jᵀ G J` at the `G` of `eval`. Allocates nothing.
+    #[allow(clippy::needless_range_loop)] // small dense blocks indexed by row and column
+    pub fn assemble(&mut self, prob: &SapProblem, eval: &Evaluation) {
+        self.values.iter_mut().for_each(|x| *x = 0.0);
+        for (b, blk) in prob.a.blocks().iter().enumerate() {
+            let n = blk.nrows();
+            for c in 0..n {
+                for r in c..n {
+                    let k = self.index(b, b, 0, r, c);
+                    self.values[k] += blk[(r, c)];
+                }
+            }
+        }
+        for (i, c) in prob.contacts.iter().enumerate() {
+            let g = &eval.g[i];
+            for t in 0..c.n_sides {
+                let st = &c.sides[t];
+                // G J_t (3 × n_t)
+                let mut gj = [[0.0; 6]; 3];
+                for (r, row) in gj.iter_mut().enumerate() {
+                    for (col, x) in row.iter_mut().enumerate().take(st.ncols) {
+                        *x = g[r][0] * st.j[0][col] + g[r][1] * st.j[1][col] + g[r][2] * st.j[2][col];
+                    }
+                }
+                for s in 0..c.n_sides {
+                    let slot = self.slots[i][s][t];
+                    if !slot.used {
+                        continue;
+                    }
+                    let ss = &c.sides[s];
+                    let diag = ss.block == st.block;
+                    for col in 0..st.ncols {
+                        let r0 = if diag { col } else { 0 };
+                        for r in r0..ss.ncols {
+                            let x = ss.j[0][r] * gj[0][col] + ss.j[1][r] * gj[1][col] + ss.j[2][r] * gj[2][col];
+                            let k = self.index(ss.block, st.block, slot.rel, r, col);
+                            self.values[k] += x;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `H` as a dense matrix (tests).
+    pub fn to_dense(&self) -> nalgebra::DMatrix<f64> {
+        let n = self.col_ptr.len() - 1;
+        let mut h = nalgebra::DMatrix::zeros(n, n);
+        for c in 0..n {
+            for k in self.col_ptr[c]..self.col_ptr[c + 1] {
+                let r = self.row_idx[k];
+                h[(r, c)] = self.values[k];
+                h[(c, r)] = self.values[k];
+            }
+        }
+        h
+    }
+}
+
+/// The factorization of `H`, with its symbolic analysis kept while the pattern is unchanged.
+#[derive(Debug, Default)]
+pub struct HessianFactor {
+    llt: Option<SparseCholesky>,
+    /// Symbolic analyses performed so far (statistics; tests assert reuse).
+    pub analyses: usize,
+}
+
+impl HessianFactor {
+    /// Factors `H` (values of `pattern`), re-running the symbolic analysis only if the pattern
+    /// changed since the last call.
+    pub fn factorize(&mut self, pattern: &HessianPattern) -> Result<(), CholeskyError> {
+        let n = pattern.col_ptr.len() - 1;
+        let reuse = self.llt.as_ref().is_some_and(|l| l.has_pattern(&pattern.col_ptr, &pattern.row_idx));
+        if !reuse {
+            self.llt = Some(SparseCholesky::analyze(
+                n,
+                pattern.col_ptr.clone(),
+                pattern.row_idx.clone(),
+                CholeskyParams::default(),
+            )?);
+            self.analyses += 1;
+        }
+        self.llt.as_mut().expect("analysed").factorize(&pattern.values)
+    }
+
+    /// Solves `H x = b` in place with the last factorization.
+    pub fn solve_in_place(&mut self, rhs: &mut [f64]) {
+        self.llt.as_mut().expect("factorize first").solve_in_place(rhs)
+    }
+}

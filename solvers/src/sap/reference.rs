@@ -1,0 +1,112 @@
+//! An independent reference for SAP's optimum: the same primal problem (Castro et al. Eq. 19)
+//! solved by the interior-point conic solver clarabel, the role Gurobi and the Geodesic IPM play
+//! in the paper (mapping in seed-003 §3.11).
+//!
+//! `x = [v; σ]`, `min ½ xᵀ P x + qᵀ x` with `P = blkdiag(A, R)`, `q = [−A v*; 0]`, subject to
+//! `s = b − A_cl x ∈ SOC(3)^{n_c}` with, per contact (harness order (n, t1, t2)),
+//! `S_i g = (g_n, μ g_t1, μ g_t2)`, `A_cl = [−S J, −S R]`, `b = −S v̂`, so that
+//! `s_i = S_i (J_i v − v̂_i + R_i σ_i)` and `s_i ∈ SOC ⇔ g_i ∈ F_i*`. The impulses are the duals:
+//! `γ_i = S_iᵀ z_i`. The cost adds back the constant `½ v*ᵀ A v*`, so it equals `ℓ_p` of Eq. 19.
+
+use super::problem::SapProblem;
+use clarabel::algebra::CscMatrix;
+use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
+
+/// The reference solution.
+#[derive(Debug, Clone)]
+pub struct ReferenceSolution {
+    /// Velocities `v`.
+    pub v: Vec<f64>,
+    /// Slack impulses `σ` (equal to γ at the optimum, Eq. 21b).
+    pub sigma: Vec<[f64; 3]>,
+    /// Impulses `γ` recovered from the conic duals.
+    pub gamma: Vec<[f64; 3]>,
+    /// `ℓ_p(v, σ)` of Eq. 19 (J).
+    pub cost: f64,
+    /// Interior-point iterations.
+    pub iterations: u32,
+}
+
+/// Solves Eq. 19 for `prob` with clarabel to gap and feasibility tolerances `tol`.
+pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution, String> {
+    let (nv, nc) = (prob.nv(), prob.contacts.len());
+    let n = nv + 3 * nc;
+    // P: upper triangle of blkdiag(A, R)
+    let (mut pi, mut pj, mut pv) = (vec![], vec![], vec![]);
+    for (b, blk) in prob.a.blocks().iter().enumerate() {
+        let o = prob.a.offset(b);
+        for c in 0..blk.ncols() {
+            for r in 0..=c {
+                if blk[(r, c)] != 0.0 {
+                    pi.push(o + r);
+                    pj.push(o + c);
+                    pv.push(blk[(r, c)]);
+                }
+            }
+        }
+    }
+    for (i, c) in prob.contacts.iter().enumerate() {
+        for (k, r) in [c.cone.r_n, c.cone.r_t, c.cone.r_t].into_iter().enumerate() {
+            pi.push(nv + 3 * i + k);
+            pj.push(nv + 3 * i + k);
+            pv.push(r);
+        }
+    }
+    let p = CscMatrix::new_from_triplets(n, n, pi, pj, pv);
+    let av = prob.a.mul(&prob.v_star);
+    let mut q: Vec<f64> = av.iter().map(|x| -x).collect();
+    q.resize(n, 0.0);
+    let (mut ai, mut aj, mut aval) = (vec![], vec![], vec![]);
+    let mut b = vec![0.0; 3 * nc];
+    for (i, c) in prob.contacts.iter().enumerate() {
+        let scale = [1.0, c.cone.mu, c.cone.mu];
+        for s in &c.sides[..c.n_sides] {
+            for (r, sr) in scale.iter().enumerate() {
+                for col in 0..s.ncols {
+                    let x = s.j[r][col] * sr;
+                    if x != 0.0 {
+                        ai.push(3 * i + r);
+                        aj.push(s.v_offset + col);
+                        aval.push(-x);
+                    }
+                }
+            }
+        }
+        let rr = [c.cone.r_n, c.cone.r_t, c.cone.r_t];
+        for r in 0..3 {
+            if scale[r] * rr[r] != 0.0 {
+                ai.push(3 * i + r);
+                aj.push(nv + 3 * i + r);
+                aval.push(-scale[r] * rr[r]);
+            }
+        }
+        b[3 * i] = -c.v_hat_n; // v̂_t = 0
+    }
+    let a = CscMatrix::new_from_triplets(3 * nc, n, ai, aj, aval);
+    let cones: Vec<SupportedConeT<f64>> = (0..nc).map(|_| SupportedConeT::SecondOrderConeT(3)).collect();
+    let settings = DefaultSettingsBuilder::default()
+        .verbose(false)
+        .tol_gap_abs(tol)
+        .tol_gap_rel(tol)
+        .tol_feas(tol)
+        .max_iter(200)
+        .build()
+        .map_err(|e| format!("clarabel settings: {e}"))?;
+    let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings).map_err(|e| format!("clarabel: {e}"))?;
+    solver.solve();
+    let sol = &solver.solution;
+    if !matches!(sol.status, SolverStatus::Solved) {
+        return Err(format!("clarabel status {:?}", sol.status));
+    }
+    let v = sol.x[..nv].to_vec();
+    let sigma: Vec<[f64; 3]> =
+        (0..nc).map(|i| [sol.x[nv + 3 * i], sol.x[nv + 3 * i + 1], sol.x[nv + 3 * i + 2]]).collect();
+    let gamma: Vec<[f64; 3]> = prob
+        .contacts
+        .iter()
+        .enumerate()
+        .map(|(i, c)| [sol.z[3 * i], c.cone.mu * sol.z[3 * i + 1], c.cone.mu * sol.z[3 * i + 2]])
+        .collect();
+    let vs_a_vs: f64 = prob.v_star.iter().zip(&av).map(|(a, b)| a * b).sum();
+    Ok(ReferenceSolution { v, sigma, gamma, cost: sol.obj_val + 0.5 * vs_a_vs, iterations: sol.iterations })
+}

@@ -1,0 +1,200 @@
+//! [`SapSettings`]: the options of SAP, their defaults (the paper's where it gives them, Drake's
+//! otherwise, each marked) and their validation.
+
+use serde::{Deserialize, Serialize};
+
+/// A named member of the two-stage theta-method family (Castro et al. §II-C, Table in
+/// seed-003 §2.4): `(theta, theta_vq)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheme {
+    /// `(0, 0)`: explicit Euler, first order.
+    ExplicitEuler,
+    /// `(0, 1)`: symplectic Euler, first order, bounded energy for conservative forces.
+    SymplecticEuler,
+    /// `(1, 1)`: implicit Euler, first order, strongly dissipative.
+    ImplicitEuler,
+    /// `(1/2, 1/2)`: symplectic midpoint, second order, conserves the energy of linear springs.
+    Midpoint,
+}
+
+impl Scheme {
+    /// Accepted names of `scheme` (plus `"custom"`, which takes `theta` and `theta_vq`).
+    pub const NAMES: [&'static str; 5] = ["explicit_euler", "symplectic_euler", "implicit_euler", "midpoint", "custom"];
+
+    /// The scheme called `name` (`None` for `"custom"` or an unknown name).
+    pub fn from_name(name: &str) -> Option<Scheme> {
+        match name {
+            "explicit_euler" => Some(Scheme::ExplicitEuler),
+            "symplectic_euler" => Some(Scheme::SymplecticEuler),
+            "implicit_euler" => Some(Scheme::ImplicitEuler),
+            "midpoint" => Some(Scheme::Midpoint),
+            _ => None,
+        }
+    }
+
+    /// `(theta, theta_vq)` of Eq. 6.
+    pub fn thetas(self) -> (f64, f64) {
+        match self {
+            Scheme::ExplicitEuler => (0.0, 0.0),
+            Scheme::SymplecticEuler => (0.0, 1.0),
+            Scheme::ImplicitEuler => (1.0, 1.0),
+            Scheme::Midpoint => (0.5, 0.5),
+        }
+    }
+}
+
+/// Options of the SAP solver. Every field has a default; `signorini run --set solver.scheme=midpoint`
+/// goes through [`harness::Params`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SapSettings {
+    /// Time integrator (Eq. 6–12): `"explicit_euler"` (θ = 0, θ_vq = 0), `"symplectic_euler"`
+    /// (0, 1), `"implicit_euler"` (1, 1), `"midpoint"` (½, ½) or `"custom"` (uses `theta` and
+    /// `theta_vq`) (default `"symplectic_euler"`, the harness's own integrator).
+    pub scheme: String,
+    /// θ of Eq. 6 in [0, 1], used when `scheme = "custom"`; with a named scheme it must be −1
+    /// (default, "take it from `scheme`") or equal the scheme's value.
+    pub theta: f64,
+    /// θ_vq of Eq. 6 in [0, 1], with the same rule as `theta` (default −1).
+    pub theta_vq: f64,
+    /// ε_r of the stopping rule Eq. 26 (dimensionless, default 1e-6: Drake's default, inside the
+    /// paper's range 1e-6 … 1e-1).
+    pub rel_tolerance: f64,
+    /// ε_a of Eq. 26 (√J, default 1e-16, the paper's value).
+    pub abs_tolerance: f64,
+    /// Most Newton iterations per step (default 100, Drake's value).
+    pub max_iterations: usize,
+    /// Near-rigid parameter β of Eq. 29 (dimensionless, default 1, the paper's value).
+    pub beta: f64,
+    /// Friction regularisation σ of Eq. 30, `R_t = σ w` (dimensionless, default 1e-3, the paper's).
+    pub sigma: f64,
+    /// Dissipation time of harness-rigid contacts as a multiple of δt (default 0: `v̂_n = −φ0/δt`,
+    /// the harness's rigid bias; the paper's clutter uses τ_d = δt, i.e. 1). Rigid contacts always
+    /// take the near-rigid `R_n = β² w / (4π²)` of Eq. 29.
+    pub rigid_tau_d_over_dt: f64,
+    /// Upper end α_max of the exact line search (default 1.5, Drake's value).
+    pub alpha_max: f64,
+    /// Tolerance on the normalised derivative `ℓ'(α)/(−ℓ'(0))` ending the line search
+    /// (dimensionless, default 1e-8, Drake's value).
+    pub ls_tolerance: f64,
+    /// Most line-search iterations (default 100, Drake's value).
+    pub ls_max_iterations: usize,
+    /// Absolute cost-stagnation tolerance (J, default 1e-30, Drake's; not in the paper).
+    pub cost_abs_tolerance: f64,
+    /// Relative cost-stagnation tolerance (default 1e-15, Drake's; not in the paper). Stagnation
+    /// with α > 0.5 ends the solve with status `AlmostSolved` (round-off floor, pitfall 15).
+    pub cost_rel_tolerance: f64,
+    /// Start Newton from the previous step's velocity (default true, §IV); false starts from v*.
+    pub warm_start: bool,
+}
+
+impl Default for SapSettings {
+    fn default() -> Self {
+        Self {
+            scheme: "symplectic_euler".into(),
+            theta: -1.0,
+            theta_vq: -1.0,
+            rel_tolerance: 1e-6,
+            abs_tolerance: 1e-16,
+            max_iterations: 100,
+            beta: 1.0,
+            sigma: 1e-3,
+            rigid_tau_d_over_dt: 0.0,
+            alpha_max: 1.5,
+            ls_tolerance: 1e-8,
+            ls_max_iterations: 100,
+            cost_abs_tolerance: 1e-30,
+            cost_rel_tolerance: 1e-15,
+            warm_start: true,
+        }
+    }
+}
+
+impl SapSettings {
+    /// `(theta, theta_vq)` after resolving `scheme` (call on validated settings).
+    pub fn thetas(&self) -> (f64, f64) {
+        match Scheme::from_name(&self.scheme) {
+            Some(s) => s.thetas(),
+            None => (self.theta, self.theta_vq),
+        }
+    }
+
+    /// Settings for a named scheme, everything else at its default.
+    pub fn with_scheme(scheme: Scheme) -> Self {
+        let name = Scheme::NAMES[match scheme {
+            Scheme::ExplicitEuler => 0,
+            Scheme::SymplecticEuler => 1,
+            Scheme::ImplicitEuler => 2,
+            Scheme::Midpoint => 3,
+        }];
+        Self { scheme: name.into(), ..Self::default() }
+    }
+}
+
+fn positive(name: &str, v: f64) -> Result<(), String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(format!("{name}: must be finite and > 0, got {v}"))
+    }
+}
+
+impl harness::Settings for SapSettings {
+    fn validate(&self) -> Result<(), String> {
+        if !Scheme::NAMES.contains(&self.scheme.as_str()) {
+            return Err(format!("scheme: must be one of {}, got '{}'", Scheme::NAMES.join(", "), self.scheme));
+        }
+        for (name, value, index) in [("theta", self.theta, 0), ("theta_vq", self.theta_vq, 1)] {
+            match Scheme::from_name(&self.scheme) {
+                Some(s) => {
+                    let expected = if index == 0 { s.thetas().0 } else { s.thetas().1 };
+                    if value != -1.0 && value != expected {
+                        return Err(format!(
+                            "{name}: {value} conflicts with scheme '{}' ({name} = {expected}); use scheme = \"custom\" \
+                             or leave it at -1",
+                            self.scheme
+                        ));
+                    }
+                }
+                None => {
+                    if !(0.0..=1.0).contains(&value) {
+                        return Err(format!("{name}: must be in [0, 1] with scheme = \"custom\", got {value}"));
+                    }
+                }
+            }
+        }
+        if !(self.rel_tolerance.is_finite() && self.rel_tolerance >= 0.0 && self.rel_tolerance < 1.0) {
+            return Err(format!("rel_tolerance: must be in [0, 1), got {}", self.rel_tolerance));
+        }
+        if !(self.abs_tolerance.is_finite() && self.abs_tolerance >= 0.0) {
+            return Err(format!("abs_tolerance: must be finite and >= 0, got {}", self.abs_tolerance));
+        }
+        if self.rel_tolerance == 0.0 && self.abs_tolerance == 0.0 {
+            return Err("rel_tolerance: rel_tolerance and abs_tolerance cannot both be 0".into());
+        }
+        if self.max_iterations < 1 {
+            return Err(format!("max_iterations: must be >= 1, got {}", self.max_iterations));
+        }
+        positive("beta", self.beta)?;
+        positive("sigma", self.sigma)?;
+        if !(self.rigid_tau_d_over_dt.is_finite() && self.rigid_tau_d_over_dt >= 0.0) {
+            return Err(format!("rigid_tau_d_over_dt: must be finite and >= 0, got {}", self.rigid_tau_d_over_dt));
+        }
+        if !(self.alpha_max.is_finite() && self.alpha_max >= 1.0) {
+            return Err(format!("alpha_max: must be finite and >= 1, got {}", self.alpha_max));
+        }
+        if !(self.ls_tolerance.is_finite() && self.ls_tolerance > 0.0 && self.ls_tolerance < 1.0) {
+            return Err(format!("ls_tolerance: must be in (0, 1), got {}", self.ls_tolerance));
+        }
+        if self.ls_max_iterations < 1 {
+            return Err(format!("ls_max_iterations: must be >= 1, got {}", self.ls_max_iterations));
+        }
+        if !(self.cost_abs_tolerance.is_finite() && self.cost_abs_tolerance >= 0.0) {
+            return Err(format!("cost_abs_tolerance: must be finite and >= 0, got {}", self.cost_abs_tolerance));
+        }
+        if !(self.cost_rel_tolerance.is_finite() && self.cost_rel_tolerance >= 0.0) {
+            return Err(format!("cost_rel_tolerance: must be finite and >= 0, got {}", self.cost_rel_tolerance));
+        }
+        Ok(())
+    }
+}

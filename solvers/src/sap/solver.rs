@@ -1,0 +1,229 @@
+//! [`Sap`]: the Newton iteration of SAP (Castro et al. Alg. 2, §IV) with the stopping rule
+//! Eq. 25–26 checked before any Newton step, the exact line search, and the step's outputs
+//! (`v+`, `γ`, `q+` of Eq. 12).
+
+use super::line_search::LineSearch;
+use super::model::{Evaluation, HessianFactor, HessianPattern};
+use super::problem::SapProblem;
+use super::settings::SapSettings;
+use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+
+/// Which criterion ended a solve (Drake's `SapStatistics` flags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Criterion {
+    /// Eq. 26 held.
+    Optimality,
+    /// The cost stagnated at round-off with α > 0.5 (Drake's cost criterion; status `AlmostSolved`).
+    CostStagnation,
+    /// `max_iterations` Newton steps were taken.
+    MaxIterations,
+}
+
+/// Statistics of the last solve.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SapStats {
+    /// Newton iterations (factorizations).
+    pub iterations: usize,
+    /// Total line-search iterations.
+    pub ls_iterations: usize,
+    /// Cost `ℓ_p` of each evaluated iterate (J).
+    pub cost: Vec<f64>,
+    /// `‖D̃ ∇ℓ‖` of each evaluated iterate (√J).
+    pub grad_scaled_l2: Vec<f64>,
+    /// Step lengths.
+    pub alpha: Vec<f64>,
+    /// The criterion that fired (None before the first solve).
+    pub criterion: Option<Criterion>,
+}
+
+/// The SAP solver (see the module doc and `solvers/src/sap/README.md`).
+#[derive(Debug)]
+pub struct Sap {
+    settings: SapSettings,
+    eval: Evaluation,
+    pattern: HessianPattern,
+    factor: HessianFactor,
+    ls: LineSearch,
+    /// Current iterate.
+    v: Vec<f64>,
+    /// Newton direction.
+    dv: Vec<f64>,
+    /// `diag(M)^{-1/2}` (Eq. 25).
+    d_scale: Vec<f64>,
+    /// `M v`.
+    p: Vec<f64>,
+    /// Statistics of the last solve.
+    pub stats: SapStats,
+}
+
+impl Sap {
+    /// A solver with the given settings (validated by the registry; `step` checks them again).
+    pub fn new(settings: SapSettings) -> Self {
+        Self {
+            settings,
+            eval: Evaluation::default(),
+            pattern: HessianPattern::default(),
+            factor: HessianFactor::default(),
+            ls: LineSearch::default(),
+            v: vec![],
+            dv: vec![],
+            d_scale: vec![],
+            p: vec![],
+            stats: SapStats::default(),
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &SapSettings {
+        &self.settings
+    }
+
+    /// Symbolic analyses of `H` performed so far (each new contact-graph pattern costs one).
+    pub fn symbolic_analyses(&self) -> usize {
+        self.factor.analyses
+    }
+
+    /// The last iterate's impulses `γ` (n, t1, t2) per contact.
+    pub fn impulses(&self) -> &[[f64; 3]] {
+        &self.eval.gamma
+    }
+
+    /// Solves `min_v ℓ_p(v)` (Eq. 24) for `prob` from the initial guess `guess` (Alg. 2). Returns
+    /// the velocity and the status; impulses are in [`Sap::impulses`], statistics in `self.stats`.
+    pub fn solve(
+        &mut self,
+        prob: &SapProblem,
+        guess: &[f64],
+        log: &mut IterationLog,
+    ) -> Result<(Vec<f64>, SolveStatus), SolveError> {
+        let s = &self.settings;
+        let nv = prob.nv();
+        assert_eq!(guess.len(), nv, "guess must have nv entries");
+        self.stats = SapStats::default();
+        self.eval.resize(prob);
+        self.v.clear();
+        self.v.extend_from_slice(guess);
+        self.dv.clear();
+        self.dv.resize(nv, 0.0);
+        self.p.clear();
+        self.p.resize(nv, 0.0);
+        self.d_scale.clear();
+        self.d_scale.extend(prob.mass.diagonal().iter().map(|m| 1.0 / m.sqrt()));
+        if !self.d_scale.iter().all(|x| x.is_finite()) {
+            return Err(SolveError::Unsupported { what: "mass matrix with a non-positive diagonal".into() });
+        }
+        self.pattern.build(prob);
+        let mut prev_cost = f64::NAN;
+        let mut prev_alpha = f64::NAN;
+        let mut status = SolveStatus::MaxIterations;
+        for k in 0..=s.max_iterations {
+            let hessian = k < s.max_iterations;
+            self.eval.calc(prob, &self.v, hessian);
+            let cost = self.eval.cost();
+            if !cost.is_finite() || !self.eval.grad.iter().all(|x| x.is_finite()) {
+                return Err(SolveError::NonFinite { what: format!("cost or gradient at Newton iteration {k}") });
+            }
+            // Eq. 25–26: ‖D̃∇ℓ‖ < ε_a + ε_r max(‖D̃ p‖, ‖D̃ j_c‖), D̃ = diag(M)^{-1/2}, p = M v
+            prob.mass.mul_into(&self.v, &mut self.p);
+            let norm = |x: &[f64]| x.iter().zip(&self.d_scale).map(|(a, d)| (a * d) * (a * d)).sum::<f64>().sqrt();
+            let grad_norm = norm(&self.eval.grad);
+            let scale = norm(&self.p).max(norm(&self.eval.jc));
+            self.stats.cost.push(cost);
+            self.stats.grad_scaled_l2.push(grad_norm);
+            let optimal = grad_norm < s.abs_tolerance + s.rel_tolerance * scale;
+            let stagnated = k > 0
+                && (cost - prev_cost).abs() < s.cost_abs_tolerance + s.cost_rel_tolerance * 0.5 * (cost + prev_cost)
+                && prev_alpha > 0.5;
+            let row = |alpha: f64, ls: f64| {
+                [
+                    ("cost", cost),
+                    ("grad_scaled_l2", grad_norm),
+                    ("grad_rel", grad_norm / scale.max(f64::MIN_POSITIVE)),
+                    ("alpha", alpha),
+                    ("ls_iters", ls),
+                ]
+            };
+            if optimal || stagnated || k == s.max_iterations {
+                let (criterion, st) = if optimal {
+                    (Criterion::Optimality, SolveStatus::Solved)
+                } else if stagnated {
+                    (Criterion::CostStagnation, SolveStatus::AlmostSolved)
+                } else {
+                    (Criterion::MaxIterations, SolveStatus::MaxIterations)
+                };
+                // the last row takes no step: α = 0, no line search (not NaN: run records store
+                // the logs as JSON, where NaN becomes null and does not read back)
+                log.record(&row(0.0, 0.0));
+                self.stats.criterion = Some(criterion);
+                status = st;
+                break;
+            }
+            // Newton direction: H Δv = −∇ℓ, H = A + Jᵀ G J
+            self.pattern.assemble(prob, &self.eval);
+            self.factor.factorize(&self.pattern).map_err(|e| SolveError::Factorization {
+                what: format!("Hessian H = A + J^T G J at Newton iteration {k}: {e}"),
+            })?;
+            for (d, g) in self.dv.iter_mut().zip(&self.eval.grad) {
+                *d = -g;
+            }
+            self.factor.solve_in_place(&mut self.dv);
+            self.ls.setup(prob, &self.eval, &self.dv);
+            let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations)?;
+            log.record(&row(r.alpha, r.iterations as f64));
+            for (v, d) in self.v.iter_mut().zip(&self.dv) {
+                *v += r.alpha * d;
+            }
+            self.stats.iterations += 1;
+            self.stats.ls_iterations += r.iterations;
+            self.stats.alpha.push(r.alpha);
+            prev_cost = cost;
+            prev_alpha = r.alpha;
+        }
+        Ok((self.v.clone(), status))
+    }
+}
+
+impl Solver for Sap {
+    fn info(&self) -> SolverInfo {
+        SolverInfo {
+            name: "sap".into(),
+            paper: super::PAPER.into(),
+            capabilities: super::capabilities(),
+            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
+        }
+    }
+
+    fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
+        self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("invalid settings: {e}") })?;
+        let prob = SapProblem::from_step(p, &self.settings)?;
+        let nv = prob.nv();
+        // initial guess: the previous step's velocity (§IV, pitfall 9), else v*
+        let warm =
+            p.warm_start.map(|w| w.velocity.as_slice()).filter(|w| w.len() == nv && w.iter().all(|x| x.is_finite()));
+        let guess: Vec<f64> = match (self.settings.warm_start, warm) {
+            (true, Some(w)) => w.to_vec(),
+            (true, None) => prob.v0.clone(),
+            (false, _) => prob.v_star.clone(),
+        };
+        let (v, status) = if prob.contacts.is_empty() {
+            // no contact: the minimiser of ½‖v − v*‖²_A is v* (Drake's early exit)
+            self.stats = SapStats { criterion: Some(Criterion::Optimality), ..SapStats::default() };
+            self.eval.resize(&prob);
+            (prob.v_star.clone(), SolveStatus::Solved)
+        } else {
+            self.solve(&prob, &guess, log)?
+        };
+        // Eq. 11–12: q+ = q0 + δt N(q0) (θ_vq v + (1 − θ_vq) v0)
+        let theta_vq = prob.theta.1;
+        let v_vq: Vec<f64> = v.iter().zip(&prob.v0).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();
+        let q = p.world.integrate_positions(&p.q0, &v_vq, p.dt);
+        Ok(StepSolution {
+            v,
+            q: Some(q),
+            impulses: self.eval.gamma.clone(),
+            bilateral: vec![],
+            iterations: self.stats.iterations,
+            status,
+        })
+    }
+}

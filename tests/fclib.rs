@@ -1,0 +1,188 @@
+//! FCLIB interoperability: export -> import gives the same problem bit for bit, the imported
+//! problem solves to the same answer as the step it came from, the local form is consistent, a
+//! file written by libhdf5 (triplet storage, no block sizes) is read, and bad files give an error
+//! naming the file and the field.
+
+use fclib::{FclibProblem, Info};
+use harness::runner::{self, Suite};
+use harness::stepper::{simulate, RunOptions};
+use harness::{IterationLog, StepProblem};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The world and contacts of `case` after `steps` steps of pgs.
+fn state_after(case: &str, sets: &[(&str, &str)], steps: usize) -> (harness::model::World, harness::ContactSet, f64) {
+    let reg = signorini::registry();
+    let mut suite = Suite::single(case, "pgs");
+    let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    suite.apply_overrides(&reg, &sets).unwrap();
+    let mut pair = runner::prepare(&reg, &suite).unwrap().remove(0);
+    pair.scenario.steps = steps;
+    let mut solver = (reg.find_solver("pgs").unwrap().build)(&pair.solver_params).unwrap();
+    let out = simulate(&pair.scenario, solver.as_mut(), RunOptions::default(), &mut || {});
+    assert!(out.failure.is_none(), "{:?}", out.failure);
+    let contacts = harness::geometry::detect(&out.final_world, pair.scenario.margin);
+    (out.final_world, contacts, pair.scenario.dt)
+}
+
+fn pgs() -> Box<dyn harness::Solver> {
+    let reg = signorini::registry();
+    let e = reg.find_solver("pgs").unwrap();
+    let mut p = (e.defaults)();
+    p.set("tolerance", "1e-12", "pgs").unwrap();
+    p.set("max_iterations", "5000", "pgs").unwrap();
+    (e.build)(&p).unwrap()
+}
+
+fn bits(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
+fn assert_bitwise_equal(a: &FclibProblem, b: &FclibProblem) {
+    assert_eq!(a, b);
+    let (ga, gb) = (&a.global, &b.global);
+    for (x, y) in [(&ga.m.x, &gb.m.x), (&ga.h.x, &gb.h.x), (&ga.f, &gb.f), (&ga.w, &gb.w), (&ga.mu, &gb.mu)] {
+        assert_eq!(bits(x), bits(y));
+    }
+    let (la, lb) = (a.local.as_ref().unwrap(), b.local.as_ref().unwrap());
+    assert_eq!(bits(&la.w.x), bits(&lb.w.x));
+    assert_eq!(bits(&la.q), bits(&lb.q));
+}
+
+#[test]
+fn export_import_is_bit_exact_and_solves_to_the_same_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    for (case, sets, step) in [("sphere_stack", vec![("n", "3")], 5), ("slope", vec![("angle_deg", "30")], 20)] {
+        let (world, contacts, dt) = state_after(case, &sets, step);
+        let p = StepProblem::new(&world, &contacts, dt, None).unwrap();
+        assert!(p.nc() > 0, "{case}: contacts at step {step}");
+        let mut prob =
+            fclib::from_step(&p, fclib::LOCAL_LIMIT, Info { title: case.into(), ..Info::default() }).unwrap();
+        let mut log = IterationLog::new();
+        let original = pgs().step(&p, &mut log).unwrap();
+        prob.solution = Some(fclib::solution_of(&p, &original));
+
+        let path = dir.path().join(format!("{case}.hdf5"));
+        fclib::write(&path, &prob).unwrap();
+        let back = fclib::read(&path).unwrap();
+        assert_bitwise_equal(&prob, &back);
+        assert_eq!(back.global.block_sizes, p.mass.blocks().iter().map(|b| b.nrows()).collect::<Vec<_>>());
+
+        // Solve the imported problem: same impulses and velocities as the original step.
+        let rep = fclib::solve(&back, pgs().as_mut()).unwrap();
+        let r0: Vec<f64> = original.impulses.iter().flatten().copied().collect();
+        let scale = r0.iter().fold(1e-12f64, |m, x| m.max(x.abs()));
+        for (a, b) in rep.r.iter().zip(&r0) {
+            assert!((a - b).abs() <= 1e-9 * scale, "{case}: impulse {a} vs {b}");
+        }
+        for (a, b) in rep.v.iter().zip(&original.v) {
+            assert!((a - b).abs() <= 1e-9 * (1.0 + b.abs()), "{case}: velocity {a} vs {b}");
+        }
+        assert!(rep.error < 1e-8, "{case}: natural-map error {}", rep.error);
+        assert!(rep.stored_error.unwrap() < 1e-8);
+
+        // The local form agrees with the global one: W r + q = H^T v + w at our solution.
+        let local = back.local.as_ref().unwrap();
+        let wr = local.w.mul(&rep.r);
+        let u_local: Vec<f64> = wr.iter().zip(&local.q).map(|(a, b)| a + b).collect();
+        let u_global: Vec<f64> = back.global.h.tr_mul(&rep.v).iter().zip(&back.global.w).map(|(a, b)| a + b).collect();
+        for (a, b) in u_local.iter().zip(&u_global) {
+            assert!((a - b).abs() < 1e-9, "{case}: u local {a} vs global {b}");
+        }
+    }
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fclib/slope_libhdf5.hdf5")
+}
+
+#[test]
+fn reads_a_file_written_by_libhdf5() {
+    let prob = fclib::read(&fixture()).unwrap();
+    let g = &prob.global;
+    assert_eq!((g.nv(), g.nc()), (6, 4));
+    assert_eq!(g.block_sizes, vec![6], "6-DOF blocks found from M's sparsity");
+    assert_eq!(g.info.title, "slope step 50, written by libhdf5");
+    assert!(prob.local.is_none());
+    assert_eq!(prob.guesses.len(), 1);
+    let rep = fclib::solve(&prob, pgs().as_mut()).unwrap();
+    assert!(rep.error < 1e-8, "{}", rep.error);
+    assert!(rep.stored_error.unwrap() < 1e-8);
+    assert!(rep.guess_errors[0] > 0.1, "the zero guess is not a solution");
+}
+
+/// The fixture with `edit` applied, written to `dir/name`.
+fn edited(dir: &Path, name: &str, edit: impl Fn(&mut FclibProblem)) -> PathBuf {
+    let mut prob = fclib::read(&fixture()).unwrap();
+    edit(&mut prob);
+    let path = dir.join(name);
+    fclib::write(&path, &prob).unwrap();
+    path
+}
+
+#[test]
+fn bad_files_name_the_file_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let expect = |path: &Path, needles: &[&str]| {
+        let e = fclib::read(path).unwrap_err().to_string();
+        assert!(e.contains(&path.display().to_string()), "'{e}' names the file");
+        for n in needles {
+            assert!(e.contains(n), "'{e}' should contain '{n}'");
+        }
+    };
+    // Truncated.
+    let bytes = std::fs::read(fixture()).unwrap();
+    let truncated = d.join("truncated.hdf5");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 3]).unwrap();
+    let e = fclib::read(&truncated).unwrap_err().to_string();
+    assert!(e.contains("truncated.hdf5"), "{e}");
+    // Not HDF5 at all.
+    let text = d.join("text.hdf5");
+    std::fs::write(&text, "hello").unwrap();
+    expect(&text, &["not a readable HDF5 file"]);
+    // HDF5, not FCLIB.
+    let other = d.join("other.hdf5");
+    let mut fb = fclib::hdf5_pure::FileBuilder::new();
+    fb.create_dataset("temperature").with_f64_data(&[1.0, 2.0]);
+    std::fs::write(&other, fb.finish().unwrap()).unwrap();
+    expect(&other, &["/fclib_global", "not an FCLIB file"]);
+    // Mismatched dimensions and bad values.
+    expect(
+        &edited(d, "mu_len.hdf5", |p| p.global.mu.pop().map(|_| ()).unwrap()),
+        &["/fclib_global/vectors/mu", "length 3"],
+    );
+    expect(&edited(d, "neg_mu.hdf5", |p| p.global.mu[2] = -0.1), &["/fclib_global/vectors/mu", "contact 2", "-0.1"]);
+    expect(&edited(d, "f_len.hdf5", |p| p.global.f.push(0.0)), &["/fclib_global/vectors/f", "length 7"]);
+    expect(&edited(d, "w_len.hdf5", |p| p.global.w.truncate(9)), &["/fclib_global/vectors/w"]);
+    expect(
+        &edited(d, "h_rows.hdf5", |p| p.global.h = fclib::Csc::from_triplets(5, 12, &p.global.h.triplets()[..1])),
+        &["/fclib_global/H/m", "5 rows"],
+    );
+    expect(&edited(d, "nan.hdf5", |p| p.global.f[0] = f64::NAN), &["/fclib_global/vectors/f", "not finite"]);
+    expect(&edited(d, "blocks.hdf5", |p| p.global.block_sizes = vec![3, 2, 1]), &["/fclib_global/M/block_sizes"]);
+    // The command line reports the same, with exit code 2.
+    let out = Command::new(env!("CARGO_BIN_EXE_signorini"))
+        .args(["fclib", "solve", d.join("neg_mu.hdf5").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("neg_mu.hdf5") && err.contains("mu"), "{err}");
+}
+
+#[test]
+fn cli_export_then_solve() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stack.hdf5");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_signorini")).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let f = file.to_str().unwrap();
+    let s = run(&["fclib", "export", "--case", "sphere_stack", "--set", "n=2", "--step", "3", f]);
+    assert!(s.contains("2 contacts") && s.contains("local form"), "{s}");
+    let s = run(&["fclib", "solve", f, "--set", "tolerance=1e-10"]);
+    assert!(s.contains("natural-map error") && s.contains("stored solution: natural-map error"), "{s}");
+}

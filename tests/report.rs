@@ -1,0 +1,227 @@
+//! End-to-end tests of `signorini report`: a small fixture of run records is produced by the real
+//! pipeline (registry, runner, short durations), completed with synthetic records (a second
+//! solver, a skipped and a failed pair, a NaN and a missing metric), and every figure type, the
+//! HTML page and the Markdown table are checked against the records.
+
+use harness::record::{RunRecord, RunStatus};
+use harness::runner::{self, NoProgress, PairSpec, Suite};
+use harness::stepper::RunOptions;
+use reports::report::{self, Options};
+use std::path::Path;
+
+fn pair(label: &str, case: &str, set: &[(&str, &str)]) -> PairSpec {
+    PairSpec {
+        label: label.into(),
+        case: case.into(),
+        case_set: set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        solver: "pgs".into(),
+        solver_set: vec![],
+    }
+}
+
+/// Runs the tiny suite and adds synthetic records; returns all records (also written to `dir`).
+fn fixture(dir: &Path) -> Vec<RunRecord> {
+    let reg = signorini::registry();
+    let suite = Suite {
+        name: "report-test".into(),
+        pairs: vec![
+            pair("slope-dt0.01", "slope", &[("duration", "0.1"), ("dt", "0.01")]),
+            pair("slope-dt0.005", "slope", &[("duration", "0.1"), ("dt", "0.005")]),
+            pair("stack", "sphere_stack", &[("n", "2"), ("duration", "0.1")]),
+        ],
+    };
+    let pairs = runner::prepare(&reg, &suite).unwrap();
+    let mut records: Vec<RunRecord> = runner::run_suite(&reg, &pairs, dir, RunOptions::default(), &NoProgress)
+        .into_iter()
+        .map(|(r, path)| {
+            path.unwrap();
+            r
+        })
+        .collect();
+    assert!(records.iter().all(|r| r.status == RunStatus::Ok), "fixture runs complete");
+    // A second solver "other": twice as slow on the slopes, skipped on the stack.
+    for r in records.clone() {
+        let mut o = r.clone();
+        o.solver.name = "other".into();
+        if r.case.name == "sphere_stack" {
+            o.status = RunStatus::Skipped;
+            o.reason = Some("other does not support multi-body stacks".into());
+            o.summary = Default::default();
+            o.steps.clear();
+            o.iterations.clear();
+        } else {
+            o.summary.stage_times.solve_s *= 2.0;
+            o.summary.wall_per_step_s.median *= 2.0;
+            if let Some(m) = o.summary.metrics.get_mut("natmap_rel_l2") {
+                m.max = f64::NAN;
+            }
+            o.summary.metrics.remove("creep_speed_max");
+        }
+        records.push(o);
+    }
+    // A failed pair: "broken" fails the slope after its first steps.
+    let mut f = records[0].clone();
+    f.solver.name = "broken".into();
+    f.status = RunStatus::Failed;
+    f.reason = Some("step 3: non-finite impulse".into());
+    f.steps.truncate(3);
+    f.summary.steps = 3;
+    f.summary.failures = 1;
+    records.push(f);
+    for r in &records {
+        r.write_atomic(dir).unwrap();
+    }
+    records
+}
+
+fn build(dir: &Path, gates: Option<&str>) -> (report::Report, std::path::PathBuf) {
+    let out = dir.join("report");
+    let gates = gates.map(|text| {
+        let p = dir.join("gates.toml.txt");
+        std::fs::write(&p, text).unwrap();
+        p
+    });
+    let opts = Options { run_dir: dir.to_path_buf(), out_dir: out.clone(), criterion: None, gates };
+    (report::write(&opts).unwrap(), out)
+}
+
+#[test]
+fn every_figure_type_renders_with_its_series_and_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = fixture(dir.path());
+    let (rep, out) = build(dir.path(), None);
+    assert_eq!(rep.records.len(), records.len());
+    let expect = [
+        // (kind, title contains, series over all panels)
+        ("profile", "profiles", 6),         // pgs, other, broken x (time, iterations)
+        ("timing", "Timing", 3),            // pgs, other, broken (3 completed steps)
+        ("work_precision", "dt sweep", 2),  // pgs and other over dt = 0.005, 0.01
+        ("convergence", "slope-dt0.01", 6), // 3 solvers x 2 panels
+        ("convergence", "stack", 2),        // pgs only (other skipped)
+        ("physics", "slope-dt0.01", 9),     // 3 solvers x 3 panels
+        ("physics", "stack", 3),
+    ];
+    for (kind, title, series) in expect {
+        let f = rep.figures.iter().find(|f| f.kind == kind && f.title.contains(title)).unwrap_or_else(|| {
+            panic!("no {kind} figure '{title}' in {:?}", rep.figures.iter().map(|f| &f.title).collect::<Vec<_>>())
+        });
+        assert_eq!(f.series, series, "{kind} {title}");
+        let svg = std::fs::read_to_string(out.join(&f.file)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{}", f.file);
+        let lines = svg.matches("<polyline").count();
+        let markers = svg.matches("<circle").count();
+        assert!(lines + markers >= series, "{}: {lines} polylines + {markers} markers < {series} series", f.file);
+        assert!(!f.sources.is_empty(), "{} names its records", f.file);
+        for src in &f.sources {
+            let r = records.iter().find(|r| src.starts_with(&r.file_name())).expect("source is a record");
+            assert!(src.contains(&r.case.params_hash) && src.contains(&r.solver.params_hash), "{src}");
+            assert!(src.contains(&r.provenance.commit.chars().take(7).collect::<String>()), "{src}");
+        }
+    }
+    // legends name the solvers and the residual column
+    let conv = rep.figures.iter().find(|f| f.kind == "convergence").unwrap();
+    let svg = std::fs::read_to_string(out.join(&conv.file)).unwrap();
+    assert!(svg.contains("pgs: natmap_abs_l2") && svg.contains("other: natmap_abs_l2"));
+
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    for f in &rep.figures {
+        assert!(html.contains(&format!("<img src=\"{}\"", f.file)), "{} in index.html", f.file);
+        assert!(out.join(&f.file).is_file());
+    }
+    for r in &records {
+        assert!(html.contains(&r.case.params_hash));
+    }
+    assert!(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"), "self-contained");
+    assert!(html.contains("other does not support multi-body stacks") && html.contains("step 3: non-finite impulse"));
+}
+
+/// The cells of the Markdown results row of (case, solver).
+fn md_row(md: &str, case: &str, solver: &str) -> Vec<String> {
+    let results = md.split("## Results").nth(1).unwrap().split("\n## ").next().unwrap();
+    results
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect::<Vec<_>>())
+        .find(|c| c[0] == case && c[1] == solver)
+        .unwrap_or_else(|| panic!("no row for {case} / {solver}"))
+}
+
+#[test]
+fn markdown_table_matches_the_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = fixture(dir.path());
+    let gates = "[[gate]]\nsolver = \"pgs\"\ncase = \"stack\"\nmetric = \"oracle.weight_ratio\"\nwhy = \"t\"\n\n\
+                 [[gate]]\nsolver = \"pgs\"\ncase = \"slope-dt0.01\"\nmetric = \"iterations_per_step.mean\"\nmax = 0.5\nwhy = \"t\"\n\n\
+                 [[gate]]\nsolver = \"pgs\"\ncase = \"not-in-this-run\"\nmetric = \"oracle.x\"\nwhy = \"t\"\n";
+    std::fs::write(dir.path().join("zz-not-a-record.json"), "{}").unwrap();
+    let (_, out) = build(dir.path(), Some(gates));
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("1 file(s) could not be read") && md.contains("zz-not-a-record.json"), "listed, not hidden");
+    let headers: Vec<&str> = reports::table::HEADERS.to_vec();
+    let col = |h: &str| headers.iter().position(|x| *x == h).unwrap();
+    for r in &records {
+        let row = md_row(&md, &r.case.label, &r.solver.name);
+        assert_eq!(row.len(), headers.len());
+        let status = match r.status {
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+            RunStatus::Skipped => "skipped",
+        };
+        assert_eq!(row[col("status")], status);
+        if r.status == RunStatus::Skipped {
+            assert_eq!(row[col("steps")], "—");
+            assert_eq!(row[col("solve ms/step median")], "—", "no invented cost for a skipped pair");
+            assert_eq!(row[col("natmap_ rel_l2 max")], "—");
+        } else {
+            assert_eq!(row[col("steps")], r.summary.steps.to_string());
+            let s = &r.summary;
+            assert_eq!(row[col("iters/ step")], reports::figures::fmt_num(s.iterations_per_step.mean));
+            assert_eq!(row[col("solve ms/step median")], reports::figures::fmt_num(s.wall_per_step_s.median * 1e3));
+            assert_eq!(row[col("penetration max [m]")], reports::figures::fmt_num(s.metrics["penetration_max"].max));
+            match s.metrics.get("natmap_rel_l2") {
+                Some(m) if m.max.is_nan() => assert_eq!(row[col("natmap_ rel_l2 max")], "NaN"),
+                Some(m) => assert_eq!(row[col("natmap_ rel_l2 max")], reports::figures::fmt_num(m.max)),
+                None => unreachable!(),
+            }
+            if !s.metrics.contains_key("creep_speed_max") {
+                assert_eq!(row[col("creep speed max [m/s]")], "—", "a missing metric shows as missing");
+            }
+        }
+        if let Some(reason) = &r.reason {
+            assert!(md.contains(&format!("`{}` / `{}`: **{status}**: {reason}", r.case.label, r.solver.name)));
+        }
+        for c in r.summary.oracle.values() {
+            assert!(md.contains(&format!(
+                "| {} | {} | {} | {} |",
+                r.case.label,
+                r.solver.name,
+                c.name,
+                reports::figures::fmt_num(c.measured)
+            )));
+        }
+    }
+    assert_eq!(md_row(&md, "stack", "pgs")[col("gates")], "PASS 1/1");
+    assert_eq!(md_row(&md, "slope-dt0.01", "pgs")[col("gates")], "FAIL 1/1: iterations_per_step.mean");
+    assert_eq!(md_row(&md, "slope-dt0.005", "pgs")[col("gates")], "no gate");
+    assert!(md.contains("1 gate(s) of") && md.contains("not in this run directory"));
+    assert!(md.contains("7 run records: 5 ok, 1 failed, 1 skipped"));
+}
+
+#[test]
+fn cli_writes_the_report_and_refuses_an_empty_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path());
+    let out = dir.path().join("out");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_signorini")).args(args).current_dir(dir.path()).output().unwrap()
+    };
+    let o = run(&["report", dir.path().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("index.html").is_file() && out.join("summary.md").is_file());
+    assert!(out.join("figures/profiles.svg").is_file());
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = run(&["report", empty.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no run records"));
+}

@@ -1,0 +1,188 @@
+//! SAP on the canonical cases through the same runner the CLI uses (issue 3): slope threshold and
+//! stiction creep (Castro et al. Eq. 30–31), the spring-cylinder's energy behaviour and order of
+//! accuracy for the four θ-method schemes (§VI-B, Figs. 5–7), the pizza saver's torsional
+//! stick/slip (Drake's test), and clutter runs completing without failure (§VI-C).
+
+use harness::record::{RunRecord, RunStatus};
+use harness::runner::{self, NoProgress, PairSpec, Suite};
+use harness::stepper::RunOptions;
+use harness::{geometry, StepProblem};
+use rstest::rstest;
+use solvers::sap::{SapProblem, SapSettings};
+
+fn prepare(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> runner::PreparedPair {
+    let reg = signorini::registry();
+    let suite = Suite {
+        name: "test".into(),
+        pairs: vec![PairSpec {
+            label: case.into(),
+            case: case.into(),
+            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            solver: "sap".into(),
+            solver_set: solver_sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        }],
+    };
+    runner::prepare(&reg, &suite).expect("valid pair").remove(0)
+}
+
+fn run(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> RunRecord {
+    let reg = signorini::registry();
+    let pair = prepare(case, sets, solver_sets);
+    let provenance = harness::record::Provenance::collect();
+    let r = runner::run_pair(&reg, &pair, RunOptions::default(), &provenance, &NoProgress);
+    assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
+    assert_eq!(r.summary.failures, 0);
+    r
+}
+
+fn check(r: &RunRecord, name: &str) -> (f64, bool) {
+    let c = r.summary.oracle.get(name).unwrap_or_else(|| panic!("check {name} missing: {:?}", r.summary.oracle));
+    (c.measured, c.pass)
+}
+
+fn assert_all_pass(r: &RunRecord) {
+    for (n, c) in &r.summary.oracle {
+        assert!(
+            c.pass,
+            "{} {n}: measured {} expected {} error {} > tolerance {}",
+            r.case.label, c.measured, c.expected, c.error, c.tolerance
+        );
+    }
+}
+
+/// `R_t` of every contact of the case's initial state (Eq. 30).
+fn initial_rt(pair: &runner::PreparedPair) -> Vec<f64> {
+    let sc = &pair.scenario;
+    let contacts = geometry::detect(&sc.world, sc.margin);
+    let p = StepProblem::new(&sc.world, &contacts, sc.dt, None).unwrap();
+    SapProblem::from_step(&p, &SapSettings::default()).unwrap().contacts.iter().map(|c| c.cone.r_t).collect()
+}
+
+#[rstest]
+fn slope_threshold_and_creep(
+    #[values("rigid", "compliant")] contact: &str,
+    #[values(10.0, 30.0)] angle_deg: f64,
+    #[values(0.02, -0.02)] offset: f64,
+) {
+    let mu = angle_deg.to_radians().tan() + offset;
+    let sets = [("angle_deg", angle_deg.to_string()), ("mu", mu.to_string()), ("contact", contact.to_string())];
+    let r = run("slope", &sets, &[]);
+    // every canonical check passes: the Coulomb threshold, the acceleration (sliding: ‖γ_t‖ = μ γ_n
+    // exactly in region II) and the creep below CREEP_REL_TOL g dt
+    assert_all_pass(&r);
+    let sticks = offset > 0.0;
+    assert_eq!(check(&r, "slides").0, if sticks { 0.0 } else { 1.0 });
+    if sticks {
+        // stiction creep (Eq. 30–31): if all four corners stick, γ_t,i = v_s / R_t,i sums to
+        // F δt = m g sin(a) δt, so v_s = m g sin(a) δt / Σ 1/R_t,i. On the slope the upper corners
+        // carry less normal load (tipping moment) and reach the cone boundary first, leaving more
+        // to the others, so v_s is a lower bound; the upper bound is Eq. 31 per corner,
+        // v = R_t γ_t ≤ σ w μ γ_n ≤ σ μ g δt (w m) with w m the largest of the corners
+        let pair = prepare("slope", &sets, &[]);
+        let rt = initial_rt(&pair);
+        let (g, dt, m) = (9.81, 0.01, 1.0);
+        let a = angle_deg.to_radians();
+        let vs = m * g * a.sin() * dt / rt.iter().map(|r| 1.0 / r).sum::<f64>();
+        let creep = check(&r, "creep_speed").0;
+        assert!(creep >= vs * (1.0 - 1e-3), "{contact} {angle_deg}: creep {creep:e} < R_t F dt = {vs:e}");
+        let wm_max = rt.iter().fold(0.0f64, |x, r| x.max(r / 1e-3)) * m;
+        assert!(creep <= 1e-3 * mu * g * dt * wm_max, "Eq. 31 bound");
+    }
+}
+
+/// `(e_q, energy_band, energy(last) / energy(first))` of a spring-cylinder run.
+fn cylinder(scheme: &str, mu: f64, dt: f64, contact: &str) -> (f64, f64, RunRecord) {
+    let sets = [("mu", mu.to_string()), ("dt", dt.to_string()), ("contact", contact.to_string())];
+    let r = run("spring_cylinder", &sets, &[("scheme", scheme), ("rel_tolerance", "1e-10")]);
+    let (e_q, _) = check(&r, "e_q");
+    let (band, _) = check(&r, "energy_band");
+    (e_q, band, r)
+}
+
+#[rstest]
+#[case::frictionless(0.0)]
+#[case::rolling(1.0)]
+fn spring_cylinder_energy_behaviour(#[case] mu: f64) {
+    // midpoint: exact energy conservation for the linear spring frictionless (Fig. 5); with
+    // friction the regularised stiction dissipates ≈ R_t F² δt per step (0.16 % in the paper)
+    let (_, band, r) = cylinder("midpoint", mu, 0.02, "compliant");
+    assert_all_pass(&r);
+    if mu == 0.0 {
+        // to solver tolerance: ε_r = 1e-10 on impulses of O(m g δt) changes E by ~1e-9 E0
+        assert!(band <= 1e-6, "midpoint band {band:e}");
+    } else {
+        assert!(band <= 5e-3, "midpoint band {band:e} (paper 0.16 %, notes §10 0.23 %)");
+    }
+    // symplectic Euler: bounded band ≈ ω δt (28 % frictionless, 23 % rolling, notes §10)
+    let (_, band, r) = cylinder("symplectic_euler", mu, 0.02, "compliant");
+    assert_all_pass(&r);
+    let expected = if mu == 0.0 { 0.289 } else { 0.235 };
+    assert!((band - expected).abs() <= 0.03, "symplectic band {band}");
+    // implicit Euler dissipates: most of the energy is gone by 5 s (notes §10: all of it)
+    let (_, band, r) = cylinder("implicit_euler", mu, 0.02, "compliant");
+    assert!(band > 0.8, "implicit Euler band {band}");
+    // oscillation energy left at 5 s (kinetic + spring; gravity is constant at rest height)
+    let left = r.summary.metrics["kinetic"].last + r.summary.metrics["spring"].last;
+    assert!(left < 1e-2 * 0.5, "implicit Euler keeps {left} J of 0.5 J");
+}
+
+/// Least-squares slope of `log e` against `log dt`.
+fn order(dts: &[f64], es: &[f64]) -> f64 {
+    let x: Vec<f64> = dts.iter().map(|d| d.ln()).collect();
+    let y: Vec<f64> = es.iter().map(|e| e.ln()).collect();
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let sxy: f64 = x.iter().zip(&y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
+    sxy / sxx
+}
+
+#[rstest]
+#[case::midpoint("midpoint", 2.0, &[0.02, 0.01, 0.005, 0.0025])]
+#[case::symplectic_euler("symplectic_euler", 1.0, &[0.02, 0.01, 0.005, 0.0025])]
+// implicit Euler is pre-asymptotic at coarse steps (notes §10: rates 0.1 … 0.64 above 2.5 ms)
+#[case::implicit_euler("implicit_euler", 1.0, &[0.0025, 0.00125, 0.000625])]
+fn spring_cylinder_order_of_accuracy(#[case] scheme: &str, #[case] expected: f64, #[case] dts: &[f64]) {
+    // e_q over T = 5 s, rolling (μ = 1): order 2 for midpoint even with frictional contact, 1 for
+    // the Euler schemes (Fig. 7). ±0.3: the fitted slope over a factor-8 range of δt still holds the
+    // next-order term (symplectic Euler's local rates go 1.31 → 1.09 over this range, notes §10).
+    // Near-rigid contact: with the case's compliant k = 1e4 the static penetration m g/k = 0.5 mm
+    // moves the harness's contact point (midway between the surfaces) off the rim, which changes
+    // the rolling radius by 0.5 % and leaves a δt-independent phase error (e_q floor ≈ 4e-3 m); the
+    // near-rigid penetration ∝ δt² keeps that error below the integrator's
+    let es: Vec<f64> = dts.iter().map(|&dt| cylinder(scheme, 1.0, dt, "rigid").0).collect();
+    let p = order(dts, &es);
+    assert!((p - expected).abs() <= 0.3, "{scheme}: order {p:.3} from e_q {es:?}");
+}
+
+#[rstest]
+fn pizza_saver_stick_and_slip(#[values("compliant", "rigid")] contact: &str, #[values(20.0, 40.0)] torque: f64) {
+    // below M_crit = μ m g R = 30 N m: stiction with friction Mz/(n R) per contact and slip below
+    // σ δt g; above: sliding at full friction, ω' = (Mz − M_crit)/I_z (cases/src/pizza_saver.rs)
+    // sliding: the convex approximation glides (notes §7 item 8): the body rises to
+    // φ ≈ (δt + τ_d) μ ‖v_t‖, 3.6 cm at the end of the run, beyond the case's 1 cm detection margin,
+    // where the contacts are lost and the body drops back; a 5 cm margin (below twice the half
+    // height, so still only the bottom corners) keeps them
+    let margin = if torque < 30.0 { "0.01" } else { "0.05" };
+    let sets = [("contact", contact.to_string()), ("torque", torque.to_string()), ("margin", margin.to_string())];
+    let r = run("pizza_saver", &sets, &[]);
+    assert_all_pass(&r);
+    assert_eq!(check(&r, "regime").0, if torque < 30.0 { 0.0 } else { 1.0 });
+    if torque < 30.0 {
+        let (slip, _) = check(&r, "slip");
+        assert!(slip <= 1e-3 * 0.01 * 10.0, "slip {slip:e} > sigma dt g");
+        let (f, _) = check(&r, "friction_per_contact");
+        assert!((f - torque / (4.0 * 1.5)).abs() <= 1e-2, "friction per contact {f}");
+    }
+}
+
+#[rstest]
+fn clutter_completes(#[values(8, 20)] bodies: usize, #[values(true, false)] walls: bool) {
+    let r = run("clutter", &[("bodies", bodies.to_string()), ("walls", walls.to_string())], &[]);
+    assert_eq!(r.summary.steps, 150);
+    assert_eq!(r.summary.unconverged_steps, 0, "every step meets Eq. 26 within 100 Newton iterations");
+    if walls {
+        assert!(check(&r, "contained").1, "objects stay in the container");
+    }
+    assert!(r.summary.iterations_per_step.max <= 100.0);
+}
