@@ -9,6 +9,7 @@ pub use harness::Registry;
 pub fn registry() -> Registry {
     Registry::default()
         .solver(solvers::pgs::entry())
+        .solver(solvers::canal::entry())
         .solver(solvers::sap::entry())
         .solver(solvers::drumwright::entry())
         .solver(solvers::nsn::entry())
@@ -20,4 +21,6 @@ pub fn registry() -> Registry {
         .case(cases::PizzaSaver)
         .case(cases::Pendulum)
         .case(cases::RampFeet)
+        .case(cases::WinklerCube)
+        .case(cases::SpringMassDamper)
 }

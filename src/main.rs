@@ -43,6 +43,14 @@ enum Command {
         /// Merge the shards' directories with `signorini merge`.
         #[arg(long, value_name = "I/N")]
         shard: Option<String>,
+        /// Compute backend: `cpu`, `gpu` or `auto`. Without a usable GPU (no `gpu` feature, no
+        /// driver, no device) `gpu`/`auto` fall back to the CPU with one line saying why; the run
+        /// record's provenance.backend says which ran.
+        #[arg(long, default_value = "cpu", value_parser = ["cpu", "gpu", "auto"])]
+        backend: String,
+        /// Device arithmetic: `f64` (default) or `f32` (GPU backend only).
+        #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
+        precision: String,
     },
     /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver.
     Fclib {
@@ -104,8 +112,18 @@ fn main() -> ExitCode {
             print!("{}", list());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { suite, case, solver, set, out, logged_steps, shard } => {
-            run(&suite, case, solver, &set, out, shard.as_deref(), RunOptions { logged_steps, ..Default::default() })
+        Command::Run { suite, case, solver, set, out, logged_steps, shard, backend, precision } => {
+            select_backend(&backend, &precision).and_then(|()| {
+                run(
+                    &suite,
+                    case,
+                    solver,
+                    &set,
+                    out,
+                    shard.as_deref(),
+                    RunOptions { logged_steps, ..Default::default() },
+                )
+            })
         }
         Command::Merge { out, dirs } => merge(&out, &dirs),
         Command::Fclib { command } => fclib_command(command),
@@ -122,6 +140,23 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Resolves `--backend`/`--precision` into the process-wide backend (read by the solvers that
+/// build theirs with `kernels::backend::current()` and by the run records' provenance).
+fn select_backend(backend: &str, precision: &str) -> Result<(), String> {
+    use kernels::backend::{BackendKind, Precision};
+    let kind = BackendKind::from_name(backend).ok_or_else(|| format!("--backend {backend}: expected cpu|gpu|auto"))?;
+    let precision =
+        Precision::from_name(precision).ok_or_else(|| format!("--precision {precision}: expected f64|f32"))?;
+    let selection = kernels::backend::select(kind, precision)?;
+    if let Some(msg) = selection.fallback_message() {
+        eprintln!("{msg}");
+    } else if kind != BackendKind::Cpu {
+        eprintln!("backend: {}", selection.record_label());
+    }
+    kernels::backend::set_global(selection);
+    Ok(())
 }
 
 fn list() -> String {

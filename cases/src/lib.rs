@@ -47,6 +47,8 @@ pub mod ramp_feet;
 pub mod slope;
 pub mod sphere_stack;
 pub mod spring_cylinder;
+pub mod spring_mass_damper;
+pub mod winkler_cube;
 
 pub use clutter::{Clutter, ClutterParams, SplitMix64};
 pub use pendulum::{Pendulum, PendulumParams};
@@ -55,6 +57,8 @@ pub use ramp_feet::{RampFeet, RampFeetParams};
 pub use slope::{Slope, SlopeParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
+pub use spring_mass_damper::{SpringMassDamper, SpringMassDamperParams};
+pub use winkler_cube::{WinklerCube, WinklerCubeParams};
 
 use harness::model::Material;
 use harness::{Case, OracleCheck, Params, Scenario, Trace};
@@ -79,6 +83,8 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(PizzaSaver),
         Box::new(Pendulum),
         Box::new(RampFeet),
+        Box::new(WinklerCube),
+        Box::new(SpringMassDamper),
     ]
 }
 
@@ -214,7 +220,7 @@ mod tests {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet"]
+            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper"]
         );
         for c in all() {
             assert!(!c.summary().is_empty());

@@ -95,8 +95,8 @@ impl ConstraintRows {
     }
 }
 
-/// Layout block index of each velocity offset (`None` for offsets that start no block).
-fn block_of_offset(p: &StepProblem<'_>) -> impl Fn(usize) -> usize + '_ {
+/// The index of the layout block that holds velocity index `off`.
+fn block_of_offset<'p>(p: &'p StepProblem<'_>) -> impl Fn(usize) -> usize + 'p {
     move |off| {
         p.layout
             .blocks

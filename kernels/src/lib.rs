@@ -5,6 +5,8 @@
 //! - [`ncp`]: NCP functions (Fischer–Burmeister, min map), the fixed-point friction compliance
 //!   and the mass-based complementarity preconditioner (shared by `nsn` and `local_global`).
 //! - [`sparse_inverse`]: the sparse inverse Cholesky factor `S = L⁻¹ P` (`A⁻¹ = Sᵀ S`) of Zeng et al.
+//! - [`backend`]: the compute backend (CPU; CUDA with the `gpu` cargo feature, module `gpu`),
+//!   run-time selection with CPU fallback, stage timing with device synchronisation.
 //! - [`blockdiag`]: block-diagonal symmetric matrices (mass, non-contact stiffness) with cached
 //!   per-block Cholesky factors.
 //!
@@ -15,6 +17,8 @@ pub mod backend;
 pub mod blockdiag;
 pub mod cholesky;
 pub mod cone;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod iterative;
 pub mod ncp;
 pub mod roots;

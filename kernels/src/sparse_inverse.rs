@@ -67,7 +67,12 @@ pub struct SparseInverse {
     perm: Vec<usize>,
     parent: Vec<Option<usize>>,
     nnz_l: usize,
+    /// Identity of this factor (clones share it: the factor is immutable), the key under which a
+    /// device backend caches its uploaded copy of `S` and `Sᵀ`.
+    id: u64,
 }
+
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl SparseInverse {
     /// Factors the symmetric positive definite `a` (full symmetric CSR; only the upper triangle of
@@ -153,7 +158,8 @@ impl SparseInverse {
         }
         let s = Csr::from_triplets(n, n, &t);
         let st = s.transpose();
-        Ok(Self { s, st, perm, parent, nnz_l: l_ri.len() })
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Self { s, st, perm, parent, nnz_l: l_ri.len(), id })
     }
 
     /// Dimension `n`.
@@ -182,11 +188,17 @@ impl SparseInverse {
         &self.parent
     }
 
-    /// `x = A⁻¹ b = Sᵀ (S b)`: two SpMVs through `backend` (Eq. 8); `tmp` has length `n`.
+    /// Identity of this factor (unique per [`SparseInverse::new`]; clones share it).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// `x = A⁻¹ b = Sᵀ (S b)`: two SpMVs through `backend` (Eq. 8, via
+    /// [`Backend::sparse_inverse_solve`], which a device backend runs with `S` resident); `tmp`
+    /// has length `n`.
     #[track_caller]
-    pub fn solve<B: Backend>(&self, backend: &B, b: &[f64], tmp: &mut [f64], x: &mut [f64]) {
-        backend.spmv(&self.s, b, tmp);
-        backend.spmv(&self.st, tmp, x);
+    pub fn solve<B: Backend + ?Sized>(&self, backend: &B, b: &[f64], tmp: &mut [f64], x: &mut [f64]) {
+        backend.sparse_inverse_solve(self, b, tmp, x);
     }
 
     /// Bytes of `S` against a dense `A⁻¹`.

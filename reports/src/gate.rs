@@ -227,6 +227,7 @@ mod tests {
                 machine: "m".into(),
                 threads: 1,
                 started: "t".into(),
+                backend: "cpu".into(),
             },
             case: CaseRecord {
                 name: "slope".into(),

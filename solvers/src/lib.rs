@@ -7,6 +7,7 @@
 //! exposes `pub fn entry() -> harness::SolverEntry`, which the root crate registers with one line,
 //! `.solver(solvers::pgs::entry())`; `docs/adding-a-solver.md` walks through it with PGS.
 
+pub mod canal;
 pub mod drumwright;
 pub mod local_global;
 pub mod nsn;

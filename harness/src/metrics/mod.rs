@@ -15,6 +15,7 @@ pub mod bilateral;
 pub mod complementarity;
 pub mod energy;
 pub mod friction;
+pub mod lee;
 pub mod momentum;
 
 pub use bilateral::{bilateral_residual_max, bilateral_violation_max};
@@ -26,6 +27,7 @@ pub use friction::{
     classify, classify_per_contact, mdp_violation, mdp_violation_per_contact, ContactState, SLIP_SPEED_THRESHOLD,
     STICK_MARGIN,
 };
+pub use lee::{lee_residual, LeeResidual};
 pub use momentum::momentum_rel;
 
 use crate::contact::ContactSet;
@@ -121,6 +123,18 @@ pub struct StepMetrics {
     /// joints; [`bilateral::bilateral_violation_max`]).
     #[serde(default, deserialize_with = "crate::record::nullable_f64")]
     pub bilateral_violation_max: f64,
+    /// Lee et al. 2025 cross-solver residual ([`lee::lee_residual`]): `||λ − T(λ − (J v̂ + e))||_2 /
+    /// n_c` at the impulse-projected velocity `v̂ = v* + M⁻¹(Jᵀλ + Gᵀγ)`, strict operator `T`, unit
+    /// weight (SI, mixed N s and m/s, as in the paper).
+    #[serde(default, deserialize_with = "crate::record::nullable_f64")]
+    pub lee_residual: f64,
+    /// `-log10(lee_residual)`, the form of the paper's tables (larger is better).
+    #[serde(default, deserialize_with = "crate::record::nullable_f64")]
+    pub lee_residual_neglog10: f64,
+    /// The same residual weighted by each contact's effective mass and normalised, dimensionless
+    /// ([`lee::lee_residual`]).
+    #[serde(default, deserialize_with = "crate::record::nullable_f64")]
+    pub lee_residual_rel: f64,
 }
 
 impl StepMetrics {
@@ -156,6 +170,9 @@ impl StepMetrics {
             normal_impulse_total: f64::NAN,
             bilateral_residual: f64::NAN,
             bilateral_violation_max: f64::NAN,
+            lee_residual: f64::NAN,
+            lee_residual_neglog10: f64::NAN,
+            lee_residual_rel: f64::NAN,
         };
     }
 }
@@ -220,6 +237,8 @@ pub fn evaluate(
     m.penetration_max = penetration_max(contacts_after);
     m.bilateral_residual = bilateral::bilateral_residual_max(problem, &sol.v, &sol.bilateral);
     m.bilateral_violation_max = bilateral::bilateral_violation_max(after);
+    let lee = lee::lee_residual(problem, lambda, &sol.bilateral);
+    (m.lee_residual, m.lee_residual_neglog10, m.lee_residual_rel) = (lee.abs, lee.neglog10, lee.rel);
 
     let (e0, e1) = (EnergyTerms::of(problem.world), EnergyTerms::of(after));
     m.kinetic = e1.kinetic;

@@ -15,7 +15,7 @@ pub type CgError = KrylovError;
 /// Solves `A x = b` by PCG with the diagonal preconditioner `pinv` (ones: plain CG) from the
 /// initial guess in `x`.
 #[track_caller]
-pub fn cg<B: Backend>(
+pub fn cg<B: Backend + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     pinv: &[f64],

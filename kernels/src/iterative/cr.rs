@@ -12,7 +12,7 @@ pub type CrInfo = KrylovInfo;
 pub type CrError = KrylovError;
 
 /// Solves `A x = b` by conjugate residual from the initial guess in `x`.
-pub fn cr<B: Backend>(
+pub fn cr<B: Backend + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     b: &[f64],

@@ -27,14 +27,14 @@ pub trait LinearOperator {
 }
 
 /// A CSR matrix as an operator through a backend's SpMV.
-pub struct CsrOperator<'a, B: Backend> {
+pub struct CsrOperator<'a, B: Backend + ?Sized> {
     /// The matrix (square).
     pub matrix: &'a Csr,
     /// The backend doing the SpMV.
     pub backend: &'a B,
 }
 
-impl<B: Backend> LinearOperator for CsrOperator<'_, B> {
+impl<B: Backend + ?Sized> LinearOperator for CsrOperator<'_, B> {
     fn dim(&self) -> usize {
         self.matrix.nrows
     }

@@ -25,7 +25,7 @@ pub type PcrError = KrylovError;
 /// diagonal preconditioner `P⁻¹` (entries > 0; pass ones for plain CR). The preconditioned
 /// residual history is in [`KrylovInfo::precond_residual_history`].
 #[track_caller]
-pub fn pcr<B: Backend>(
+pub fn pcr<B: Backend + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     pinv: &[f64],

@@ -29,14 +29,7 @@ impl ModelKey {
             .iter()
             .map(|d| {
                 let e = d.elastic;
-                (
-                    d.num_nodes(),
-                    d.tets.len(),
-                    d.density,
-                    format!("{:?}", e.model),
-                    e.youngs_modulus,
-                    e.poisson_ratio,
-                )
+                (d.num_nodes(), d.tets.len(), d.density, format!("{:?}", e.model), e.youngs_modulus, e.poisson_ratio)
             })
             .collect();
         Self { dt, fixed: fixed.to_vec(), bodies }
@@ -114,12 +107,11 @@ impl Model {
         for (i, &k) in free.iter().enumerate() {
             free_of[k] = Some(i);
         }
-        let tf: Vec<_> = t
-            .iter()
-            .filter_map(|&(r, c, v)| Some((free_of[r]?, free_of[c]?, v)))
-            .collect();
+        let tf: Vec<_> = t.iter().filter_map(|&(r, c, v)| Some((free_of[r]?, free_of[c]?, v))).collect();
         let a = Csr::from_triplets(free.len(), free.len(), &tf);
-        let fact = |e: kernels::cholesky::CholeskyError| SolveError::Factorization { what: format!("A = M + h² Σ w GᵀG: {e}") };
+        let fact = |e: kernels::cholesky::CholeskyError| SolveError::Factorization {
+            what: format!("A = M + h² Σ w GᵀG: {e}"),
+        };
         let inverse = match method {
             GlobalSolve::SparseInverse => GlobalInverse::SparseInverse(SparseInverse::new(&a).map_err(fact)?),
             GlobalSolve::Cholesky => {

@@ -131,9 +131,8 @@ impl Solver for LocalGlobal {
         }
         let coupling = model.a_full.mul(&qp);
         let b_const: Vec<f64> = model.free.iter().map(|&k| model.mass[k] * q_tilde[k] - coupling[k]).collect();
-        let scale_q = (h * inf_norm(&p.v0)).max(inf_norm(
-            &q_tilde.iter().zip(&p.q0).map(|(a, b)| a - b).collect::<Vec<_>>(),
-        ));
+        let scale_q =
+            (h * inf_norm(&p.v0)).max(inf_norm(&q_tilde.iter().zip(&p.q0).map(|(a, b)| a - b).collect::<Vec<_>>()));
         let scale_q = scale_q.max(1e-12);
 
         // optional ground truth q* (contact-free steps)
@@ -188,6 +187,16 @@ impl Solver for LocalGlobal {
             }
         }
 
+        // q⁰ consistent with the warm-started λ⁰: q⁰ = q̃ + h² A⁻¹ Hᵀ λ⁰ (free DOFs), so that the
+        // first NCP evaluation sees the previous step's contact forces (README "choices")
+        if lam.iter().any(|l| *l != 0.0) {
+            let f = h_free.transpose().mul(&lam);
+            let (mut t1, mut dx) = (vec![0.0; nf], vec![0.0; nf]);
+            model.apply_inverse(&backend, &f, &mut t1, &mut dx);
+            for (i, &k) in model.free.iter().enumerate() {
+                q[k] += h2 * dx[i];
+            }
+        }
         // scratch
         let (mut x, mut x_free) = (vec![0.0; nf], vec![0.0; nf]);
         for (i, &k) in model.free.iter().enumerate() {
@@ -195,7 +204,8 @@ impl Solver for LocalGlobal {
         }
         let (mut b, mut tmp, mut corr, mut force) = (vec![0.0; nf], vec![0.0; nf], vec![0.0; nf], vec![0.0; nf]);
         let (mut omega, mut ediag, mut rhs, mut dlam) = (vec![1.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m]);
-        let (mut phi, mut y, mut wol, mut dq, mut ol) = (vec![0.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m]);
+        let (mut phi, mut y, mut wol, mut dq, mut ol) =
+            (vec![0.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m], vec![0.0; m]);
         let mut gvec = vec![0.0; nv];
         self.local.resize(model.elements.len(), (Vec12::zeros(), 0.0));
         let mut status = SolveStatus::MaxIterations;

@@ -3,8 +3,10 @@
 
 use super::*;
 use harness::geometry;
-use harness::model::{DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, StaticCollider, StaticShape, World};
-use harness::{IterationLog, Params, Settings, SolveStatus, Solver, StepProblem, StepSolution};
+use harness::model::{
+    DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, StaticCollider, StaticShape, World,
+};
+use harness::{IterationLog, Settings, SolveStatus, Solver, StepProblem, StepSolution};
 use nalgebra::{UnitQuaternion, Vector3};
 
 fn settings(f: impl FnOnce(&mut LocalGlobalSettings)) -> LocalGlobalSettings {
@@ -84,17 +86,6 @@ fn bar_errors(e: f64, global: &str, iterations: usize) -> Vec<f64> {
     column(&logs[0], "energy_rel_error")
 }
 
-#[test]
-fn explore_bar() {
-    for e in [1e5, 1e7, 1e9] {
-        let si = bar_errors(e, "sparse_inverse", 30);
-        let ja = bar_errors(e, "jacobi", 300);
-        let first = |v: &[f64]| v.iter().position(|x| *x < 1e-3);
-        eprintln!("E={e:e}: SI first<1e-3 at {:?}, vals {:?}", first(&si), &si[..8]);
-        eprintln!("   jacobi first<1e-3 at {:?}, last {:?}", first(&ja), ja.last());
-    }
-}
-
 /// A stiff box `0.2 m` cube (`cells³`), E = 1e8, ρ = 1000, ν = 0.3, on a plane inclined by
 /// `deg` about y, friction `mu`, resting on it.
 fn box_on_slope(deg: f64, mu: f64, cells: usize) -> World {
@@ -134,28 +125,7 @@ fn downslope_speed(w: &World, deg: f64) -> f64 {
 }
 
 #[test]
-fn explore_slope() {
-    let deg = 10.0f64;
-    let mu_star = deg.to_radians().tan();
-    for r in ["delassus", "mass"] {
-        for dmu in [-0.1, -0.01, -0.001, 0.001, 0.01] {
-            let mut solver = LocalGlobal::new(settings(|s| {
-                s.iterations = 10;
-                s.cr_iterations = 24;
-                s.r_factor = r.into();
-            }));
-            let steps = 30;
-            let (w, _, _) = run(box_on_slope(deg, mu_star + dmu, 2), 0.01, steps, &mut solver);
-            let v = downslope_speed(&w, deg);
-            let expect = (9.81 * (deg.to_radians().sin() - (mu_star + dmu) * deg.to_radians().cos())).max(0.0) * 0.3;
-            eprintln!("{r} dmu={dmu}: v={v:.6e} expect {expect:.6e}");
-        }
-    }
-}
-
-#[test]
 fn settings_validate_and_entry_builds() {
-    let _ = (Params::default(), SolveStatus::Solved);
     for bad in [
         LocalGlobalSettings { iterations: 0, ..Default::default() },
         LocalGlobalSettings { cr_iterations: 0, ..Default::default() },
@@ -170,23 +140,175 @@ fn settings_validate_and_entry_builds() {
     assert_eq!(entry().name, "local_global");
 }
 
+/// The paper's iteration budget for Fig. 9: the 30-FPS frame (33.3 ms) at the twisting bar's
+/// per-iteration cost of Table 3 (Local 0.87 ms + Global 0.27 ms for 5.3k vertices) ≈ 29
+/// local-global iterations; 30 here.
+const BUDGET: usize = 30;
+
+fn first_below(errors: &[f64], level: f64) -> Option<usize> {
+    errors.iter().position(|e| *e < level)
+}
+
+/// Fig. 9 claim, complete solve: on the twisting bar the relative energy error against a
+/// converged Newton `q*` falls below 1e-3 within the budget at low (1e5) and high (1e9) stiffness,
+/// and decreases monotonically (PD on the ARAP energy is a descent method, notes §7.2). Measured:
+/// first below 1e-3 at iteration 6 (E = 1e5) and 27 (E = 1e9); q* is converged to a Newton
+/// decrement of 1e-13 of the energy drop, so errors down to ~1e-12 are resolved.
 #[test]
-fn zz_debug_slope() {
+fn twisting_bar_energy_error_below_1e_3_within_budget() {
+    for e in [1e5, 1e9] {
+        let err = bar_errors(e, "sparse_inverse", BUDGET);
+        assert_eq!(err.len(), BUDGET + 1);
+        assert!((err[0] - 1.0).abs() < 1e-12);
+        let k = first_below(&err, 1e-3);
+        assert!(k.is_some_and(|k| k <= BUDGET), "E = {e:e}: {err:?}");
+        for w in err.windows(2) {
+            assert!(w[1] <= w[0] + 1e-12, "E = {e:e}: not monotone {err:?}");
+        }
+    }
+}
+
+/// Fig. 9 claim, incomplete baseline: one Jacobi sweep per global step does not reach 1e-3 within
+/// the same budget at E ≥ 1e7, where the complete solve does (measured on this 8 × 2 × 2 bar:
+/// Jacobi first below 1e-3 at iterations 57 / 60 for E = 1e7 / 1e9; the paper's 5k-vertex bar
+/// needs > 1000 — the Jacobi count grows with the mesh diameter).
+#[test]
+fn jacobi_baseline_misses_1e_3_within_budget_at_high_stiffness() {
+    for e in [1e7, 1e9] {
+        let jac = bar_errors(e, "jacobi", BUDGET);
+        let si = bar_errors(e, "sparse_inverse", BUDGET);
+        assert!(first_below(&jac, 1e-3).is_none(), "E = {e:e}: {jac:?}");
+        assert!(first_below(&si, 1e-3).is_some(), "E = {e:e}: {si:?}");
+        assert!(jac[BUDGET] > 3.0 * si[BUDGET], "E = {e:e}: jacobi {} vs complete {}", jac[BUDGET], si[BUDGET]);
+    }
+}
+
+/// Notes §7.2: sparse-inverse iterates equal pre-factorized Cholesky iterates up to rounding.
+/// Contact-free (the twisting bar, 10 L-G iterations): positions agree to 1e-10 of the step's
+/// largest displacement (round-off of two SpMVs vs two triangular solves, `κ(A)` ≈ 1e3, compounded
+/// over 10 iterations). With contacts (stiff box on the slope, 5 steps × 5 non-smooth Newton
+/// updates with unconverged 10-iteration CR solves, which amplify the round-off of `W`): 1e-7 of
+/// the box size (measured 3.7e-9 m), total impulses to 1e-5 of the normal one (measured 1.8e-6).
+#[test]
+fn sparse_inverse_iterates_equal_cholesky_iterates() {
+    let bar = |g: &str| {
+        let mut solver = LocalGlobal::new(settings(|s| {
+            s.global_solve = g.into();
+            s.iterations = 10;
+        }));
+        let w0 = twisting_bar(1e7, 8, 0.5, 0.01);
+        let q0 = w0.positions();
+        let (w, _, _) = run(w0, 0.01, 1, &mut solver);
+        (q0, w.positions())
+    };
+    let (q0, qa) = bar("sparse_inverse");
+    let (_, qb) = bar("cholesky");
+    let disp = qa.iter().zip(&q0).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let dq = qa.iter().zip(&qb).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(dq <= 1e-10 * disp, "bar: positions differ by {dq} (displacement {disp})");
+
+    let mu = 10f64.to_radians().tan() + 0.05;
+    let box_run = |g: &str| {
+        let mut solver = LocalGlobal::new(settings(|s| s.global_solve = g.into()));
+        run(box_on_slope(10.0, mu, 2), 0.01, 5, &mut solver)
+    };
+    let (wa, sa, _) = box_run("sparse_inverse");
+    let (wb, sb, _) = box_run("cholesky");
+    let dq = wa.positions().iter().zip(&wb.positions()).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(dq < 1e-7 * 0.2, "box: positions differ by {dq}");
+    // individual impulses of redundant contacts are not unique (notes §9.4): compare the sums
+    let sum = |s: &StepSolution| (0..3).map(|c| s.impulses.iter().map(|l| l[c]).sum::<f64>()).collect::<Vec<_>>();
+    let (ta, tb) = (sum(&sa), sum(&sb));
+    for c in 0..3 {
+        assert!((ta[c] - tb[c]).abs() <= 1e-5 * ta[0].abs(), "{ta:?} vs {tb:?}");
+    }
+}
+
+/// Runs the stiff box (E = 1e8) on the 10° slope for 0.2 s with the Fig. 7 settings (10 L-G, 24 CR
+/// iterations) and returns the mean down-slope speed.
+fn slope_speed(dmu: f64, r_factor: &str) -> f64 {
     let deg = 10.0f64;
-    for (ncp, dmu) in [("fb", 0.01), ("min", 0.01), ("fb", 0.001), ("min", 0.001)] {
     let mu = deg.to_radians().tan() + dmu;
     let mut solver = LocalGlobal::new(settings(|s| {
         s.iterations = 10;
         s.cr_iterations = 24;
-        s.ncp = ncp.into();
+        s.r_factor = r_factor.into();
     }));
-    let mut w = box_on_slope(deg, mu, 2);
-    let mut vs = vec![];
-    for _ in 0..10 {
-        let (w2, _, _) = run(w, 0.01, 3, &mut solver);
-        vs.push(downslope_speed(&w2, deg));
-        w = w2;
+    let (w, sol, _) = run(box_on_slope(deg, mu, 2), 0.01, 20, &mut solver);
+    assert_eq!(sol.status, SolveStatus::Solved);
+    downslope_speed(&w, deg)
+}
+
+/// Sliding speed after `t` s: `g (sin θ − μ cos θ) t` (notes §7.1).
+fn slide_speed(dmu: f64, t: f64) -> f64 {
+    let a = 10f64.to_radians();
+    9.81 * (a.sin() - (a.tan() + dmu) * a.cos()) * t
+}
+
+/// Fig. 7 with the W-based preconditioner (Eq. 28): μ* + 0.001 sticks (speed < 1e-4 m/s, i.e.
+/// < 4% of the 2.9e-3 m/s the box would reach sliding at μ* − 0.001) and μ* − 0.01 slides at the
+/// analytic speed within 10%. Measured: 2.5e-5 m/s creep at +0.001; 0.0203 vs 0.0193 m/s at
+/// −0.01. NOT reproduced: μ* − 0.001 also creeps at 2.8e-5 m/s (false stick), so the measured
+/// threshold precision is 0.01, not the paper's 0.001 (README "Deviations").
+#[test]
+fn stick_slip_threshold_with_delassus_preconditioner() {
+    let stick = slope_speed(0.001, "delassus");
+    assert!(stick.abs() < 1e-4, "μ* + 0.001: {stick}");
+    let slide = slope_speed(-0.01, "delassus");
+    let expect = slide_speed(-0.01, 0.2);
+    assert!((slide - expect).abs() < 0.1 * expect, "μ* − 0.01: {slide} vs {expect}");
+}
+
+/// Fig. 7 with Macklin's mass-based preconditioner: false sticking well below μ* (μ* − 0.05 still
+/// creeps below 1e-3 m/s instead of sliding at 0.097 m/s), and only μ* − 0.1 slides — precision
+/// 0.1, as the paper reports. Measured: 1.7e-4 m/s at −0.05; 0.19 vs 0.19 m/s at −0.1.
+#[test]
+fn stick_slip_threshold_with_mass_preconditioner_is_worse() {
+    let false_stick = slope_speed(-0.05, "mass");
+    assert!(false_stick.abs() < 1e-3 && false_stick < 0.02 * slide_speed(-0.05, 0.2), "μ* − 0.05: {false_stick}");
+    let slide = slope_speed(-0.1, "mass");
+    let expect = slide_speed(-0.1, 0.2);
+    assert!((slide - expect).abs() < 0.1 * expect, "μ* − 0.1: {slide} vs {expect}");
+}
+
+/// Translation invariance (notes §7.2): in free fall with no contacts or boundary conditions the
+/// elastic forces sum to zero, so the linear momentum changes by exactly `h m g` per step
+/// (tolerance 1e-9 relative: round-off of the global solves).
+#[test]
+fn free_fall_momentum_changes_by_h_m_g() {
+    let mut w = box_on_slope(0.0, 0.5, 2);
+    w.statics.clear();
+    let (p0, m) = (w.deformables[0].linear_momentum(), w.deformables[0].total_mass());
+    let mut solver = LocalGlobal::new(settings(|_| {}));
+    let (w1, _, _) = run(w, 0.01, 3, &mut solver);
+    let dp = w1.deformables[0].linear_momentum() - p0;
+    let expect = Vector3::new(0.0, 0.0, -9.81 * m * 0.03);
+    assert!((dp - expect).norm() < 1e-9 * expect.norm(), "{dp:?} vs {expect:?}");
+}
+
+/// Memory of `S` for several mesh sizes (paper Tables 1–2 trend): `S` grows far slower than the
+/// dense inverse, so its share falls with the mesh size. Printed with `--nocapture`.
+#[test]
+fn memory_table_of_s() {
+    let mut ratios = vec![];
+    eprintln!("| mesh | nodes | DOF | nnz(L) | nnz(S) | S (MB) | dense A^-1 (MB) | S / dense |");
+    for cells in [2usize, 4, 6] {
+        let mut w = box_on_slope(0.0, 0.5, cells);
+        w.statics.clear();
+        let mut solver = LocalGlobal::new(settings(|s| s.iterations = 1));
+        let (_, _, _) = run(w.clone(), 0.01, 1, &mut solver);
+        let m = solver.inverse_memory().unwrap();
+        eprintln!(
+            "| box {cells}^3 | {} | {} | {} | {} | {:.3} | {:.3} | {:.3} |",
+            w.deformables[0].num_nodes(),
+            m.n,
+            m.nnz_l,
+            m.nnz_s,
+            m.s_value_bytes as f64 / 1048576.0,
+            m.dense_sym_bytes as f64 / 1048576.0,
+            m.ratio()
+        );
+        ratios.push(m.ratio());
     }
-    eprintln!("{ncp} {dmu}: {:?}", vs.iter().map(|v| format!("{v:.2e}")).collect::<Vec<_>>());
-    }
+    assert!(ratios.windows(2).all(|w| w[1] < w[0]), "{ratios:?}");
 }

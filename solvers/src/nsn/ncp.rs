@@ -139,18 +139,20 @@ pub enum FrictionRows {
 /// The friction rows of an active contact with tangential velocity `vt` (m/s), friction force
 /// `lf` (N, `(t1, t2)`), bound `μλ_n > 0` (N) and scale `r` ((m/s)/N).
 ///
-/// Strictly inside the cone (`|λ_f| < μλ_n`) the paper's scalar `W` rows
-/// ([`FrictionRows::Scaled`]). On or outside it, the projection rows of
-/// [`FrictionRows::Projected`] when `|λ_f − v_t/r| > μλ_n`, else [`FrictionRows::Stick`].
-/// Why (README "Friction on and outside the cone"): the fixed-point `W` row, with `W` frozen,
-/// solves `λ_f = −v_t/W`; when the other contacts of a body hold its velocity (a box on four
-/// corners) an over-loaded contact has `v_t ≈ 0`, so the row *removes* its friction instead of
-/// returning it to the cone, and the iterate swings the load between contacts without
-/// converging. The magnitude row keeps it at `μλ_n`.
-pub fn friction_rows(ncp: Ncp, vt: [f64; 2], lf: [f64; 2], mu_lambda_n: f64, r: f64) -> FrictionRows {
-    let _ = ncp;
+/// Projection form (`fixed_point_inside = false`, the default `friction = "projection"`):
+/// [`FrictionRows::Stick`] when `|λ_f − v_t/r| ≤ μλ_n`, else [`FrictionRows::Projected`].
+/// With `fixed_point_inside` (`friction = "fixed_point"`), strictly inside the cone
+/// (`|λ_f| < μλ_n`) the paper's scalar `W` rows ([`FrictionRows::Scaled`]), the projection rows
+/// on and outside it.
+///
+/// Why (README "Friction rows"): the fixed-point `W` row, with `W` frozen, solves
+/// `λ_f = −v_t/W`; when the other contacts of a body hold its velocity (a box on four corners)
+/// an over-loaded contact has `v_t ≈ 0`, so the row *removes* its friction instead of returning
+/// it to the cone, and the iterate swings the load between contacts without converging. The
+/// magnitude row keeps it at `μλ_n`.
+pub fn friction_rows(fixed_point_inside: bool, vt: [f64; 2], lf: [f64; 2], mu_lambda_n: f64, r: f64) -> FrictionRows {
     let lf_norm = lf[0].hypot(lf[1]);
-    if lf_norm < mu_lambda_n {
+    if fixed_point_inside && lf_norm < mu_lambda_n {
         return FrictionRows::Scaled(1.0);
     }
     let rho = 1.0 / r;

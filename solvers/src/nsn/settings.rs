@@ -89,6 +89,11 @@ pub struct NsnSettings {
     /// (`problem.contacts_at(q)`); `"linearized"`: fixed Jacobians and `C_n = φ0 + h J_n u`
     /// (the velocity-level NCP, comparable with velocity-level solvers).
     pub mode: String,
+    /// Friction rows: `"projection"` (default; `λ_f = proj(λ_f − v_t/r_f)` linearised with `μλ_n`
+    /// frozen, a stick row `J_f u` or a magnitude row plus a perpendicular row with the
+    /// paper's `W` — README "Friction rows") or `"fixed_point"` (the paper's FB/min `W` of
+    /// Eqs. 103–105 strictly inside the cone, projection rows on and outside it).
+    pub friction: String,
 }
 
 impl Default for NsnSettings {
@@ -105,6 +110,7 @@ impl Default for NsnSettings {
             epsilon: 1e-6,
             geometric_stiffness: true,
             mode: "nonlinear".into(),
+            friction: "projection".into(),
         }
     }
 }
@@ -144,6 +150,9 @@ impl harness::Settings for NsnSettings {
         }
         if self.mode != "nonlinear" && self.mode != "linearized" {
             return Err(format!("mode: must be one of nonlinear, linearized, got '{}'", self.mode));
+        }
+        if self.friction != "projection" && self.friction != "fixed_point" {
+            return Err(format!("friction: must be one of projection, fixed_point, got '{}'", self.friction));
         }
         Ok(())
     }

@@ -96,6 +96,7 @@ impl Solver for Nsn {
             return Err(SolveError::Unsupported { what: format!("compliant contact {:?}", c.key) });
         }
         let nonlinear = s.mode == "nonlinear";
+        let fixed_point = s.friction == "fixed_point";
         let has_def = !p.world.deformables.is_empty();
         let mut fixed = vec![false; nv];
         for &(k, _) in &p.prescribed {
@@ -181,7 +182,7 @@ impl Solver for Nsn {
                 rows[i] = if bound > 0.0 {
                     let vt = [ju[3 * i + 1], ju[3 * i + 2]];
                     let lf = lam[i][1].hypot(lam[i][2]);
-                    let fr = friction_rows(self.ncp, vt, [lam[i][1], lam[i][2]], bound, r_f[i]);
+                    let fr = friction_rows(fixed_point, vt, [lam[i][1], lam[i][2]], bound, r_f[i]);
                     match fr {
                         FrictionRows::Scaled(_) | FrictionRows::Stick => {
                             let w = if fr == FrictionRows::Stick {

@@ -1,0 +1,216 @@
+//! `spring_mass_damper`: Drumwright's stability demo (§3, Figs. 1–3; notes §6.1, §9.1–9.3), one
+//! mass on a spring–damper, `m ẍ + b ẋ + k x = 0`.
+//!
+//! # Scene
+//!
+//! A sphere of mass `m` restricted to vertical translation ([`DofMask::VERTICAL`]), no gravity,
+//! tied to the world origin by a compliant [`JointKind::Axial`] joint along z with stiffness `k`
+//! and damping `b`, so `x = z`. That is the paper's representation (every constraint a virtual
+//! spring–damper, `λ = −k x − b ẋ`), and it needs no non-contact damping in the model: the
+//! harness's `Spring` has none, the joint compliance has both `k` and `b`. Start `(x0, v0)`.
+//!
+//! # Scheme and oracles (notes §9.2)
+//!
+//! The harness's compliant-joint law (`BilateralRow::law`: `γ = −h(k(C + h G v⁺) + b G v⁺)`)
+//! makes every solver that enforces it exactly an implicit-Euler step (Eqs. 13–14, notes §9.3):
+//! `y₁ = A y₀` with `Δ = 1 + hb/m + h²k/m`, `A = [[1 − h²k/(mΔ), h/Δ], [−hk/(mΔ), 1/Δ]]`.
+//!
+//! * `spectral_radius` — ρ of the iteration matrix identified from the first three states,
+//!   `A = [y₁ y₂][y₀ y₁]⁻¹`, vs the closed form ρ(A); tolerance `IMPULSE_REL_TOL (1 − ρ)` (the
+//!   per-step decay must be right to 0.1 %, so stable and unstable are told apart even at
+//!   ρ = 0.99995).
+//! * `amplitude_ratio` — per-step amplitude ratio over the run, `(|z_N|/|z_0|)^{1/N}` in the
+//!   energy norm `|z|² = (k/m) x² + v²`, vs the same on the closed-form discrete trajectory
+//!   `Aⁿ y₀` (for `b = 0` both equal `ρ = 1/√(1 + h²k/m)` exactly: implicit Euler rotates and
+//!   shrinks `z` by that factor); `N` stops where the amplitude falls below 1e-200 of the
+//!   start (no underflow); tolerance `IMPULSE_REL_TOL (1 − ρ)`.
+//! * `stable` — 1 if the identified ρ < 1, vs the closed-form verdict (implicit Euler: always 1).
+
+use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, IMPULSE_REL_TOL};
+use harness::model::{DofMask, Joint, Material, RigidBody, Shape, World};
+use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use nalgebra::{Matrix2, Vector2, Vector3};
+use serde::{Deserialize, Serialize};
+
+const DEFAULTS: &str = include_str!("spring_mass_damper.toml");
+const SOURCE: &str = "cases/src/spring_mass_damper.toml";
+
+/// Parameters of `spring_mass_damper` (defaults in `cases/src/spring_mass_damper.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpringMassDamperParams {
+    /// Mass (kg, > 0).
+    pub mass: f64,
+    /// Stiffness (N/m, > 0).
+    pub k: f64,
+    /// Damping (N s/m, >= 0).
+    pub b: f64,
+    /// Initial displacement (m).
+    pub x0: f64,
+    /// Initial velocity (m/s).
+    pub v0: f64,
+    /// Time step (s).
+    pub dt: f64,
+    /// Duration (s); at least 2 steps.
+    pub duration: f64,
+    /// Detection margin (m, > 0; there are no contacts).
+    pub margin: f64,
+}
+
+impl Default for SpringMassDamperParams {
+    fn default() -> Self {
+        default_struct(DEFAULTS, SOURCE)
+    }
+}
+
+impl Settings for SpringMassDamperParams {
+    fn validate(&self) -> Result<(), String> {
+        check::positive("mass", self.mass)?;
+        check::positive("k", self.k)?;
+        check::non_negative("b", self.b)?;
+        check::finite("x0", self.x0)?;
+        check::finite("v0", self.v0)?;
+        if self.x0 == 0.0 && self.v0 == 0.0 {
+            return Err("x0: the start (x0, v0) must not be the rest state".into());
+        }
+        check::time_grid(self.dt, self.duration)?;
+        if self.steps() < 2 {
+            return Err(format!("duration: must be at least 2 steps (dt = {}), got {}", self.dt, self.duration));
+        }
+        check::positive("margin", self.margin)
+    }
+}
+
+impl SpringMassDamperParams {
+    /// Number of steps.
+    pub fn steps(&self) -> usize {
+        (self.duration / self.dt).round() as usize
+    }
+    /// The implicit-Euler iteration matrix (notes §3.1).
+    pub fn iteration_matrix(&self) -> Matrix2<f64> {
+        let (m, k, b, h) = (self.mass, self.k, self.b, self.dt);
+        let d = 1.0 + h * b / m + h * h * k / m;
+        Matrix2::new(1.0 - h * h * k / (m * d), h / d, -h * k / (m * d), 1.0 / d)
+    }
+    /// Energy-norm amplitude `√((k/m) x² + v²)`.
+    pub fn amplitude(&self, y: &Vector2<f64>) -> f64 {
+        (self.k / self.mass * y[0] * y[0] + y[1] * y[1]).sqrt()
+    }
+    /// The scene.
+    pub fn world(&self) -> World {
+        let mut w = World::new();
+        w.gravity = Vector3::zeros();
+        let mut body = RigidBody::new(
+            "mass",
+            Shape::Sphere { radius: 0.1 },
+            self.mass,
+            Vector3::new(0.0, 0.0, self.x0),
+            Material::rigid(0.0),
+        )
+        .with_dofs(DofMask::VERTICAL);
+        body.linear_velocity.z = self.v0;
+        w.bodies.push(body);
+        let j = Joint::axial_at(&w, 0, None, Vector3::new(0.0, 0.0, self.x0), Vector3::z());
+        // the world anchor at the origin, so that C = z = x
+        w.joints.push(Joint { anchor_b: Vector3::zeros(), ..j }.with_compliance(self.k, self.b).named("spring"));
+        w
+    }
+}
+
+/// Spectral radius of a real 2×2 matrix.
+pub fn spectral_radius(a: &Matrix2<f64>) -> f64 {
+    let (tr, det) = (a.trace(), a.determinant());
+    let disc = tr * tr / 4.0 - det;
+    if disc >= 0.0 {
+        (tr / 2.0).abs() + disc.sqrt()
+    } else {
+        det.sqrt()
+    }
+}
+
+/// The `spring_mass_damper` case.
+pub struct SpringMassDamper;
+
+impl Case for SpringMassDamper {
+    fn name(&self) -> &'static str {
+        "spring_mass_damper"
+    }
+    fn summary(&self) -> &'static str {
+        "one mass on a stiff spring-damper joint: spectral radius of the step vs implicit Euler (Drumwright §3)"
+    }
+    fn defaults(&self) -> Params {
+        default_params(DEFAULTS, SOURCE)
+    }
+    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
+        let p: SpringMassDamperParams = params.decode(self.name())?;
+        let world = p.world();
+        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let needs = Capabilities { rigid_bodies: true, bilateral_constraints: true, ..Default::default() };
+        Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
+    }
+    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        let Ok(p) = params.decode::<SpringMassDamperParams>(self.name()) else {
+            return vec![unmeasured("params", 0.0, 0.0)];
+        };
+        let a = p.iteration_matrix();
+        let rho = spectral_radius(&a);
+        let tol = IMPULSE_REL_TOL * (1.0 - rho).abs().max(f64::EPSILON);
+        // the closed-form discrete trajectory, cut where it would underflow
+        let y0 = Vector2::new(p.x0, p.v0);
+        let a0 = p.amplitude(&y0);
+        let mut y = y0;
+        let mut n = 0;
+        while n < p.steps() && p.amplitude(&(a * y)) > 1e-200 * a0 {
+            y = a * y;
+            n += 1;
+        }
+        let ratio_exp = (p.amplitude(&y) / a0).powf(1.0 / n.max(1) as f64);
+        if !trace_is_whole(scenario, trace) || n == 0 {
+            return vec![
+                unmeasured("spectral_radius", rho, tol),
+                unmeasured("amplitude_ratio", ratio_exp, tol),
+                unmeasured("stable", 1.0, 0.0),
+            ];
+        }
+        let state = |k: usize| Vector2::new(trace.q[k][2], trace.v[k][0]);
+        let (s0, s1, s2) = (state(0), state(1), state(2));
+        let a_est = Matrix2::from_columns(&[s1, s2])
+            * Matrix2::from_columns(&[s0, s1]).try_inverse().unwrap_or(Matrix2::from_element(f64::NAN));
+        let rho_est = spectral_radius(&a_est);
+        let ratio = (p.amplitude(&state(n)) / p.amplitude(&state(0))).powf(1.0 / n as f64);
+        let stable = |r: f64| {
+            if r.is_nan() {
+                f64::NAN
+            } else if r < 1.0 {
+                1.0
+            } else {
+                0.0
+            }
+        };
+        vec![
+            OracleCheck::abs("spectral_radius", rho_est, rho, tol),
+            OracleCheck::abs("amplitude_ratio", ratio, ratio_exp, tol),
+            OracleCheck::abs("stable", stable(rho_est), stable(rho), 0.0),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Notes §9.2: implicit Euler, m = 1, b = 0: rho = 0.9999500037 (h = 1e-5, k = 1e6) and
+    /// 0.0995037190 (h = 1e-2); the amplitude after 0.01 s at h = 1e-5 is x0.951.
+    #[test]
+    fn closed_forms_match_the_notes() {
+        let mut p = SpringMassDamperParams::default();
+        let rho = spectral_radius(&p.iteration_matrix());
+        assert!((rho - 0.9999500037).abs() < 1e-10);
+        assert!((rho.powi(1000) - 0.951).abs() < 1e-3);
+        p.dt = 1e-2;
+        assert!((spectral_radius(&p.iteration_matrix()) - 0.0995037190).abs() < 1e-10);
+        let sc = SpringMassDamper.build(&SpringMassDamper.defaults()).unwrap();
+        assert_eq!(sc.world.joints.len(), 1);
+        assert_eq!(sc.steps, 1000);
+    }
+}

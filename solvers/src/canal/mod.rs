@@ -1,0 +1,49 @@
+//! `canal`: Cascaded Newton-based Augmented Lagrangian (Lee et al. 2025, Algorithm 1).
+//!
+//! Problem (harness/src/problem.rs, `θ = 0` so `v̂ = v+`, `A = M`, `b = M v*`):
+//! `M v = b + Jᵀ λ + Gᵀ γ` with the rigid Signorini–Coulomb law per contact and the
+//! velocity-level law per bilateral row. Each AL iteration freezes the De Saxcé term
+//! `p_i = μ_i ||z_{i,t}||` at the previous slack, which turns the surrogate into the minimisation
+//! of a strongly convex piecewise-quadratic `h(v)` (Eq. 22) whose gradient is the residual (21);
+//! `h` is minimised by Newton steps with the Hessian (24), factored by the sparse Cholesky of
+//! `kernels` with the symbolic analysis reused, and the exact line search (26) by rtsafe.
+//! The multiplier update is `u = −λ` (Eq. 12), the penalty rule Eq. (27). Options `inner =
+//! trdogleg | damped_newton` swap the inner solve for the strict-operator baselines of Table II
+//! (`strict.rs`). Equations, defaults, choices and deviations: `solvers/src/canal/README.md`.
+
+mod model;
+mod settings;
+mod solver;
+mod strict;
+#[cfg(test)]
+mod tests;
+
+pub use settings::{CanalSettings, Inner};
+pub use solver::{Canal, CanalStats};
+
+use harness::{Capabilities, SolverEntry};
+
+/// The reference recorded in run records.
+pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
+Robotic Multi-Contact Simulation (2025): CANAL, Algorithm 1, Eqs. (11)-(27)";
+
+/// What CANAL handles: rigid bodies, rigid contact with the exact cone, bilateral joints.
+pub fn capabilities() -> Capabilities {
+    Capabilities {
+        rigid_bodies: true,
+        rigid_contact: true,
+        exact_friction_cone: true,
+        bilateral_constraints: true,
+        ..Capabilities::default()
+    }
+}
+
+/// The registry entry: `registry().solver(solvers::canal::entry())` in the root crate.
+pub fn entry() -> SolverEntry {
+    SolverEntry::new::<CanalSettings, Canal>(
+        "canal",
+        "cascaded Newton-based augmented Lagrangian, exact cone (Lee et al. 2025)",
+        capabilities(),
+        Canal::new,
+    )
+}

@@ -1,0 +1,133 @@
+//! [`CanalSettings`]: the options of CANAL, their defaults (paper values where the paper gives
+//! them, otherwise the implementer notes' choices, seed-002 §3.8) and their validation.
+
+use serde::{Deserialize, Serialize};
+
+/// How the surrogate problem of each AL iteration is solved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inner {
+    /// CANAL (the paper): proximal cone projection with the frozen De Saxcé term, exact Newton on
+    /// the strongly convex potential (22), exact line search (26).
+    Cascaded,
+    /// Table II baseline: the strict operator (17) directly in (19), trust-region dogleg on the
+    /// merit `½||r||²`.
+    TrDogleg,
+    /// Table II baseline: the strict operator (17) in (19), damped semismooth Newton with Armijo
+    /// backtracking on `½||r||²`.
+    DampedNewton,
+}
+
+impl Inner {
+    /// Accepted names, in the order of [`Inner`].
+    pub const NAMES: [&'static str; 3] = ["cascaded", "trdogleg", "damped_newton"];
+
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "cascaded" => Some(Inner::Cascaded),
+            "trdogleg" => Some(Inner::TrDogleg),
+            "damped_newton" => Some(Inner::DampedNewton),
+            _ => None,
+        }
+    }
+}
+
+/// Options of CANAL (Lee et al. 2025, Algorithm 1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CanalSettings {
+    /// Most AL (outer) iterations per step (default 50; the paper's Table II runs 10).
+    pub max_al_iterations: usize,
+    /// Most inner Newton iterations per AL iteration (default 30).
+    pub max_newton_iterations: usize,
+    /// AL stopping tolerance `θ_th^AL` on `||J v − z||_2 = ||λ^{l+1} − λ^l||_2 / β` (m/s; default
+    /// 1e-10).
+    pub al_tolerance: f64,
+    /// Second AL stopping test, on the relative impulse change
+    /// `||λ^{l+1} − λ^l||_2 / max(||λ^{l+1}||_2, tiny)` (dimensionless; default 1e-9): at large `β`
+    /// a small `||J v − z||` alone still allows a large impulse change.
+    pub impulse_tolerance: f64,
+    /// Inner stopping tolerance on `||r(v)||_2 / max(||b||, ||M v||, ||Jᵀλ||)` (dimensionless;
+    /// default 1e-10). `r` is Eq. (21).
+    pub newton_tolerance: f64,
+    /// Initial penalty `β` (kg; default 1e4, the paper's "moderate" value).
+    pub beta0: f64,
+    /// Penalty growth factor `κ > 1` of Eq. (27) (default 10).
+    pub kappa: f64,
+    /// Sufficient-decrease ratio `ζ` in (0, 1) of Eq. (27) (default 0.25).
+    pub zeta: f64,
+    /// Penalty cap `β_max` (kg; default 1e9).
+    pub beta_max: f64,
+    /// Inner solver: `"cascaded"` (CANAL), `"trdogleg"` or `"damped_newton"` (the strict-operator
+    /// baselines of Table II, dense linear algebra) (default `"cascaded"`).
+    pub inner: String,
+    /// Start from the previous step's impulses, matched by contact key (default true).
+    pub warm_start: bool,
+    /// Most evaluations of the exact line search (rtsafe) (default 100).
+    pub line_search_iterations: usize,
+}
+
+impl Default for CanalSettings {
+    fn default() -> Self {
+        Self {
+            max_al_iterations: 50,
+            max_newton_iterations: 30,
+            al_tolerance: 1e-10,
+            impulse_tolerance: 1e-9,
+            newton_tolerance: 1e-10,
+            beta0: 1e4,
+            kappa: 10.0,
+            zeta: 0.25,
+            beta_max: 1e9,
+            inner: "cascaded".into(),
+            warm_start: true,
+            line_search_iterations: 100,
+        }
+    }
+}
+
+impl CanalSettings {
+    /// The parsed inner solver (validated).
+    pub fn inner(&self) -> Inner {
+        Inner::from_name(&self.inner).unwrap_or(Inner::Cascaded)
+    }
+}
+
+impl harness::Settings for CanalSettings {
+    fn validate(&self) -> Result<(), String> {
+        let pos = |name: &str, v: f64| {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name}: must be finite and > 0, got {v}"))
+            }
+        };
+        if self.max_al_iterations < 1 {
+            return Err(format!("max_al_iterations: must be >= 1, got {}", self.max_al_iterations));
+        }
+        if self.max_newton_iterations < 1 {
+            return Err(format!("max_newton_iterations: must be >= 1, got {}", self.max_newton_iterations));
+        }
+        if self.line_search_iterations < 1 {
+            return Err(format!("line_search_iterations: must be >= 1, got {}", self.line_search_iterations));
+        }
+        pos("al_tolerance", self.al_tolerance)?;
+        pos("newton_tolerance", self.newton_tolerance)?;
+        pos("impulse_tolerance", self.impulse_tolerance)?;
+        pos("beta0", self.beta0)?;
+        pos("beta_max", self.beta_max)?;
+        if !(self.kappa.is_finite() && self.kappa > 1.0) {
+            return Err(format!("kappa: must be finite and > 1, got {}", self.kappa));
+        }
+        if !(self.zeta > 0.0 && self.zeta < 1.0) {
+            return Err(format!("zeta: must be in (0, 1), got {}", self.zeta));
+        }
+        if self.beta_max < self.beta0 {
+            return Err(format!("beta_max: must be >= beta0 = {}, got {}", self.beta0, self.beta_max));
+        }
+        if Inner::from_name(&self.inner).is_none() {
+            return Err(format!("inner: must be one of {}, got '{}'", Inner::NAMES.join(", "), self.inner));
+        }
+        Ok(())
+    }
+}

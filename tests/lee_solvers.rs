@@ -1,0 +1,49 @@
+//! CANAL (and SubADMM, issue 5) through the same runner the CLI uses: the slope's stick/slip
+//! threshold and the sphere stack at rest, graded by the cases' own oracles (tolerances derived in
+//! each case's module doc).
+
+use harness::record::{RunRecord, RunStatus};
+use harness::runner::{self, NoProgress, PairSpec, Suite};
+use harness::stepper::RunOptions;
+use rstest::rstest;
+
+fn run(case: &str, sets: &[(&str, String)], solver: &str) -> RunRecord {
+    let reg = signorini::registry();
+    let suite = Suite {
+        name: "test".into(),
+        pairs: vec![PairSpec {
+            label: case.into(),
+            case: case.into(),
+            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            solver: solver.into(),
+            solver_set: vec![],
+        }],
+    };
+    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
+    let provenance = harness::record::Provenance::collect();
+    let r = runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress);
+    assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
+    r
+}
+
+fn assert_all_pass(r: &RunRecord) {
+    assert!(!r.summary.oracle.is_empty());
+    for (n, c) in &r.summary.oracle {
+        assert!(c.pass, "{n}: measured {} expected {} error {} > tolerance {}", c.measured, c.expected, c.error, c.tolerance);
+    }
+}
+
+#[rstest]
+fn slope_threshold(#[values("canal")] solver: &str, #[values(0.02, -0.02)] offset: f64) {
+    let mu = 30f64.to_radians().tan() + offset;
+    let r = run("slope", &[("angle_deg", "30".into()), ("mu", mu.to_string())], solver);
+    assert_all_pass(&r);
+    assert_eq!(r.summary.oracle["slides"].measured, if offset > 0.0 { 0.0 } else { 1.0 });
+}
+
+#[rstest]
+fn sphere_stack_at_rest(#[values("canal")] solver: &str) {
+    let r = run("sphere_stack", &[], solver);
+    assert_all_pass(&r);
+    assert_eq!(r.summary.failures, 0);
+}
