@@ -23,4 +23,5 @@ pub fn registry() -> Registry {
         .case(cases::RampFeet)
         .case(cases::WinklerCube)
         .case(cases::SpringMassDamper)
+        .case(cases::TwistingBar)
 }

@@ -413,7 +413,19 @@ fn merge(out: &Path, dirs: &[PathBuf]) -> Result<ExitCode, String> {
 
 fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
     let text = std::fs::read_to_string(gates).map_err(|e| format!("{}: {e}", gates.display()))?;
-    let gates = reports::gate::parse(&text, &gates.display().to_string())?;
+    let (mut gates, suite) = reports::gate::parse_file(&text, &gates.display().to_string())?;
+    if let Some(suite) = suite {
+        // pin every gate to the parameters its suite defines now (no silent drift)
+        let reg = signorini::registry();
+        let text =
+            std::fs::read_to_string(&suite).map_err(|e| format!("suite '{suite}' named by the gates file: {e}"))?;
+        let pairs = runner::prepare(&reg, &Suite::from_toml(&text, &suite, &reg)?)?;
+        let expected = pairs
+            .iter()
+            .map(|p| ((p.spec.solver.clone(), p.spec.label.clone()), (p.case_params.hash(), p.solver_params.hash())))
+            .collect();
+        reports::gate::pin(&mut gates, &expected)?;
+    }
     let records = reports::read_run_dir(dir)?;
     let (verdicts, table) = reports::gate::check_all(&gates, &records);
     print!("{table}");

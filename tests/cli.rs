@@ -86,3 +86,26 @@ fn run_then_gate_end_to_end() {
         "{table}"
     );
 }
+
+/// A gates file that names its suite pins every gate to the suite's parameters: records made
+/// with other parameters fail the gate instead of passing silently.
+#[test]
+fn gate_detects_parameter_drift_against_its_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s.toml"), "solvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nset = { duration = 0.2 }\n").unwrap();
+    std::fs::write(
+        dir.path().join("g.toml"),
+        "suite = \"s.toml\"\n[[gate]]\nsolver = \"pgs\"\ncase = \"slope\"\nmetric = \"oracle.slides\"\nwhy = \"t\"\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--suite", "s.toml", "--out", "r"];
+        args.extend_from_slice(extra);
+        assert!(signorini(&args, dir.path()).status.success());
+        signorini(&["gate", "r", "--gates", "g.toml"], dir.path())
+    };
+    assert!(run(&[]).status.success());
+    let drifted = run(&["--set", "mu=0.25"]);
+    assert_eq!(drifted.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&drifted.stdout).contains("case parameters changed"));
+}

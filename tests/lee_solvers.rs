@@ -29,7 +29,11 @@ fn run(case: &str, sets: &[(&str, String)], solver: &str) -> RunRecord {
 fn assert_all_pass(r: &RunRecord) {
     assert!(!r.summary.oracle.is_empty());
     for (n, c) in &r.summary.oracle {
-        assert!(c.pass, "{n}: measured {} expected {} error {} > tolerance {}", c.measured, c.expected, c.error, c.tolerance);
+        assert!(
+            c.pass,
+            "{n}: measured {} expected {} error {} > tolerance {}",
+            c.measured, c.expected, c.error, c.tolerance
+        );
     }
 }
 

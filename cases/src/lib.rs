@@ -41,6 +41,7 @@
 //! NaN measurement (and therefore fails); a partial run is never graded as if it were whole.
 
 pub mod clutter;
+pub mod fem;
 pub mod pendulum;
 pub mod pizza_saver;
 pub mod ramp_feet;
@@ -48,6 +49,7 @@ pub mod slope;
 pub mod sphere_stack;
 pub mod spring_cylinder;
 pub mod spring_mass_damper;
+pub mod twisting_bar;
 pub mod winkler_cube;
 
 pub use clutter::{Clutter, ClutterParams, SplitMix64};
@@ -58,6 +60,7 @@ pub use slope::{Slope, SlopeParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
 pub use spring_mass_damper::{SpringMassDamper, SpringMassDamperParams};
+pub use twisting_bar::{TwistingBar, TwistingBarParams};
 pub use winkler_cube::{WinklerCube, WinklerCubeParams};
 
 use harness::model::Material;
@@ -85,6 +88,7 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(RampFeet),
         Box::new(WinklerCube),
         Box::new(SpringMassDamper),
+        Box::new(TwistingBar),
     ]
 }
 
@@ -195,9 +199,10 @@ impl ContactModel {
 }
 
 /// Whether `trace` is a whole run of `scenario`: completed, with `steps + 1` states of the right
-/// sizes and `steps` metrics.
+/// sizes and `steps` metrics. `q` holds 7 numbers per rigid body and 3 per deformable node
+/// ([`harness::model::World::positions`]).
 pub(crate) fn trace_is_whole(scenario: &Scenario, trace: &Trace) -> bool {
-    let (nq, nv) = (7 * scenario.world.bodies.len(), scenario.world.velocities().len());
+    let (nq, nv) = (scenario.world.positions().len(), scenario.world.velocities().len());
     trace.completed
         && trace.q.len() == scenario.steps + 1
         && trace.v.len() == scenario.steps + 1
@@ -220,7 +225,7 @@ mod tests {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper"]
+            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar"]
         );
         for c in all() {
             assert!(!c.summary().is_empty());

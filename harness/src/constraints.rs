@@ -97,12 +97,7 @@ impl ConstraintRows {
 
 /// The index of the layout block that holds velocity index `off`.
 fn block_of_offset<'p>(p: &'p StepProblem<'_>) -> impl Fn(usize) -> usize + 'p {
-    move |off| {
-        p.layout
-            .blocks
-            .binary_search_by_key(&off, |b| b.v_offset)
-            .unwrap_or_else(|i| i.saturating_sub(1))
-    }
+    move |off| p.layout.blocks.binary_search_by_key(&off, |b| b.v_offset).unwrap_or_else(|i| i.saturating_sub(1))
 }
 
 /// The contacts of `p`, in problem order.

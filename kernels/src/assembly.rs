@@ -101,11 +101,11 @@ impl SymmetricPattern {
     pub fn mul(&self, values: &[f64], x: &[f64], y: &mut [f64]) {
         y.iter_mut().for_each(|v| *v = 0.0);
         for c in 0..self.n {
-            for k in self.col_ptr[c]..self.col_ptr[c + 1] {
-                let r = self.row_idx[k];
-                y[r] += values[k] * x[c];
+            let range = self.col_ptr[c]..self.col_ptr[c + 1];
+            for (&r, &a) in self.row_idx[range.clone()].iter().zip(&values[range]) {
+                y[r] += a * x[c];
                 if r != c {
-                    y[c] += values[k] * x[r];
+                    y[c] += a * x[r];
                 }
             }
         }
@@ -132,7 +132,8 @@ mod tests {
         let mut y = [0.0; 4];
         p.mul(&values, &x, &mut y);
         assert_eq!(y, [5.0, 15.0, 3.0, 18.0]);
-        let mut ch = SparseCholesky::analyze(4, p.col_ptr.clone(), p.row_idx.clone(), CholeskyParams::default()).unwrap();
+        let mut ch =
+            SparseCholesky::analyze(4, p.col_ptr.clone(), p.row_idx.clone(), CholeskyParams::default()).unwrap();
         ch.factorize(&values).unwrap();
         ch.solve_in_place(&mut y);
         for (a, b) in y.iter().zip(&x) {

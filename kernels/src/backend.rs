@@ -400,6 +400,11 @@ pub fn try_gpu(precision: Precision) -> Result<AnyBackend, String> {
     }
 }
 
+/// `Ok` where a CUDA backend starts here (f64), else why not (what `--backend gpu` would print).
+pub fn gpu_probe() -> Result<(), String> {
+    try_gpu(Precision::F64).map(|_| ())
+}
+
 /// Resolves a backend request. `Cpu` always gives the CPU (f64; asking for f32 on the CPU is an
 /// error: there is no silent precision change). `Gpu`/`Auto` give the CUDA backend in
 /// `precision` where it starts, else the CPU with [`Selection::fallback_reason`].
@@ -567,9 +572,13 @@ mod tests {
         for kind in [BackendKind::Gpu, BackendKind::Auto] {
             let s = select(kind, Precision::F64).unwrap();
             let Some(reason) = s.fallback_reason.clone() else {
-                assert!(cfg!(feature = "gpu"), "a GPU started without the feature");
-                assert_eq!(s.backend.name(), "gpu");
-                continue;
+                #[cfg(feature = "gpu")]
+                {
+                    assert_eq!(s.backend.name(), "gpu");
+                    continue;
+                }
+                #[cfg(not(feature = "gpu"))]
+                unreachable!("a GPU started without the `gpu` feature");
             };
             #[cfg(not(feature = "gpu"))]
             assert!(reason.contains("without the `gpu` cargo feature"), "{reason}");

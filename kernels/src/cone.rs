@@ -232,9 +232,9 @@ mod tests {
                 }
             }
             // the proximal Jacobian is symmetric (PSD: eigenvalues of the slip block in [0, 1])
-            for r in 0..3 {
-                for c in 0..3 {
-                    assert!((jp[r][c] - jp[c][r]).abs() < 1e-14);
+            for (r, row) in jp.iter().enumerate() {
+                for (c, x) in row.iter().enumerate() {
+                    assert!((x - jp[c][r]).abs() < 1e-14);
                 }
             }
         }

@@ -25,4 +25,5 @@ pub mod roots;
 pub mod sparse;
 pub mod sparse_inverse;
 
+pub use backend::gpu_probe;
 pub use blockdiag::{BlockDiagonal, NotPositiveDefinite};

@@ -244,8 +244,7 @@ pub fn elimination_tree(a: &Csr, perm: &[usize]) -> Vec<Option<usize>> {
     }
     let mut parent = vec![None; n];
     let mut ancestor: Vec<Option<usize>> = vec![None; n];
-    for j in 0..n {
-        let orig = perm[j];
+    for (j, &orig) in perm.iter().enumerate() {
         for &c in &a.indices[a.indptr[orig]..a.indptr[orig + 1]] {
             let mut r = inv[c];
             if r >= j {

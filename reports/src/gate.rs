@@ -48,11 +48,21 @@ pub struct Gate {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GatesFile {
+    /// The suite file the gated records come from. When given, `signorini gate` resolves it and
+    /// pins every gate to the parameter hashes the suite defines now, so a record produced with
+    /// other parameters (a stale run, a `--set`, a changed default) fails instead of passing
+    /// silently.
+    suite: Option<String>,
     gate: Vec<Gate>,
 }
 
 /// Parses a gates file; `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<Vec<Gate>, String> {
+    parse_file(text, source).map(|(gates, _)| gates)
+}
+
+/// Parses a gates file into its gates and the suite file it names, if any.
+pub fn parse_file(text: &str, source: &str) -> Result<(Vec<Gate>, Option<String>), String> {
     let f: GatesFile =
         toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
     for (i, g) in f.gate.iter().enumerate() {
@@ -66,7 +76,24 @@ pub fn parse(text: &str, source: &str) -> Result<Vec<Gate>, String> {
             ));
         }
     }
-    Ok(f.gate)
+    Ok((f.gate, f.suite))
+}
+
+/// Expected `(case hash, solver hash)` by `(solver, case label)`.
+pub type ExpectedHashes = std::collections::BTreeMap<(String, String), (String, String)>;
+
+/// Pins every gate that has no explicit hash to the hashes the suite defines for its
+/// `(solver, case label)`. A gate whose pair is not in the suite is an error (it could never be
+/// checked).
+pub fn pin(gates: &mut [Gate], expected: &ExpectedHashes) -> Result<(), String> {
+    for g in gates {
+        let (case_hash, solver_hash) = expected.get(&(g.solver.clone(), g.case.clone())).ok_or_else(|| {
+            format!("gate on {} / {} ({}): that pair is not in the gates' suite", g.solver, g.case, g.metric)
+        })?;
+        g.case_hash.get_or_insert_with(|| case_hash.clone());
+        g.solver_hash.get_or_insert_with(|| solver_hash.clone());
+    }
+    Ok(())
 }
 
 /// The verdict of one gate.
@@ -294,6 +321,26 @@ mod tests {
         assert!(check(&g, &r).pass);
         g.solver_hash = Some("other".into());
         assert!(check(&g, &r).note.contains("solver parameters changed"));
+    }
+
+    #[test]
+    fn pinning_to_the_suite_catches_records_from_other_parameters() {
+        let r = [record(RunStatus::Ok, 0.0, true)];
+        let (mut gates, suite) =
+            parse_file("suite = \"s.toml\"\n[[gate]]\nsolver = \"pgs\"\ncase = \"slope-a\"\nmetric = \"oracle.slides\"\nwhy = \"w\"\n", "g")
+                .unwrap();
+        assert_eq!(suite.as_deref(), Some("s.toml"));
+        let mut expected = ExpectedHashes::new();
+        assert!(pin(&mut gates.clone(), &expected).unwrap_err().contains("not in the gates' suite"));
+        expected.insert(("pgs".into(), "slope-a".into()), ("h1".into(), "h2".into()));
+        pin(&mut gates, &expected).unwrap();
+        assert!(check(&gates[0], &r).pass);
+        expected.insert(("pgs".into(), "slope-a".into()), ("changed".into(), "h2".into()));
+        let mut drifted =
+            parse("[[gate]]\nsolver = \"pgs\"\ncase = \"slope-a\"\nmetric = \"oracle.slides\"\nwhy = \"w\"\n", "g")
+                .unwrap();
+        pin(&mut drifted, &expected).unwrap();
+        assert!(check(&drifted[0], &r).note.contains("case parameters changed"));
     }
 
     #[test]

@@ -193,9 +193,9 @@ impl Canal {
             let row = &self.model.rows[i];
             row.velocity(&self.v, &mut jv);
             let bias = self.model.bias(i, if pterm { self.p[i] } else { 0.0 });
-            for k in 0..row.dim {
-                let ek = if k == 0 { bias } else { 0.0 };
-                self.x[o + k] = self.lam[o + k] - beta * (jv[k] + ek);
+            jv[0] += bias;
+            for ((x, l), u) in self.x[o..e].iter_mut().zip(&self.lam[o..e]).zip(&jv) {
+                *x = l - beta * u;
             }
             let jslot = if want_jac {
                 let jo = self.joff[i];

@@ -35,7 +35,8 @@ pub(crate) fn dense_box(mu: f64, n: usize) -> (World, ContactSet) {
 pub(crate) fn dense_box_moving(mu: f64, n: usize, lin: Vector3<f64>, ang: Vector3<f64>) -> (World, ContactSet) {
     let h = [0.2, 0.15, 0.1];
     let mut w = ground(mu);
-    let mut b = RigidBody::new("box", Shape::Box { half_extents: h }, 1.0, Vector3::new(0.0, 0.0, h[2]), Material::rigid(mu));
+    let mut b =
+        RigidBody::new("box", Shape::Box { half_extents: h }, 1.0, Vector3::new(0.0, 0.0, h[2]), Material::rigid(mu));
     b.linear_velocity = lin;
     b.angular_velocity = ang;
     w.bodies.push(b);
@@ -203,8 +204,20 @@ fn point_mass_on_slope(#[values(0.7, 0.45)] mu: f64) {
 fn mass_ratio_column_at_rest() {
     let mut w = ground(0.5);
     let r = 0.05;
-    w.bodies.push(RigidBody::new("light", Shape::Sphere { radius: r }, 0.1, Vector3::new(0.0, 0.0, r), Material::rigid(0.5)));
-    w.bodies.push(RigidBody::new("heavy", Shape::Sphere { radius: r }, 5.0, Vector3::new(0.0, 0.0, 3.0 * r), Material::rigid(0.5)));
+    w.bodies.push(RigidBody::new(
+        "light",
+        Shape::Sphere { radius: r },
+        0.1,
+        Vector3::new(0.0, 0.0, r),
+        Material::rigid(0.5),
+    ));
+    w.bodies.push(RigidBody::new(
+        "heavy",
+        Shape::Sphere { radius: r },
+        5.0,
+        Vector3::new(0.0, 0.0, 3.0 * r),
+        Material::rigid(0.5),
+    ));
     let k0 = ContactKey { a: ColliderId::Body(0), b: ColliderId::Static(0), feature: 0 };
     let k1 = ContactKey { a: ColliderId::Body(1), b: ColliderId::Body(0), feature: 0 };
     let cs = ContactSet {
@@ -227,7 +240,8 @@ fn mass_ratio_column_at_rest() {
 fn bilateral_pendulum_row_law_holds() {
     let mut w = ground(0.5);
     w.statics.clear();
-    let mut b = RigidBody::new("bob", Shape::Sphere { radius: 0.05 }, 1.0, Vector3::new(0.5, 0.0, 0.0), Material::rigid(0.5));
+    let mut b =
+        RigidBody::new("bob", Shape::Sphere { radius: 0.05 }, 1.0, Vector3::new(0.5, 0.0, 0.0), Material::rigid(0.5));
     b.linear_velocity = Vector3::new(0.0, 0.0, -1.0);
     w.bodies.push(b);
     w.joints.push(Joint::ball_at(&w, 0, None, Vector3::zeros()));
@@ -336,4 +350,3 @@ fn invalid_settings_name_their_field(#[case] key: &str, #[case] value: &str) {
     assert!(CanalSettings::default().validate().is_ok());
     let _ = entry();
 }
-

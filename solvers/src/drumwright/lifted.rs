@@ -7,7 +7,7 @@
 //! | momentum (nv) | zero | `M v - Jnᵀγn - Jtᵀγt - Gbᵀγb = M v*` (Eq. 37) |
 //! | joints (nb) | zero | `scale (G_b v + r γb) = scale v̂` (Eq. 141; `min_norm` only) |
 //! | tangential law (2 na) | zero | `β - γt - c_t J_t v = 0` (Eqs. 139–140, `K_r = 0`, `c_t = h B_r`) |
-//! | μ = 0 (2 per contact) | zero | `γt = 0` (notes P14: the cone has no interior) |
+//! | μ = 0 (2 per contact) | zero | `γt = 0` (notes P14: the cone has no interior); with `mu_zero = "unilateral"` the contact has no tangential-law rows (β = 0) |
 //! | fixed normal (na) | zero | `γn = γn_fixed` (two-stage, stage 2) |
 //! | normal law (na) | nonneg | `scale (J_n v + r γn) ≥ scale v̂` (Eqs. 84 / 137) |
 //! | `γn ≥ 0` (na) | nonneg | Eq. 85 |
@@ -138,8 +138,11 @@ pub(crate) fn solve(
     }
     // tangential law and cones
     if friction {
+        let unilateral = s.mu_zero == "unilateral";
         for (a, &ci) in m.active.iter().enumerate() {
-            for r in 0..2 {
+            // μ = 0 as a §5 unilateral row: no tangential law, so β is free and ends at 0
+            let skip_law = unilateral && m.mu[a] == 0.0;
+            for r in (0..2).filter(|_| !skip_law) {
                 let (gt, b) = (igt + 2 * a + r, ibeta + 2 * a + r);
                 let mut row: Vec<(usize, f64)> =
                     contact_row(p, ci, 1 + r).into_iter().map(|(c, v)| (iv + c, -m.ct * v)).collect();

@@ -79,8 +79,13 @@ pub(crate) fn solve(
             tt[(t, na + t)] += 1.0;
             h[(na + t, na + t)] += 1.0;
         }
+        // μ = 0 as a §5 unilateral row (`mu_zero = "unilateral"`): no slack β in the objective
+        let no_slack = |t: usize| s.mu_zero == "unilateral" && m.mu[t / 2] == 0.0;
+        for t in (0..nt).filter(|&t| no_slack(t)) {
+            tt.row_mut(t).fill(0.0);
+        }
         h += tt.transpose() * &tt;
-        let dvec = DVector::from_fn(nt, |t, _| m.ct * jv[na + t]);
+        let dvec = DVector::from_fn(nt, |t, _| if no_slack(t) { 0.0 } else { m.ct * jv[na + t] });
         let g = tt.transpose() * dvec;
         prog.q.copy_from_slice(g.as_slice());
     }

@@ -11,6 +11,7 @@ pub(crate) const FRICTION_SOLVES: [&str; 2] = ["joint", "two_stage"];
 pub(crate) const GDOT_TERMS: [&str; 3] = ["off", "exact", "pseudo_inverse"];
 pub(crate) const NORMAL_MODELS: [&str; 3] = ["case", "hertz_paper", "hertz_secant"];
 pub(crate) const ROW_SCALINGS: [&str; 2] = ["paper", "velocity"];
+pub(crate) const MU_ZEROS: [&str; 2] = ["unilateral", "slack"];
 
 /// Options of Drumwright's constraint solver. Units SI; impulses in N s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +39,13 @@ pub struct DrumwrightSettings {
     /// notes §12.7: the frictionless normal QP first, then the friction cone program with `γ_n`
     /// fixed) (default `"joint"`).
     pub friction_solve: String,
+    /// Frictionless (μ = 0) contacts: `"unilateral"` (a §5 unilateral row, Eqs. 83–85: no
+    /// tangential impulse and no tangential slack, which is how the paper models its frictionless
+    /// Winkler elements, §5.5) or `"slack"` (the §6 contact program taken literally at μ = 0:
+    /// `γ_t = 0` but the slack `β = c_t J_t v⁺` stays in the objective, so the QP raises normal
+    /// impulses to slow tangential motion — measured: hopping on `winkler_cube`, normal inflation
+    /// on `ramp_feet` at μ = 0) (default `"unilateral"`).
+    pub mu_zero: String,
     /// The `M̂ Ġ v` term of Eq. 53 for joints: `"off"` (`Ġ v := 0`), `"exact"`
     /// (`M̂_b = (G_b M⁻¹ G_bᵀ)⁻¹` by Cholesky; fails on redundant rows, notes P6) or
     /// `"pseudo_inverse"` (default `"off"`; contacts never carry it: the harness gives no `Ġ` for
@@ -81,6 +89,7 @@ impl Default for DrumwrightSettings {
             form: "lifted".into(),
             normal_law: "min_norm".into(),
             friction_solve: "joint".into(),
+            mu_zero: "unilateral".into(),
             gdot_term: "off".into(),
             normal_model: "case".into(),
             hertz_modulus: 1e11,
@@ -139,6 +148,7 @@ impl harness::Settings for DrumwrightSettings {
         one_of("form", &self.form, &FORMS)?;
         one_of("normal_law", &self.normal_law, &NORMAL_LAWS)?;
         one_of("friction_solve", &self.friction_solve, &FRICTION_SOLVES)?;
+        one_of("mu_zero", &self.mu_zero, &MU_ZEROS)?;
         one_of("gdot_term", &self.gdot_term, &GDOT_TERMS)?;
         one_of("normal_model", &self.normal_model, &NORMAL_MODELS)?;
         positive("hertz_modulus", self.hertz_modulus)?;

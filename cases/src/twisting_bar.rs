@@ -1,0 +1,463 @@
+//! `twisting_bar`: an elastic bar whose two end faces are turned about its axis in opposite
+//! directions by prescribed motion — large rotations and shear in a tetrahedral FEM body
+//! (Zeng et al. §7.3 / Fig. 9, Table 3; Macklin et al. notes §15 "twisting bar").
+//!
+//! # Scene
+//!
+//! ```text
+//!          z
+//!          ^      +twist_rate              -twist_rate
+//!          |    ,---------------------------------,
+//!   -w/2 .. w/2 | end x = 0     bar (nx x ny x nz | end x = length
+//!          |    '---------------------------------'
+//!          +------------------------------------------> x  (bar axis, y = z = 0)
+//! ```
+//!
+//! * One deformable body: `DeformableBody::box_mesh` of `[0, length] x [-w/2, w/2]^2` with
+//!   `nx x ny x nz` cells, 6 tetrahedra each, lumped mass, density `rho`, material
+//!   `material = arap | corotational | neohookean` with Young's modulus `E` and Poisson ratio `nu`.
+//! * Boundary conditions ([`PrescribedMotion`]): the nodes of the end face `x = length` rotate
+//!   about the bar axis at `+twist_rate`, the nodes of the face `x = 0` at `-twist_rate` (rad/s,
+//!   right-handed about +x), from rest. Every other node is free.
+//! * No colliders, so no contacts. Gravity `gravity` along -z, **off by default** (the papers
+//!   twist the bar without it; then the boundary motion is the only load).
+//! * Defaults: ARAP, `E = 1e6 Pa`, `nu = 0.45`, `rho = 1000` (Zeng Table 3 apart from `E`, which the
+//!   paper sweeps 1e5 .. 1e9), a 1 x 0.2 x 0.2 m bar on a 6 x 2 x 2 grid (63 nodes, 144 tets),
+//!   `twist_rate = 1 rad/s`, `dt = 0.01 s`, 0.5 s (relative twist of 1 rad at the end).
+//!
+//! # Oracle checks
+//!
+//! Let `N` be the number of steps, `t_k = k dt`, `c_e` the centre of end face `e` and
+//! `x_a^0` a node's rest position. A prescribed node must be at
+//! `x_a(t_k) = c_e + Rot(±twist_rate t_k) (x_a^0 − c_e)` after step `k`.
+//!
+//! * `end_rotation` — measured: the mean turning angle of the `x = length` face's nodes about the
+//!   axis after the last step (rad, from `atan2` of their `(y, z)` against the rest positions,
+//!   unwrapped); expected `twist_rate N dt`. Error: `max_{k, a} |x_a(t_k) − x_a^exp(t_k)| / r_a`
+//!   over the prescribed nodes off the axis (`r_a` = distance from the axis) — the angle error for a
+//!   pure mis-rotation, and it also catches axial or radial motion of an end. Tolerance:
+//!   `100 ε N (max_a |x_a| / min_a r_a)` with `ε = 2.2e-16`. The boundary condition is exact in
+//!   exact arithmetic (each step applies one rotation by `twist_rate dt` about a fixed centre, and
+//!   rotations about one axis compose), so only rounding remains: a step rounds the rotated
+//!   position and the update `x + dt v` at a few ulp of `|x|` (a 25x margin with 100 ε), growing at
+//!   most linearly with the steps. At the defaults `1.1e-11` (`max |x| = 1.01 m`, `min r = 0.1 m`).
+//! * `no_inversion` — measured: the smallest volume ratio `det F = det D_s / det D_m` over all
+//!   tetrahedra and all states `q_0 .. q_N`; expected `> 0` (reported against 1, the rest value);
+//!   error 0 when it is `> 0`, else `1 − min det F`; tolerance 0. A twist of 1 rad over a 1 m bar
+//!   shears the elements by `0.1 rad` at the surface: no element comes near inversion.
+//! * `energy_finite` — measured: the number of steps whose total energy
+//!   (`StepMetrics.energy`: kinetic + gravity + elastic) is NaN or infinite; expected 0;
+//!   tolerance 0.
+
+use crate::fem::{self, MATERIAL_NAMES};
+use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use harness::model::{DeformableBody, ElasticMaterial, Material, PrescribedMotion, World};
+use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
+
+const DEFAULTS: &str = include_str!("twisting_bar.toml");
+const SOURCE: &str = "cases/src/twisting_bar.toml";
+
+/// Most cells per direction accepted.
+pub const MAX_CELLS: i64 = 1000;
+
+/// Parameters of the `twisting_bar` case (defaults in `cases/src/twisting_bar.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TwistingBarParams {
+    /// `"arap"`, `"corotational"` or `"neohookean"`.
+    pub material: String,
+    /// Young's modulus (Pa, > 0).
+    #[serde(rename = "E")]
+    pub youngs_modulus: f64,
+    /// Poisson ratio (in (-1, 0.5)).
+    pub nu: f64,
+    /// Density (kg/m^3, > 0).
+    pub rho: f64,
+    /// Bar length along x (m, > 0).
+    pub length: f64,
+    /// Edge of the square cross-section (m, > 0).
+    pub width: f64,
+    /// Rotation rate of each end face, opposite directions (rad/s, finite).
+    pub twist_rate: f64,
+    /// Cells along x (1 ..= `MAX_CELLS`).
+    pub nx: i64,
+    /// Cells along y (1 ..= `MAX_CELLS`).
+    pub ny: i64,
+    /// Cells along z (1 ..= `MAX_CELLS`).
+    pub nz: i64,
+    /// Gravity magnitude along -z (m/s^2, >= 0; default 0).
+    pub gravity: f64,
+    /// Time step (s, > 0).
+    pub dt: f64,
+    /// Simulated time (s); `steps = round(duration / dt)`.
+    pub duration: f64,
+}
+
+impl Default for TwistingBarParams {
+    fn default() -> Self {
+        default_struct(DEFAULTS, SOURCE)
+    }
+}
+
+impl Settings for TwistingBarParams {
+    fn validate(&self) -> Result<(), String> {
+        check::one_of("material", &self.material, &MATERIAL_NAMES)?;
+        check::positive("E", self.youngs_modulus)?;
+        if !(self.nu > -1.0 && self.nu < 0.5) {
+            return Err(format!("nu: must be in (-1, 0.5), got {}", self.nu));
+        }
+        check::positive("rho", self.rho)?;
+        check::positive("length", self.length)?;
+        check::positive("width", self.width)?;
+        check::finite("twist_rate", self.twist_rate)?;
+        for (name, n) in [("nx", self.nx), ("ny", self.ny), ("nz", self.nz)] {
+            if !(1..=MAX_CELLS).contains(&n) {
+                return Err(format!("{name}: must be in [1, {MAX_CELLS}], got {n}"));
+            }
+        }
+        check::non_negative("gravity", self.gravity)?;
+        check::time_grid(self.dt, self.duration)
+    }
+}
+
+impl TwistingBarParams {
+    /// Number of steps, `round(duration / dt)`.
+    pub fn steps(&self) -> usize {
+        (self.duration / self.dt).round() as usize
+    }
+
+    /// The bulk material.
+    pub fn elastic(&self) -> ElasticMaterial {
+        ElasticMaterial {
+            model: fem::elastic_model(&self.material),
+            youngs_modulus: self.youngs_modulus,
+            poisson_ratio: self.nu,
+        }
+    }
+
+    /// Centres of the two end faces, `x = 0` and `x = length` (m).
+    pub fn end_centres(&self) -> [Vector3<f64>; 2] {
+        [Vector3::zeros(), Vector3::new(self.length, 0.0, 0.0)]
+    }
+
+    /// The meshed bar with its two prescribed end faces (`boundary[0]`: `x = 0`, turning at
+    /// `-twist_rate`; `boundary[1]`: `x = length`, turning at `+twist_rate`).
+    pub fn bar(&self) -> DeformableBody {
+        let w = self.width;
+        let mut b = DeformableBody::box_mesh(
+            "bar",
+            Vector3::new(0.0, -0.5 * w, -0.5 * w),
+            Vector3::new(self.length, w, w),
+            [self.nx as usize, self.ny as usize, self.nz as usize],
+            self.rho,
+            self.elastic(),
+            Material::rigid(0.0),
+        );
+        let tol = 1e-9 * self.length;
+        for (c, sign) in self.end_centres().into_iter().zip([-1.0, 1.0]) {
+            let nodes: Vec<usize> = (0..b.num_nodes()).filter(|&a| (b.rest[a].x - c.x).abs() < tol).collect();
+            b.boundary.push(PrescribedMotion {
+                nodes,
+                center: c,
+                angular_velocity: Vector3::new(sign * self.twist_rate, 0.0, 0.0),
+                linear_velocity: Vector3::zeros(),
+            });
+        }
+        b
+    }
+
+    /// The initial world.
+    pub fn world(&self) -> World {
+        let mut w = World::new();
+        w.gravity = Vector3::new(0.0, 0.0, -self.gravity);
+        w.deformables.push(self.bar());
+        w
+    }
+
+    /// Tolerance of `end_rotation` for `steps` steps (see the module doc).
+    pub fn rotation_tolerance(&self, world: &World, steps: usize) -> f64 {
+        let b = &world.deformables[0];
+        let nodes = b.boundary.iter().flat_map(|m| m.nodes.iter());
+        let (mut xmax, mut rmin) = (0.0f64, f64::INFINITY);
+        for &a in nodes {
+            let x = b.rest[a];
+            xmax = xmax.max(x.norm());
+            let r = x.yz().norm();
+            if r > 1e-12 * self.width {
+                rmin = rmin.min(r);
+            }
+        }
+        100.0 * f64::EPSILON * steps.max(1) as f64 * xmax / rmin
+    }
+
+    /// Grades a trace (see the module doc).
+    pub fn grade(&self, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        let (dt, n) = (scenario.dt, scenario.steps);
+        let world = &scenario.world;
+        let rot_tol = self.rotation_tolerance(world, n);
+        let expected_angle = self.twist_rate * n as f64 * dt;
+        if !trace_is_whole(scenario, trace) {
+            return vec![
+                unmeasured("end_rotation", expected_angle, rot_tol),
+                unmeasured("no_inversion", 1.0, 0.0),
+                unmeasured("energy_finite", 0.0, 0.0),
+            ];
+        }
+        let body = &world.deformables[0];
+        let mut err = 0.0f64;
+        for bc in &body.boundary {
+            let axis = bc.angular_velocity.normalize();
+            for (k, q) in trace.q.iter().enumerate() {
+                let rot = nalgebra::UnitQuaternion::from_axis_angle(
+                    &nalgebra::Unit::new_unchecked(axis),
+                    bc.angular_velocity.norm() * k as f64 * dt,
+                );
+                for &a in &bc.nodes {
+                    let x0 = body.rest[a] - bc.center;
+                    let r = x0.yz().norm();
+                    if r <= 1e-12 * self.width {
+                        continue;
+                    }
+                    let want = bc.center + rot * x0;
+                    err = err.max((fem::node(world, q, 0, a) - want).norm() / r);
+                }
+            }
+        }
+        // measured angle of the x = length face: unwrapped mean over its off-axis nodes
+        let right = &body.boundary[1];
+        let angle_of = |q: &[f64], a: usize| {
+            let (x0, x) = (body.rest[a] - right.center, fem::node(world, q, 0, a) - right.center);
+            (x0.y * x.z - x0.z * x.y).atan2(x0.y * x.y + x0.z * x.z)
+        };
+        let off_axis: Vec<usize> =
+            right.nodes.iter().copied().filter(|&a| (body.rest[a] - right.center).yz().norm() > 1e-12).collect();
+        let mut unwrapped = vec![0.0; off_axis.len()];
+        let mut prev = vec![0.0; off_axis.len()];
+        for q in &trace.q[1..] {
+            for (i, &a) in off_axis.iter().enumerate() {
+                let now = angle_of(q, a);
+                let mut d = now - prev[i];
+                d -= (d / std::f64::consts::TAU).round() * std::f64::consts::TAU;
+                unwrapped[i] += d;
+                prev[i] = now;
+            }
+        }
+        let angle = unwrapped.iter().sum::<f64>() / off_axis.len().max(1) as f64;
+        let min_ratio = trace.q.iter().map(|q| fem::min_volume_ratio(world, q, 0)).fold(f64::INFINITY, f64::min);
+        let inv_err = if min_ratio > 0.0 { 0.0 } else { 1.0 - min_ratio };
+        let non_finite = trace.metrics.iter().filter(|m| !m.energy.is_finite()).count() as f64;
+        vec![
+            OracleCheck::with_error("end_rotation", angle, expected_angle, err, rot_tol),
+            OracleCheck::with_error("no_inversion", min_ratio, 1.0, inv_err, 0.0),
+            OracleCheck::abs("energy_finite", non_finite, 0.0, 0.0),
+        ]
+    }
+}
+
+/// The `twisting_bar` case.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TwistingBar;
+
+impl Case for TwistingBar {
+    fn name(&self) -> &'static str {
+        "twisting_bar"
+    }
+    fn summary(&self) -> &'static str {
+        "elastic FEM bar twisted by prescribed rotation of both end faces (Zeng Fig. 9): exact ends, no inversion"
+    }
+    fn defaults(&self) -> Params {
+        default_params(DEFAULTS, SOURCE)
+    }
+    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
+        let p: TwistingBarParams = params.decode(self.name())?;
+        let world = p.world();
+        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs: fem::needs(false) })
+    }
+    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        match params.decode::<TwistingBarParams>(self.name()) {
+            Ok(p) => p.grade(scenario, trace),
+            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::StepMetrics;
+    use nalgebra::UnitQuaternion;
+    use rstest::rstest;
+
+    fn params(overrides: &[(&str, &str)]) -> Params {
+        let mut p = TwistingBar.defaults();
+        for (k, v) in overrides {
+            p.set(k, v, "twisting_bar").unwrap();
+        }
+        p
+    }
+
+    /// The exact kinematic trace: prescribed nodes rotated, free nodes interpolating the twist
+    /// linearly along x (a uniform twist), zero-velocity placeholders, finite energies.
+    fn exact(p: &TwistingBarParams, sc: &Scenario, rate_factor: f64) -> Trace {
+        let b = &sc.world.deformables[0];
+        let mut tr = Trace { dt: sc.dt, completed: true, ..Default::default() };
+        for k in 0..=sc.steps {
+            let t = k as f64 * sc.dt;
+            let mut q = vec![];
+            for x0 in &b.rest {
+                let s = 2.0 * x0.x / p.length - 1.0; // -1 at x = 0, +1 at x = length
+                let rot = UnitQuaternion::from_scaled_axis(Vector3::new(s * p.twist_rate * rate_factor * t, 0.0, 0.0));
+                let x = rot * x0;
+                q.extend_from_slice(&[x.x, x.y, x.z]);
+            }
+            tr.v.push(vec![0.0; q.len()]);
+            tr.q.push(q);
+            if k > 0 {
+                tr.metrics.push(StepMetrics { t, energy: 1.0, ..Default::default() });
+            }
+        }
+        tr
+    }
+
+    fn get<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
+        checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
+    }
+
+    #[test]
+    fn defaults_parse_and_build_a_valid_world() {
+        let p: TwistingBarParams = TwistingBar.defaults().decode("twisting_bar").unwrap();
+        assert_eq!(p, TwistingBarParams::default());
+        let sc = TwistingBar.build(&TwistingBar.defaults()).unwrap();
+        sc.world.validate().unwrap();
+        let b = &sc.world.deformables[0];
+        assert_eq!(b.num_nodes(), 7 * 3 * 3);
+        assert_eq!(b.tets.len(), 6 * 6 * 2 * 2);
+        assert_eq!(b.boundary.len(), 2);
+        assert_eq!(b.boundary[0].nodes.len(), 9);
+        assert_eq!(b.boundary[1].nodes.len(), 9);
+        assert_eq!(sc.world.gravity, Vector3::zeros());
+        assert!(sc.needs.deformable_bodies && !sc.needs.rigid_bodies && !sc.needs.rigid_contact);
+        assert_eq!(sc.steps, 50);
+        assert!((b.total_mass() - 1000.0 * 0.04).abs() < 1e-9);
+        assert!(harness::geometry::detect(&sc.world, sc.margin).is_empty());
+    }
+
+    #[test]
+    fn every_parameter_is_in_the_toml_and_overridable() {
+        let defaults = TwistingBar.defaults();
+        let from_struct = Params::from_settings(&TwistingBarParams::default());
+        let mut a: Vec<_> = defaults.0.keys().collect();
+        let mut b: Vec<_> = from_struct.0.keys().collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+        for (k, v) in &defaults.0 {
+            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            let mut p = defaults.clone();
+            p.set(k, &raw, "twisting_bar").unwrap();
+            assert_eq!(p, defaults, "{k}");
+        }
+    }
+
+    #[rstest]
+    #[case::material("material", "rubber", "material:")]
+    #[case::zero_e("E", "0", "E:")]
+    #[case::nu_half("nu", "0.5", "nu:")]
+    #[case::zero_rho("rho", "0", "rho:")]
+    #[case::zero_length("length", "0", "length:")]
+    #[case::zero_width("width", "-1", "width:")]
+    #[case::zero_cells("ny", "0", "ny:")]
+    #[case::negative_gravity("gravity", "-9.81", "gravity:")]
+    #[case::zero_dt("dt", "0", "dt:")]
+    fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
+        let e = TwistingBar.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        assert!(e.contains(msg), "{e}");
+        assert!(e.contains(&format!("parameter '{key}'")), "{e}");
+    }
+
+    #[rstest]
+    #[case::arap("arap")]
+    #[case::corotational("corotational")]
+    #[case::neohookean("neohookean")]
+    fn materials_build(#[case] m: &str) {
+        let sc = TwistingBar.build(&params(&[("material", m), ("E", "1e9")])).unwrap();
+        assert_eq!(sc.world.deformables[0].elastic.model, fem::elastic_model(m));
+        assert_eq!(sc.world.deformables[0].elastic.youngs_modulus, 1e9);
+    }
+
+    #[test]
+    fn prescribed_velocities_turn_the_ends_in_opposite_directions() {
+        let sc = TwistingBar.build(&TwistingBar.defaults()).unwrap();
+        let b = &sc.world.deformables[0];
+        let pv = sc.world.prescribed_velocities(sc.dt);
+        assert_eq!(pv.len(), 3 * 18);
+        // a node at (L, w/2, 0) moves towards +z, one at (0, w/2, 0) towards -z
+        let find = |x: Vector3<f64>| (0..b.num_nodes()).find(|&a| (b.rest[a] - x).norm() < 1e-12).unwrap();
+        let vz = |a: usize| pv.iter().find(|(i, _)| *i == 3 * a + 2).unwrap().1;
+        assert!(vz(find(Vector3::new(1.0, 0.1, 0.0))) > 0.0);
+        assert!(vz(find(Vector3::new(0.0, 0.1, 0.0))) < 0.0);
+    }
+
+    #[test]
+    fn exact_kinematics_pass_and_wrong_rate_fails() {
+        let prm = TwistingBar.defaults();
+        let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
+        let sc = TwistingBar.build(&prm).unwrap();
+        let checks = TwistingBar.oracle(&prm, &sc, &exact(&p, &sc, 1.0));
+        assert!(checks.iter().all(|c| c.pass), "{checks:?}");
+        let rot = get(&checks, "end_rotation");
+        assert!((rot.measured - 0.5).abs() < 1e-12, "{rot:?}");
+        assert!(rot.tolerance > 1e-12 && rot.tolerance < 1e-10, "{rot:?}");
+        // piecewise-linear interpolation of a uniform twist loses a little volume, never inverts
+        let j = get(&checks, "no_inversion").measured;
+        assert!(j > 0.9 && j <= 1.0 + 1e-12, "{j}");
+        let checks = TwistingBar.oracle(&prm, &sc, &exact(&p, &sc, 1.0 + 1e-6));
+        assert!(!get(&checks, "end_rotation").pass);
+    }
+
+    #[test]
+    fn unwrapping_measures_several_turns() {
+        let prm = params(&[("twist_rate", "20"), ("duration", "1.0")]);
+        let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
+        let sc = TwistingBar.build(&prm).unwrap();
+        let checks = TwistingBar.oracle(&prm, &sc, &exact(&p, &sc, 1.0));
+        assert!((get(&checks, "end_rotation").measured - 20.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_inverted_state_fails_no_inversion() {
+        let prm = TwistingBar.defaults();
+        let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
+        let sc = TwistingBar.build(&prm).unwrap();
+        let mut tr = exact(&p, &sc, 1.0);
+        // squash the interior node layer x = length/2 onto x = 0.1 length: elements invert
+        let b = &sc.world.deformables[0];
+        for a in 0..b.num_nodes() {
+            if (b.rest[a].x - 0.5).abs() < 1e-9 {
+                tr.q[10][3 * a] = 0.1;
+            }
+        }
+        let checks = TwistingBar.oracle(&prm, &sc, &tr);
+        let c = get(&checks, "no_inversion");
+        assert!(!c.pass && c.measured < 0.0, "{c:?}");
+    }
+
+    #[test]
+    fn non_finite_energy_and_partial_runs_fail() {
+        let prm = TwistingBar.defaults();
+        let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
+        let sc = TwistingBar.build(&prm).unwrap();
+        let mut tr = exact(&p, &sc, 1.0);
+        tr.metrics[3].energy = f64::NAN;
+        let checks = TwistingBar.oracle(&prm, &sc, &tr);
+        assert!(!get(&checks, "energy_finite").pass);
+        assert_eq!(get(&checks, "energy_finite").measured, 1.0);
+        tr.completed = false;
+        let checks = TwistingBar.oracle(&prm, &sc, &tr);
+        assert_eq!(checks.len(), 3);
+        assert!(checks.iter().all(|c| !c.pass && c.measured.is_nan()));
+    }
+}

@@ -1,0 +1,101 @@
+//! [`SubAdmmSettings`]: the options of SubADMM, their defaults and their validation.
+
+use serde::{Deserialize, Serialize};
+
+/// How the constraint Jacobians are split into slack blocks (Table III).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Split {
+    /// One slack block per (constraint, body) (the paper's SubADMM, Eqs. 30–31).
+    Body,
+    /// One slack block per (constraint, subsystem) ("No Body", the authors' ref. [34]).
+    Subsystem,
+    /// One block per constraint and one global linear system ("No Sub", vanilla ADMM, Eq. 28).
+    None,
+}
+
+impl Split {
+    /// Accepted names.
+    pub const NAMES: [&'static str; 3] = ["body", "subsystem", "none"];
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "body" => Some(Split::Body),
+            "subsystem" => Some(Split::Subsystem),
+            "none" => Some(Split::None),
+            _ => None,
+        }
+    }
+}
+
+/// Options of SubADMM (Lee et al. 2025, Algorithm 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SubAdmmSettings {
+    /// Most ADMM iterations per step (default 100, the paper's fixed count).
+    pub max_iterations: usize,
+    /// Stop when the relative primal residual `max_i ||Δλ_i|| / max_i ||λ_i||` and the relative
+    /// dual residual `θ_d / max(||b_j||, ||M_j v_j||)` are both below it (default 1e-8).
+    pub tolerance: f64,
+    /// `"body"` (paper), `"subsystem"` ("No Body") or `"none"` ("No Sub") (default `"body"`).
+    pub split: String,
+    /// Initial penalty (kg); 0 selects the paper's rule, the geometric mean over bodies in contact
+    /// of mass / number of contact points (default 0).
+    pub beta0: f64,
+    /// Adaptation trigger `γ > 1` of Eq. (43) (default 10); 0 disables adaptation.
+    pub gamma: f64,
+    /// Fewest iterations between two penalty changes (each refactors every subsystem) (default 5).
+    pub adapt_interval: usize,
+    /// Start from the previous step's impulses, matched by contact key (default true).
+    pub warm_start: bool,
+    /// Threads for the per-subsystem and per-constraint steps (default 1: sequential).
+    pub threads: usize,
+}
+
+impl Default for SubAdmmSettings {
+    fn default() -> Self {
+        Self {
+            max_iterations: 100,
+            tolerance: 1e-8,
+            split: "body".into(),
+            beta0: 0.0,
+            gamma: 10.0,
+            adapt_interval: 5,
+            warm_start: true,
+            threads: 1,
+        }
+    }
+}
+
+impl SubAdmmSettings {
+    /// The parsed split (validated).
+    pub fn split(&self) -> Split {
+        Split::from_name(&self.split).unwrap_or(Split::Body)
+    }
+}
+
+impl harness::Settings for SubAdmmSettings {
+    fn validate(&self) -> Result<(), String> {
+        if self.max_iterations < 1 {
+            return Err(format!("max_iterations: must be >= 1, got {}", self.max_iterations));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
+            return Err(format!("tolerance: must be finite and > 0, got {}", self.tolerance));
+        }
+        if Split::from_name(&self.split).is_none() {
+            return Err(format!("split: must be one of {}, got '{}'", Split::NAMES.join(", "), self.split));
+        }
+        if !(self.beta0.is_finite() && self.beta0 >= 0.0) {
+            return Err(format!("beta0: must be finite and >= 0, got {}", self.beta0));
+        }
+        if !(self.gamma == 0.0 || (self.gamma.is_finite() && self.gamma > 1.0)) {
+            return Err(format!("gamma: must be 0 or > 1, got {}", self.gamma));
+        }
+        if self.adapt_interval < 1 {
+            return Err(format!("adapt_interval: must be >= 1, got {}", self.adapt_interval));
+        }
+        if !(1..=256).contains(&self.threads) {
+            return Err(format!("threads: must be in 1..=256, got {}", self.threads));
+        }
+        Ok(())
+    }
+}
