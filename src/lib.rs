@@ -10,6 +10,7 @@ pub fn registry() -> Registry {
     Registry::default()
         .solver(solvers::pgs::entry())
         .solver(solvers::canal::entry())
+        .solver(solvers::subadmm::entry())
         .solver(solvers::sap::entry())
         .solver(solvers::drumwright::entry())
         .solver(solvers::nsn::entry())
@@ -24,4 +25,6 @@ pub fn registry() -> Registry {
         .case(cases::WinklerCube)
         .case(cases::SpringMassDamper)
         .case(cases::TwistingBar)
+        .case(cases::ElasticSlope)
+        .case(cases::HeavyStack)
 }

@@ -107,14 +107,32 @@ fn canonical_cases_pass(#[case] case: &str, #[case] sets: &[(&str, &str)]) {
 }
 
 /// Winkler cube (§5.5, notes §6.4/§9.10), 100 elements, E = 1e7: the state follows the
-/// quasi-static statics of a rigid plate on tensionless springs — full contact at 5 N, lift-off
-/// of the far side at 50 N — within the oracle's one-step-lag tolerances (heave, tilt, contact
-/// fraction). 0.3 s keeps the debug test short; the oracle grades the second half.
+/// quasi-static statics of a rigid plate on tensionless springs within the oracle's
+/// one-step-lag tolerances (heave, tilt, contact fraction) — at 5 N (full contact) with the
+/// paper's min-norm QP, at 50 N (the far side lifts) with the LCP-consistent variant. 0.3 s
+/// keeps the debug test short; the oracle grades the second half.
 #[rstest]
-fn winkler_matches_the_winkler_statics(#[values("5", "50")] load: &str) {
-    let r = run("winkler_cube", &[("load", load), ("duration", "0.3")], &[]);
+#[case("5", "min_norm")]
+#[case("50", "lcp")]
+fn winkler_matches_the_winkler_statics(#[case] load: &str, #[case] law: &str) {
+    let r = run("winkler_cube", &[("load", load), ("duration", "0.3")], &[("normal_law", law)]);
     assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
     assert!(r.summary.oracle.values().all(|c| c.pass), "load {load}: {:?}", r.summary.oracle);
+}
+
+/// P1 reproduced (notes §10): with part of the face lifted (50 N), the paper's min-norm QP is
+/// not the per-element max law — some elements push harder than their springs ask so that others
+/// can push less — and the cube rides high: mean sinkage 4 % below the statics (measured
+/// 1.207e-5 vs 1.259e-5 m over 1 s; 1.207e-5 vs 1.2587e-5 over 0.3 s), far outside the one-step
+/// tolerance, while the contact pattern stays within one element row and the tilt within its
+/// tolerance. (At E = 1e11 the two laws agree: h ω ≈ 1100 makes the spring law bind.)
+#[test]
+fn winkler_min_norm_qp_rides_high_under_lift_off() {
+    let r = run("winkler_cube", &[("load", "50"), ("duration", "0.3")], &[]);
+    assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
+    let c = &r.summary.oracle["heave"];
+    assert!(!c.pass && c.measured < 0.99 * c.expected && c.measured > 0.9 * c.expected, "{c:?}");
+    assert!(r.summary.oracle["contact_fraction"].pass && r.summary.oracle["tilt_error"].pass);
 }
 
 /// With frictionless contacts taken as the literal §6 contact program (`mu_zero = "slack"`), the
@@ -196,7 +214,8 @@ fn rom_restitution_matches_the_implicit_euler_table() {
         let steps = (4.0 * std::f64::consts::PI / hw).ceil() as usize + 4;
         let sc = harness::Scenario { world: w, dt: h, steps, margin: p.margin, needs: Default::default() };
         let mut s = solvers::drumwright::Drumwright::new(Default::default());
-        let o = harness::stepper::simulate(&sc, &mut s, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+        let o =
+            harness::stepper::simulate(&sc, &mut s, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
         assert!(o.failure.is_none(), "{:?}", o.failure);
         let vx = o.trace.v.last().unwrap()[0];
         let expected = restitution_scalar(hw);

@@ -38,7 +38,7 @@ fn assert_all_pass(r: &RunRecord) {
 }
 
 #[rstest]
-fn slope_threshold(#[values("canal")] solver: &str, #[values(0.02, -0.02)] offset: f64) {
+fn slope_threshold(#[values("canal", "subadmm")] solver: &str, #[values(0.02, -0.02)] offset: f64) {
     let mu = 30f64.to_radians().tan() + offset;
     let r = run("slope", &[("angle_deg", "30".into()), ("mu", mu.to_string())], solver);
     assert_all_pass(&r);
@@ -46,7 +46,7 @@ fn slope_threshold(#[values("canal")] solver: &str, #[values(0.02, -0.02)] offse
 }
 
 #[rstest]
-fn sphere_stack_at_rest(#[values("canal")] solver: &str) {
+fn sphere_stack_at_rest(#[values("canal", "subadmm")] solver: &str) {
     let r = run("sphere_stack", &[], solver);
     assert_all_pass(&r);
     assert_eq!(r.summary.failures, 0);

@@ -41,7 +41,9 @@
 //! NaN measurement (and therefore fails); a partial run is never graded as if it were whole.
 
 pub mod clutter;
+pub mod elastic_slope;
 pub mod fem;
+pub mod heavy_stack;
 pub mod pendulum;
 pub mod pizza_saver;
 pub mod ramp_feet;
@@ -53,6 +55,8 @@ pub mod twisting_bar;
 pub mod winkler_cube;
 
 pub use clutter::{Clutter, ClutterParams, SplitMix64};
+pub use elastic_slope::{ElasticSlope, ElasticSlopeParams};
+pub use heavy_stack::{HeavyStack, HeavyStackParams};
 pub use pendulum::{Pendulum, PendulumParams};
 pub use pizza_saver::{PizzaSaver, PizzaSaverParams};
 pub use ramp_feet::{RampFeet, RampFeetParams};
@@ -89,6 +93,8 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(WinklerCube),
         Box::new(SpringMassDamper),
         Box::new(TwistingBar),
+        Box::new(ElasticSlope),
+        Box::new(HeavyStack),
     ]
 }
 
@@ -225,7 +231,7 @@ mod tests {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar"]
+            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack"]
         );
         for c in all() {
             assert!(!c.summary().is_empty());

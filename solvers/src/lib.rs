@@ -13,3 +13,4 @@ pub mod local_global;
 pub mod nsn;
 pub mod pgs;
 pub mod sap;
+pub mod subadmm;

@@ -14,8 +14,8 @@ mod layout;
 mod world;
 
 pub use body::{DofMask, Material, RigidBody, Shape};
-pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointKind};
 pub use deformable::{DeformableBody, ElasticMaterial, ElasticModel, GradientOperator, PrescribedMotion};
+pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointKind};
 pub use layout::{BlockKind, DofBlock, DofLayout};
 pub use world::{
     combine_friction, ContactCompliance, PointLoad, Spring, StaticCollider, StaticShape, World, WorldError,

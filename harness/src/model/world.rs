@@ -322,8 +322,11 @@ impl World {
             }
         }
         for (i, j) in self.joints.iter().enumerate() {
-            j.validate(self.bodies.len())
-                .map_err(|why| WorldError::BadJoint { index: i, name: j.name.clone(), why })?;
+            j.validate(self.bodies.len()).map_err(|why| WorldError::BadJoint {
+                index: i,
+                name: j.name.clone(),
+                why,
+            })?;
         }
         for d in &self.deformables {
             d.validate().map_err(|why| WorldError::BadDeformable { name: d.name.clone(), why })?;

@@ -16,7 +16,7 @@ mod settings;
 mod solver;
 mod strict;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use settings::{CanalSettings, Inner};
 pub use solver::{Canal, CanalStats};

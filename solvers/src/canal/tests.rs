@@ -350,3 +350,55 @@ fn invalid_settings_name_their_field(#[case] key: &str, #[case] value: &str) {
     assert!(CanalSettings::default().validate().is_ok());
     let _ = entry();
 }
+
+/// Table II protocol (paper §VIII-A) on the stand-in scene: 100 single steps (10 poses of the
+/// 16-point box × 10 random velocity kicks, as a random wrench leaves them), 10 AL iterations
+/// each, inner cap 50, for the three inner solvers; prints mean inner iterations, the inner
+/// failure rate and the mean `−log10` residual. A measurement, not a check: run with
+/// `cargo test --release -p solvers table_ii -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn table_ii_ablation() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    };
+    let cases: Vec<(Vector3<f64>, Vector3<f64>)> = (0..100)
+        .map(|_| {
+            (
+                Vector3::new(0.05 * rnd(), 0.05 * rnd(), -0.02 * rnd().abs()),
+                Vector3::new(0.1 * rnd(), 0.1 * rnd(), 0.3 * rnd()),
+            )
+        })
+        .collect();
+    for inner in ["cascaded", "trdogleg", "damped_newton"] {
+        let (mut iters, mut fails, mut solves, mut res) = (0usize, 0usize, 0usize, 0.0);
+        for (k, (lin, ang)) in cases.iter().enumerate() {
+            let mu = 0.3 + 0.05 * (k / 10) as f64;
+            let (w, cs) = dense_box_moving(mu, 4, *lin, *ang);
+            let s = CanalSettings {
+                inner: inner.into(),
+                max_al_iterations: 10,
+                max_newton_iterations: 50,
+                al_tolerance: 1e-300,
+                impulse_tolerance: 1e-300,
+                ..CanalSettings::default()
+            };
+            let (sol, _, st) = solve(&w, &cs, s);
+            let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+            iters += st.inner_iterations;
+            fails += st.inner_failures;
+            solves += st.al_iterations;
+            res += harness::metrics::lee_residual(&p, &sol.impulses, &sol.bilateral).neglog10.min(16.0);
+        }
+        eprintln!(
+            "{inner:>14}: inner iterations {:.2}, failure {:.1} %, residual -log10 {:.3}",
+            iters as f64 / 100.0,
+            100.0 * fails as f64 / solves as f64,
+            res / 100.0
+        );
+    }
+}

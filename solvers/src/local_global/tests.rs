@@ -312,3 +312,70 @@ fn memory_table_of_s() {
     }
     assert!(ratios.windows(2).all(|w| w[1] < w[0]), "{ratios:?}");
 }
+
+#[test]
+#[ignore]
+fn study_tmp() {
+    let deg = 10.0f64;
+    let env = std::env::var("STUDY").unwrap();
+    let cfgs: Vec<(f64, usize, usize, &str, &str, usize, usize)> = env
+        .split(';')
+        .map(|c| {
+            let f: Vec<&str> = c.split(',').collect();
+            (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+                f[3],
+                f[4],
+                f[5].parse().unwrap(),
+                f[6].parse().unwrap(),
+            )
+        })
+        .collect();
+    for (dmu, it, cr, rf, ncp, steps, cells) in cfgs {
+        let mu = deg.to_radians().tan() + dmu;
+        let mut solver = LocalGlobal::new(settings(|s| {
+            s.iterations = it;
+            s.cr_iterations = cr;
+            s.r_factor = rf.into();
+            s.ncp = ncp.into();
+        }));
+        let mut world = box_on_slope(deg, mu, cells);
+        let mut warm = harness::WarmStart::default();
+        for k in 0..steps {
+            let contacts = geometry::detect(&world, 0.01);
+            let p = StepProblem::new(&world, &contacts, 0.01, Some(&warm)).unwrap();
+            let mut log = IterationLog::new();
+            let sol = solver.step(&p, &mut log).unwrap();
+            let q = sol.q.clone().unwrap();
+            let mut next = world.clone();
+            next.set_state(&q, &sol.v);
+            drop(p);
+            warm.impulses = contacts.contacts.iter().map(|c| c.key).zip(sol.impulses.iter().copied()).collect();
+            warm.velocity = sol.v.clone();
+            world = next;
+            let n: f64 = sol.impulses.iter().map(|l| l[0]).sum();
+            let t1: f64 = sol.impulses.iter().map(|l| l[1]).sum();
+            let t2: f64 = sol.impulses.iter().map(|l| l[2]).sum();
+            let last = |name: &str| {
+                let c = column(&log, name);
+                c[c.len() - 2]
+            };
+            if k % 5 == 4 || k + 1 == steps {
+                eprintln!(
+                    "dmu {dmu} it {it} cr {cr} {rf} {ncp} cells {cells} step {k}: v {:.3e} expect {:.3e} |t|/n {:.6} mu {:.6} nstick {} nslip {} phin {:.2e} phif {:.2e} crres {:.2e}",
+                    downslope_speed(&world, deg),
+                    slide_speed(dmu, 0.01 * (k + 1) as f64).max(0.0),
+                    t1.hypot(t2) / n,
+                    mu,
+                    last("n_stick"),
+                    last("n_slip"),
+                    last("ncp_normal_linf_m"),
+                    last("ncp_friction_linf_mps"),
+                    last("cr_rel_residual"),
+                );
+            }
+        }
+    }
+}
