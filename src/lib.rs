@@ -27,4 +27,5 @@ pub fn registry() -> Registry {
         .case(cases::TwistingBar)
         .case(cases::ElasticSlope)
         .case(cases::HeavyStack)
+        .case(cases::BoxInHole)
 }

@@ -130,7 +130,8 @@ impl HeavyStackParams {
     }
     /// `(max_penetration, top_drift)` tolerances for time step `dt` (m).
     pub fn tolerances(&self, dt: f64) -> (f64, f64) {
-        let p: Vec<f64> = self.load_factors().iter().map(|l| PENETRATION_REL_TOL * self.gravity * dt * dt * l).collect();
+        let p: Vec<f64> =
+            self.load_factors().iter().map(|l| PENETRATION_REL_TOL * self.gravity * dt * dt * l).collect();
         let cap = PENETRATION_REL_TOL * 0.1 * self.size;
         (p.iter().copied().fold(0.0, f64::max).min(cap), p.iter().sum::<f64>().min(cap))
     }

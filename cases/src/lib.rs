@@ -40,6 +40,7 @@
 //! did not complete, or the trace does not have `steps + 1` states, every check is reported with a
 //! NaN measurement (and therefore fails); a partial run is never graded as if it were whole.
 
+pub mod box_in_hole;
 pub mod clutter;
 pub mod elastic_slope;
 pub mod fem;
@@ -54,6 +55,9 @@ pub mod spring_mass_damper;
 pub mod twisting_bar;
 pub mod winkler_cube;
 
+mod resting;
+
+pub use box_in_hole::{BoxInHole, BoxInHoleParams};
 pub use clutter::{Clutter, ClutterParams, SplitMix64};
 pub use elastic_slope::{ElasticSlope, ElasticSlopeParams};
 pub use heavy_stack::{HeavyStack, HeavyStackParams};
@@ -95,6 +99,7 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(TwistingBar),
         Box::new(ElasticSlope),
         Box::new(HeavyStack),
+        Box::new(BoxInHole),
     ]
 }
 
@@ -231,7 +236,7 @@ mod tests {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack"]
+            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack", "box_in_hole"]
         );
         for c in all() {
             assert!(!c.summary().is_empty());

@@ -39,6 +39,8 @@ mod nodes;
 mod parry;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod node_tests;
 
 use crate::contact::{ColliderId, Contact, ContactKey, ContactSet};
 use crate::model::{Shape, StaticShape, World};

@@ -362,6 +362,11 @@ fn study_tmp() {
                 let c = column(&log, name);
                 c[c.len() - 2]
             };
+            if std::env::var("COLS").is_ok() && k + 1 == steps {
+                for name in ["dq_rel_linf", "ncp_friction_linf_mps", "ncp_normal_linf_m", "n_stick"] {
+                    eprintln!("{name}: {:?}", column(&log, name));
+                }
+            }
             if k % 5 == 4 || k + 1 == steps {
                 eprintln!(
                     "dmu {dmu} it {it} cr {cr} {rf} {ncp} cells {cells} step {k}: v {:.3e} expect {:.3e} |t|/n {:.6} mu {:.6} nstick {} nslip {} phin {:.2e} phif {:.2e} crres {:.2e}",
