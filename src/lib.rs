@@ -28,4 +28,6 @@ pub fn registry() -> Registry {
         .case(cases::ElasticSlope)
         .case(cases::HeavyStack)
         .case(cases::BoxInHole)
+        .case(cases::DishStack)
+        .case(cases::SpherePour)
 }

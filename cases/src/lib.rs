@@ -42,6 +42,7 @@
 
 pub mod box_in_hole;
 pub mod clutter;
+pub mod dish_stack;
 pub mod elastic_slope;
 pub mod fem;
 pub mod heavy_stack;
@@ -49,6 +50,7 @@ pub mod pendulum;
 pub mod pizza_saver;
 pub mod ramp_feet;
 pub mod slope;
+pub mod sphere_pour;
 pub mod sphere_stack;
 pub mod spring_cylinder;
 pub mod spring_mass_damper;
@@ -59,12 +61,14 @@ mod resting;
 
 pub use box_in_hole::{BoxInHole, BoxInHoleParams};
 pub use clutter::{Clutter, ClutterParams, SplitMix64};
+pub use dish_stack::{DishStack, DishStackParams};
 pub use elastic_slope::{ElasticSlope, ElasticSlopeParams};
 pub use heavy_stack::{HeavyStack, HeavyStackParams};
 pub use pendulum::{Pendulum, PendulumParams};
 pub use pizza_saver::{PizzaSaver, PizzaSaverParams};
 pub use ramp_feet::{RampFeet, RampFeetParams};
 pub use slope::{Slope, SlopeParams};
+pub use sphere_pour::{SpherePour, SpherePourParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
 pub use spring_mass_damper::{SpringMassDamper, SpringMassDamperParams};
@@ -100,6 +104,8 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(ElasticSlope),
         Box::new(HeavyStack),
         Box::new(BoxInHole),
+        Box::new(DishStack),
+        Box::new(SpherePour),
     ]
 }
 
@@ -236,7 +242,7 @@ mod tests {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack", "box_in_hole"]
+            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack", "box_in_hole", "dish_stack", "sphere_pour"]
         );
         for c in all() {
             assert!(!c.summary().is_empty());

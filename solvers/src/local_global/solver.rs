@@ -411,18 +411,6 @@ impl Solver for LocalGlobal {
             v[k] = val;
             q[k] = p.q0[k] + h * val;
         }
-        if std::env::var("LGDBG").is_ok() && nc > 0 {
-            let disp: Vec<f64> = q.iter().zip(&p.q0).map(|(a, c)| a - c).collect();
-            backend.spmv(&h_full, &disp, &mut dq);
-            for i in 0..nc {
-                let lf = lam[3 * i + 1].hypot(lam[3 * i + 2]);
-                eprintln!(
-                    "  c{i}: om_n {:.6} lam_n {:.4e} |lf| {:.4e} mu*lam_n {:.4e} ratio {:.6} gap {:.3e} |vt| {:.3e} r_n {:.3e} r_f {:.3e}",
-                    omega[3 * i], lam[3 * i], lf, mu[i] * lam[3 * i], lf / lam[3 * i], gap0[i] + dq[3 * i],
-                    dq[3 * i + 1].hypot(dq[3 * i + 2]) / h, r_n[i], r_f[i]
-                );
-            }
-        }
         // impulses h Ω λ: what the returned q was corrected with (FCLIB order (n, t1, t2))
         let impulses = (0..nc)
             .map(|i| {

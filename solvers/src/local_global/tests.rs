@@ -156,8 +156,9 @@ fn first_below(errors: &[f64], level: f64) -> Option<usize> {
 /// decrement of 1e-13 of the energy drop, so errors down to ~1e-12 are resolved.
 #[test]
 fn twisting_bar_energy_error_below_1e_3_within_budget() {
-    for e in [1e5, 1e9] {
+    for e in [1e5, 1e6, 1e7, 1e8, 1e9] {
         let err = bar_errors(e, "sparse_inverse", BUDGET);
+        eprintln!("E = {e:e}: first below 1e-3 at {:?}", first_below(&err, 1e-3));
         assert_eq!(err.len(), BUDGET + 1);
         assert!((err[0] - 1.0).abs() < 1e-12);
         let k = first_below(&err, 1e-3);
@@ -224,9 +225,10 @@ fn sparse_inverse_iterates_equal_cholesky_iterates() {
     }
 }
 
-/// Runs the stiff box (E = 1e8) on the 10° slope for 0.2 s with the Fig. 7 settings (10 L-G, 24 CR
-/// iterations) and returns the mean down-slope speed.
-fn slope_speed(dmu: f64, r_factor: &str) -> f64 {
+/// Runs the stiff box (E = 1e8, `cells³`) on the 10° slope for `steps` steps of 0.01 s with the
+/// Fig. 7 settings (10 L-G, 24 CR iterations); returns the mean down-slope speed after every step
+/// and the last step's log.
+fn slope_speeds(dmu: f64, r_factor: &str, cells: usize, steps: usize) -> (Vec<f64>, IterationLog) {
     let deg = 10.0f64;
     let mu = deg.to_radians().tan() + dmu;
     let mut solver = LocalGlobal::new(settings(|s| {
@@ -234,41 +236,94 @@ fn slope_speed(dmu: f64, r_factor: &str) -> f64 {
         s.cr_iterations = 24;
         s.r_factor = r_factor.into();
     }));
-    let (w, sol, _) = run(box_on_slope(deg, mu, 2), 0.01, 20, &mut solver);
-    assert_eq!(sol.status, SolveStatus::Solved);
-    downslope_speed(&w, deg)
+    let mut world = box_on_slope(deg, mu, cells);
+    let mut speeds = vec![];
+    let mut last_log = IterationLog::new();
+    let mut warm = harness::WarmStart::default();
+    for _ in 0..steps {
+        let (w, sol, logs) = step_warm(world, &mut solver, &mut warm);
+        assert_eq!(sol.status, SolveStatus::Solved);
+        speeds.push(downslope_speed(&w, deg));
+        last_log = logs;
+        world = w;
+    }
+    (speeds, last_log)
 }
 
-/// Sliding speed after `t` s: `g (sin θ − μ cos θ) t` (notes §7.1).
-fn slide_speed(dmu: f64, t: f64) -> f64 {
+/// One step of 0.01 s from `world`, warm-started from and updating `warm`.
+fn step_warm(
+    world: World,
+    solver: &mut LocalGlobal,
+    warm: &mut harness::WarmStart,
+) -> (World, StepSolution, IterationLog) {
+    let contacts = geometry::detect(&world, 0.01);
+    let p = StepProblem::new(&world, &contacts, 0.01, Some(warm)).unwrap();
+    let mut log = IterationLog::new();
+    let sol = solver.step(&p, &mut log).unwrap();
+    let mut next = world.clone();
+    next.set_state(sol.q.as_ref().unwrap(), &sol.v);
+    drop(p);
+    warm.impulses = contacts.contacts.iter().map(|c| c.key).zip(sol.impulses.iter().copied()).collect();
+    warm.velocity = sol.v.clone();
+    (next, sol, log)
+}
+
+/// Sliding acceleration `g (sin θ − μ cos θ)` at `μ = tan θ + dmu` (notes §7.1).
+fn slide_accel(dmu: f64) -> f64 {
     let a = 10f64.to_radians();
-    9.81 * (a.sin() - (a.tan() + dmu) * a.cos()) * t
+    9.81 * (a.sin() - (a.tan() + dmu) * a.cos())
 }
 
-/// Fig. 7 with the W-based preconditioner (Eq. 28): μ* + 0.001 sticks (speed < 1e-4 m/s, i.e.
-/// < 4% of the 2.9e-3 m/s the box would reach sliding at μ* − 0.001) and μ* − 0.01 slides at the
-/// analytic speed within 10%. Measured: 2.5e-5 m/s creep at +0.001; 0.0203 vs 0.0193 m/s at
-/// −0.01. NOT reproduced: μ* − 0.001 also creeps at 2.8e-5 m/s (false stick), so the measured
-/// threshold precision is 0.01, not the paper's 0.001 (README "Deviations").
+/// Mean acceleration over the second half of a run (m/s²): `(v_N − v_{N/2}) / (N/2 · 0.01)`;
+/// free of the settling transient of the first steps.
+fn second_half_accel(v: &[f64]) -> f64 {
+    let (n, k0) = (v.len(), v.len() / 2);
+    (v[n - 1] - v[k0 - 1]) / ((n - k0) as f64 * 0.01)
+}
+
+/// Fig. 7 with the W-based preconditioner (Eq. 28), 3³-cell box (16 contacts), 0.2 s: the
+/// threshold is resolved to 0.001 in μ, as the paper reports. μ* + 0.001 sticks (creep < 1e-4 m/s;
+/// measured 1.7e-5) and μ* − 0.001 slides: speed > 1e-3 m/s (measured 3.1e-3; analytic 1.9e-3 plus
+/// a ~1.2e-3 m/s settling kick of the first steps) and second-half acceleration within 30 % of
+/// `g (sin θ − μ cos θ)` = 9.66e-3 m/s² (measured 7.6e-3: the iterate's friction is 0.1 % above
+/// the cone bound, Σ|λ_f|/Σλ_n = 0.17551 vs μ = 0.17533, which is 19 % of this tiny net force).
 #[test]
 fn stick_slip_threshold_with_delassus_preconditioner() {
-    let stick = slope_speed(0.001, "delassus");
-    assert!(stick.abs() < 1e-4, "μ* + 0.001: {stick}");
-    let slide = slope_speed(-0.01, "delassus");
-    let expect = slide_speed(-0.01, 0.2);
-    assert!((slide - expect).abs() < 0.1 * expect, "μ* − 0.01: {slide} vs {expect}");
+    let (stick, _) = slope_speeds(0.001, "delassus", 3, 20);
+    assert!(stick[19].abs() < 1e-4, "μ* + 0.001: {stick:?}");
+    let (slide, _) = slope_speeds(-0.001, "delassus", 3, 20);
+    let (acc, expect) = (second_half_accel(&slide), slide_accel(-0.001));
+    assert!(slide[19] > 1e-3, "μ* − 0.001: {slide:?}");
+    assert!((acc - expect).abs() < 0.3 * expect, "μ* − 0.001: a = {acc} vs {expect}");
 }
 
-/// Fig. 7 with Macklin's mass-based preconditioner: false sticking well below μ* (μ* − 0.05 still
-/// creeps below 1e-3 m/s instead of sliding at 0.097 m/s), and only μ* − 0.1 slides — precision
-/// 0.1, as the paper reports. Measured: 1.7e-4 m/s at −0.05; 0.19 vs 0.19 m/s at −0.1.
+/// Measured limitation (README "Stick/slip"): on the 2³-cell box (a 3 × 3 grid of 9 redundant
+/// contacts) the paper's fixed-point friction rows lock into a period-2 cycle — over-loaded
+/// contacts (|λ_f| ≈ 2 μλ_n) get a large frozen `E_f` and shed their load onto the others, then
+/// back — so μ* − 0.001 falsely sticks (measured 2.9e-5 m/s) whatever the budget (the same with 300
+/// L-G and exact 100-iteration CR solves). Asserted: false stick after 0.1 s, and the friction
+/// residual of the last iterations alternating by more than 2× (measured 2.7e-3 / 1.6e-2 m/s).
+#[test]
+fn stick_slip_two_cell_box_cycles_and_falsely_sticks() {
+    let (v, log) = slope_speeds(-0.001, "delassus", 2, 10);
+    assert!(v[9].abs() < 1e-4, "{v:?}");
+    let phi = column(&log, "ncp_friction_linf_mps");
+    let k = phi.len() - 2; // the last row holds only the energy
+    let (a, b) = (phi[k], phi[k - 1]);
+    assert!(a.max(b) > 2.0 * a.min(b), "no cycle: {phi:?}");
+}
+
+/// Fig. 7 with Macklin's mass-based preconditioner on the same 3³ box: false sticking well below
+/// μ* (μ* − 0.05 creeps below 1e-3 m/s instead of sliding at 0.097 m/s; measured 1.6e-4), and
+/// only μ* − 0.1 slides (second-half acceleration within 10 % of 0.966 m/s²) — precision 0.1, as
+/// the paper reports.
 #[test]
 fn stick_slip_threshold_with_mass_preconditioner_is_worse() {
-    let false_stick = slope_speed(-0.05, "mass");
-    assert!(false_stick.abs() < 1e-3 && false_stick < 0.02 * slide_speed(-0.05, 0.2), "μ* − 0.05: {false_stick}");
-    let slide = slope_speed(-0.1, "mass");
-    let expect = slide_speed(-0.1, 0.2);
-    assert!((slide - expect).abs() < 0.1 * expect, "μ* − 0.1: {slide} vs {expect}");
+    let (false_stick, _) = slope_speeds(-0.05, "mass", 3, 20);
+    assert!(false_stick[19].abs() < 1e-3, "μ* − 0.05: {false_stick:?}");
+    let (slide, _) = slope_speeds(-0.1, "mass", 3, 20);
+    let (acc, expect) = (second_half_accel(&slide), slide_accel(-0.1));
+    assert!((acc - expect).abs() < 0.1 * expect, "μ* − 0.1: a = {acc} vs {expect}");
 }
 
 /// Translation invariance (notes §7.2): in free fall with no contacts or boundary conditions the
@@ -311,76 +366,4 @@ fn memory_table_of_s() {
         ratios.push(m.ratio());
     }
     assert!(ratios.windows(2).all(|w| w[1] < w[0]), "{ratios:?}");
-}
-
-#[test]
-#[ignore]
-fn study_tmp() {
-    let deg = 10.0f64;
-    let env = std::env::var("STUDY").unwrap();
-    let cfgs: Vec<(f64, usize, usize, &str, &str, usize, usize)> = env
-        .split(';')
-        .map(|c| {
-            let f: Vec<&str> = c.split(',').collect();
-            (
-                f[0].parse().unwrap(),
-                f[1].parse().unwrap(),
-                f[2].parse().unwrap(),
-                f[3],
-                f[4],
-                f[5].parse().unwrap(),
-                f[6].parse().unwrap(),
-            )
-        })
-        .collect();
-    for (dmu, it, cr, rf, ncp, steps, cells) in cfgs {
-        let mu = deg.to_radians().tan() + dmu;
-        let mut solver = LocalGlobal::new(settings(|s| {
-            s.iterations = it;
-            s.cr_iterations = cr;
-            s.r_factor = rf.into();
-            s.ncp = ncp.into();
-        }));
-        let mut world = box_on_slope(deg, mu, cells);
-        let mut warm = harness::WarmStart::default();
-        for k in 0..steps {
-            let contacts = geometry::detect(&world, 0.01);
-            let p = StepProblem::new(&world, &contacts, 0.01, Some(&warm)).unwrap();
-            let mut log = IterationLog::new();
-            let sol = solver.step(&p, &mut log).unwrap();
-            let q = sol.q.clone().unwrap();
-            let mut next = world.clone();
-            next.set_state(&q, &sol.v);
-            drop(p);
-            warm.impulses = contacts.contacts.iter().map(|c| c.key).zip(sol.impulses.iter().copied()).collect();
-            warm.velocity = sol.v.clone();
-            world = next;
-            let n: f64 = sol.impulses.iter().map(|l| l[0]).sum();
-            let t1: f64 = sol.impulses.iter().map(|l| l[1]).sum();
-            let t2: f64 = sol.impulses.iter().map(|l| l[2]).sum();
-            let last = |name: &str| {
-                let c = column(&log, name);
-                c[c.len() - 2]
-            };
-            if std::env::var("COLS").is_ok() && k + 1 == steps {
-                for name in ["dq_rel_linf", "ncp_friction_linf_mps", "ncp_normal_linf_m", "n_stick"] {
-                    eprintln!("{name}: {:?}", column(&log, name));
-                }
-            }
-            if k % 5 == 4 || k + 1 == steps {
-                eprintln!(
-                    "dmu {dmu} it {it} cr {cr} {rf} {ncp} cells {cells} step {k}: v {:.3e} expect {:.3e} |t|/n {:.6} mu {:.6} nstick {} nslip {} phin {:.2e} phif {:.2e} crres {:.2e}",
-                    downslope_speed(&world, deg),
-                    slide_speed(dmu, 0.01 * (k + 1) as f64).max(0.0),
-                    t1.hypot(t2) / n,
-                    mu,
-                    last("n_stick"),
-                    last("n_slip"),
-                    last("ncp_normal_linf_m"),
-                    last("ncp_friction_linf_mps"),
-                    last("cr_rel_residual"),
-                );
-            }
-        }
-    }
 }
