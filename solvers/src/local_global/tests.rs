@@ -149,16 +149,17 @@ fn first_below(errors: &[f64], level: f64) -> Option<usize> {
     errors.iter().position(|e| *e < level)
 }
 
-/// Fig. 9 claim, complete solve: on the twisting bar the relative energy error against a
-/// converged Newton `q*` falls below 1e-3 within the budget at low (1e5) and high (1e9) stiffness,
-/// and decreases monotonically (PD on the ARAP energy is a descent method, notes §7.2). Measured:
-/// first below 1e-3 at iteration 6 (E = 1e5) and 27 (E = 1e9); q* is converged to a Newton
-/// decrement of 1e-13 of the energy drop, so errors down to ~1e-12 are resolved.
+/// Fig. 9 claim, complete solve: on the twisting bar (the `twisting_bar` case's material and
+/// geometry: ARAP, ν = 0.45, ρ = 1000, 1 × 0.2 × 0.2 m) the relative energy error against a
+/// converged Newton `q*` falls below 1e-3 within the budget across the paper's stiffness sweep
+/// (E = 1e5, 1e7, 1e9 here; 1e6 and 1e8 measured too), and decreases monotonically (PD on the ARAP
+/// energy is a descent method, notes §7.2). Measured: first below 1e-3 at iteration 6 / 18 / 25 /
+/// 27 / 27 for E = 1e5 / 1e6 / 1e7 / 1e8 / 1e9; q* is converged to a Newton decrement of 1e-13 of
+/// the energy drop, so errors down to ~1e-12 are resolved.
 #[test]
 fn twisting_bar_energy_error_below_1e_3_within_budget() {
-    for e in [1e5, 1e6, 1e7, 1e8, 1e9] {
+    for e in [1e5, 1e7, 1e9] {
         let err = bar_errors(e, "sparse_inverse", BUDGET);
-        eprintln!("E = {e:e}: first below 1e-3 at {:?}", first_below(&err, 1e-3));
         assert_eq!(err.len(), BUDGET + 1);
         assert!((err[0] - 1.0).abs() < 1e-12);
         let k = first_below(&err, 1e-3);
@@ -282,18 +283,19 @@ fn second_half_accel(v: &[f64]) -> f64 {
 }
 
 /// Fig. 7 with the W-based preconditioner (Eq. 28), 3³-cell box (16 contacts), 0.2 s: the
-/// threshold is resolved to 0.001 in μ, as the paper reports. μ* + 0.001 sticks (creep < 1e-4 m/s;
-/// measured 1.7e-5) and μ* − 0.001 slides: speed > 1e-3 m/s (measured 3.1e-3; analytic 1.9e-3 plus
-/// a ~1.2e-3 m/s settling kick of the first steps) and second-half acceleration within 30 % of
-/// `g (sin θ − μ cos θ)` = 9.66e-3 m/s² (measured 7.6e-3: the iterate's friction is 0.1 % above
-/// the cone bound, Σ|λ_f|/Σλ_n = 0.17551 vs μ = 0.17533, which is 19 % of this tiny net force).
+/// threshold is resolved to 0.001 in μ, as the paper reports. μ* + 0.001 sticks (creep < 1e-4 m/s
+/// after 0.1 s; measured 1.75e-5) and μ* − 0.001 slides: speed > 1e-3 m/s after 0.16 s (measured
+/// 2.83e-3; analytic 1.55e-3 plus a ~1.3e-3 m/s settling kick of the first steps) and second-half
+/// acceleration within 30 % of `g (sin θ − μ cos θ)` = 9.66e-3 m/s² (measured 7.46e-3: the
+/// iterate's friction is 0.1 % above the cone bound, Σ|λ_f|/Σλ_n = 0.17551 vs μ = 0.17533, which
+/// is ~20 % of this tiny net force).
 #[test]
 fn stick_slip_threshold_with_delassus_preconditioner() {
-    let (stick, _) = slope_speeds(0.001, "delassus", 3, 20);
-    assert!(stick[19].abs() < 1e-4, "μ* + 0.001: {stick:?}");
-    let (slide, _) = slope_speeds(-0.001, "delassus", 3, 20);
+    let (stick, _) = slope_speeds(0.001, "delassus", 3, 10);
+    assert!(stick[9].abs() < 1e-4, "μ* + 0.001: {stick:?}");
+    let (slide, _) = slope_speeds(-0.001, "delassus", 3, 16);
     let (acc, expect) = (second_half_accel(&slide), slide_accel(-0.001));
-    assert!(slide[19] > 1e-3, "μ* − 0.001: {slide:?}");
+    assert!(slide[15] > 1e-3, "μ* − 0.001: {slide:?}");
     assert!((acc - expect).abs() < 0.3 * expect, "μ* − 0.001: a = {acc} vs {expect}");
 }
 
@@ -314,14 +316,14 @@ fn stick_slip_two_cell_box_cycles_and_falsely_sticks() {
 }
 
 /// Fig. 7 with Macklin's mass-based preconditioner on the same 3³ box: false sticking well below
-/// μ* (μ* − 0.05 creeps below 1e-3 m/s instead of sliding at 0.097 m/s; measured 1.6e-4), and
-/// only μ* − 0.1 slides (second-half acceleration within 10 % of 0.966 m/s²) — precision 0.1, as
-/// the paper reports.
+/// μ* (μ* − 0.05 creeps below 1e-3 m/s after 0.1 s instead of sliding at 0.048 m/s; measured
+/// 1.64e-4), and only μ* − 0.1 slides (second-half acceleration within 10 % of 0.966 m/s²;
+/// measured 0.972) — precision 0.1, as the paper reports.
 #[test]
 fn stick_slip_threshold_with_mass_preconditioner_is_worse() {
-    let (false_stick, _) = slope_speeds(-0.05, "mass", 3, 20);
-    assert!(false_stick[19].abs() < 1e-3, "μ* − 0.05: {false_stick:?}");
-    let (slide, _) = slope_speeds(-0.1, "mass", 3, 20);
+    let (false_stick, _) = slope_speeds(-0.05, "mass", 3, 10);
+    assert!(false_stick[9].abs() < 1e-3, "μ* − 0.05: {false_stick:?}");
+    let (slide, _) = slope_speeds(-0.1, "mass", 3, 10);
     let (acc, expect) = (second_half_accel(&slide), slide_accel(-0.1));
     assert!((acc - expect).abs() < 0.1 * expect, "μ* − 0.1: a = {acc} vs {expect}");
 }
