@@ -57,7 +57,8 @@ pub fn friction_rows(fixed_point_inside: bool, vt: [f64; 2], lf: [f64; 2], mu_la
     let rho = 1.0 / r;
     let zv = [lf[0] - rho * vt[0], lf[1] - rho * vt[1]];
     let zn = zv[0].hypot(zv[1]);
-    if !(zn > mu_lambda_n) {
+    // inside or on the cone (and NaN, which the caller reports as non-finite): stick
+    if zn.partial_cmp(&mu_lambda_n) != Some(std::cmp::Ordering::Greater) {
         return FrictionRows::Stick;
     }
     let z = [zv[0] / zn, zv[1] / zn];

@@ -96,10 +96,10 @@ fn slope_threshold_single_contact_particle() {
     let t = dt * steps as f64;
     for (deg, mu) in [(26.565f64, 0.5), (26.565, 0.49), (45.0, 1.0), (45.0, 0.3)] {
         let mut w = box_on_slope(deg, mu);
-        let n = w.statics[0].shape.clone();
+        let n = w.statics[0].shape;
         let StaticShape::HalfSpace { normal, .. } = n else { unreachable!() };
         let mut b = RigidBody::new("particle", Shape::Sphere { radius: 0.05 }, 1.0, normal * 0.05, Material::rigid(mu));
-        b.inertia = Vector3::repeat(1e12).into();
+        b.inertia = Vector3::repeat(1e12);
         w.bodies[0] = b;
         let (w, sol, _) = run(w, dt, steps, settings(|_| {}));
         assert_eq!(sol.status, SolveStatus::Solved, "{deg}° μ={mu}");
