@@ -30,4 +30,6 @@ pub fn registry() -> Registry {
         .case(cases::BoxInHole)
         .case(cases::DishStack)
         .case(cases::SpherePour)
+        .case(cases::Arch)
+        .case(cases::Robots)
 }

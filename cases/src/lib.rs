@@ -40,6 +40,7 @@
 //! did not complete, or the trace does not have `steps + 1` states, every check is reported with a
 //! NaN measurement (and therefore fails); a partial run is never graded as if it were whole.
 
+pub mod arch;
 pub mod box_in_hole;
 pub mod clutter;
 pub mod dish_stack;
@@ -49,6 +50,7 @@ pub mod heavy_stack;
 pub mod pendulum;
 pub mod pizza_saver;
 pub mod ramp_feet;
+pub mod robots;
 pub mod slope;
 pub mod sphere_pour;
 pub mod sphere_stack;
@@ -59,6 +61,7 @@ pub mod winkler_cube;
 
 mod resting;
 
+pub use arch::{Arch, ArchParams};
 pub use box_in_hole::{BoxInHole, BoxInHoleParams};
 pub use clutter::{Clutter, ClutterParams, SplitMix64};
 pub use dish_stack::{DishStack, DishStackParams};
@@ -67,6 +70,7 @@ pub use heavy_stack::{HeavyStack, HeavyStackParams};
 pub use pendulum::{Pendulum, PendulumParams};
 pub use pizza_saver::{PizzaSaver, PizzaSaverParams};
 pub use ramp_feet::{RampFeet, RampFeetParams};
+pub use robots::{Robots, RobotsParams};
 pub use slope::{Slope, SlopeParams};
 pub use sphere_pour::{SpherePour, SpherePourParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
@@ -106,6 +110,7 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(BoxInHole),
         Box::new(DishStack),
         Box::new(SpherePour),
+        Box::new(Robots),
     ]
 }
 
@@ -242,7 +247,7 @@ mod tests {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack", "box_in_hole", "dish_stack", "sphere_pour"]
+            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack", "box_in_hole", "dish_stack", "sphere_pour", "robots"]
         );
         for c in all() {
             assert!(!c.summary().is_empty());

@@ -32,8 +32,8 @@
 //!   geometric error of every velocity-level scheme (see `clutter`), so it is not graded.
 
 use crate::resting::{centre, first_step_from, max_penetration};
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, SplitMix64};
 use crate::PENETRATION_REL_TOL;
+use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, SplitMix64};
 use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
 use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
 use nalgebra::{UnitQuaternion, Vector3};
@@ -110,17 +110,30 @@ impl Settings for SpherePourParams {
         check::positive("margin", self.margin)?;
         let d = 2.0 * (self.radius + self.jitter);
         if self.spacing <= d {
-            return Err(format!("spacing: must exceed 2 (radius + jitter) = {d} so that spheres start apart, got {}", self.spacing));
+            return Err(format!(
+                "spacing: must exceed 2 (radius + jitter) = {d} so that spheres start apart, got {}",
+                self.spacing
+            ));
         }
         if self.n as usize > PER_LAYER && self.dz <= d {
-            return Err(format!("dz: must exceed 2 (radius + jitter) = {d} so that layers start apart, got {}", self.dz));
+            return Err(format!(
+                "dz: must exceed 2 (radius + jitter) = {d} so that layers start apart, got {}",
+                self.dz
+            ));
         }
         if self.drop_height <= self.radius {
-            return Err(format!("drop_height: must exceed radius ({}) so that spheres start above the ground, got {}", self.radius, self.drop_height));
+            return Err(format!(
+                "drop_height: must exceed radius ({}) so that spheres start above the ground, got {}",
+                self.radius, self.drop_height
+            ));
         }
         let reach = self.spacing + self.radius + self.jitter;
         if reach >= 0.5 * self.width {
-            return Err(format!("width: must exceed 2 (spacing + radius + jitter) = {} so that the spheres start inside, got {}", 2.0 * reach, self.width));
+            return Err(format!(
+                "width: must exceed 2 (spacing + radius + jitter) = {} so that the spheres start inside, got {}",
+                2.0 * reach,
+                self.width
+            ));
         }
         Ok(())
     }

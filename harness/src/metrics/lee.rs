@@ -98,3 +98,71 @@ pub fn lee_residual(problem: &StepProblem<'_>, lambda: &[[f64; 3]], gamma: &[f64
     let rel = if den > f64::MIN_POSITIVE { g2.sqrt() / den } else { g2.sqrt() };
     LeeResidual { abs, neglog10: -abs.max(f64::MIN_POSITIVE).log10(), rel }
 }
+
+#[cfg(test)]
+mod tests {
+    //! A sphere (M = 2 kg, R = 0.1 m, I = 0.4 M R² = 0.008 kg m²) resting on the ground, one
+    //! contact below its centre with gap 0, `dt = 0.01 s`, `g = 9.81`, `mu = 0.5`. The frame is
+    //! `(n, t1, t2) = (z, x, y)`; with `r = (0, 0, -R)` the contact velocity is
+    //! `u = (v_z, v_x - R w_y, v_y + R w_x)`, so `W = J M⁻¹ Jᵀ = diag(1/M, 1/M + R²/I, 1/M + R²/I)
+    //! = diag(0.5, 1.75, 1.75)` and `J v* = (-g dt, 0, 0)`.
+
+    use super::*;
+    use crate::contact::{ColliderId, Contact, ContactKey, ContactSet};
+    use crate::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
+    use nalgebra::Vector3;
+
+    fn sphere_on_ground() -> (World, ContactSet) {
+        let mut w = World::new();
+        w.statics.push(StaticCollider {
+            name: "ground".into(),
+            shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+            material: Material::rigid(0.5),
+        });
+        w.bodies.push(RigidBody::new(
+            "ball",
+            Shape::Sphere { radius: 0.1 },
+            2.0,
+            Vector3::new(0.0, 0.0, 0.1),
+            Material::rigid(0.5),
+        ));
+        let key = ContactKey { a: ColliderId::Body(0), b: ColliderId::Static(0), feature: 0 };
+        let c = Contact::new(&w, key, Vector3::zeros(), Vector3::z(), 0.0);
+        (w, ContactSet { contacts: vec![c] })
+    }
+
+    /// The exact resting impulse `(M g dt, 0, 0)` gives `v̂ = 0`, `F = 0`: residual 0 and the capped
+    /// `-log10`.
+    #[test]
+    fn exact_resting_impulse_has_zero_residual() {
+        let (w, cs) = sphere_on_ground();
+        let p = StepProblem::new(&w, &cs, 0.01, None).unwrap();
+        let r = lee_residual(&p, &[[2.0 * 9.81 * 0.01, 0.0, 0.0]], &[]);
+        assert!(r.abs < 1e-17 && r.rel < 1e-16, "{r:?}");
+        assert!(r.neglog10 > 16.0, "{r:?}");
+    }
+
+    /// `λ = (0.1, 0.2, 0)` N s, hand-computed:
+    /// `v̂ = v* + M⁻¹Jᵀλ` gives `u = J v̂ = (-0.0981 + 0.1/2, 0.2 · 1.75, 0) = (-0.0481, 0.35, 0)`.
+    /// Unit weight: `λ - u = (0.1481, -0.15, 0)` lies outside the cone (`0.15 > 0.5 · 0.1481`), so
+    /// `T = (0.1481, -0.074050, 0)` and `F = λ - T = (-0.0481, 0.27405, 0)`:
+    /// `abs = ‖F‖ / 1 = sqrt(0.0481² + 0.27405²) = 0.2782391…`.
+    /// Normalised: `m = 3 / tr W = 3/4 = 0.75 kg`; `λ - m u = (0.136075, -0.0625, 0)` is inside the
+    /// cone (`0.0625 < 0.0680375`), so `G = m u = (-0.036075, 0.2625, 0)`, `‖G‖ = 0.264967…`,
+    /// divided by `max(‖λ‖, m ‖J v* + e‖) = max(sqrt(0.05), 0.75 · 0.0981) = 0.2236068…`.
+    #[test]
+    fn sliding_impulse_matches_the_hand_computed_residual() {
+        let (w, cs) = sphere_on_ground();
+        let p = StepProblem::new(&w, &cs, 0.01, None).unwrap();
+        let r = lee_residual(&p, &[[0.1, 0.2, 0.0]], &[]);
+        let abs = (0.0481f64.powi(2) + 0.27405f64.powi(2)).sqrt();
+        assert!((abs - 0.278_239_1).abs() < 1e-7);
+        assert!((r.abs - abs).abs() < 1e-14, "abs {} vs {abs}", r.abs);
+        assert!((r.neglog10 + abs.log10()).abs() < 1e-12);
+        let rel = (0.036075f64.powi(2) + 0.2625f64.powi(2)).sqrt() / 0.05f64.sqrt();
+        assert!((r.rel - rel).abs() < 1e-13, "rel {} vs {rel}", r.rel);
+        // inside the cone with unit weight: F = u exactly, (-0.0481, 0.0525, 0)
+        let r = lee_residual(&p, &[[0.1, 0.03, 0.0]], &[]);
+        assert!((r.abs - (0.0481f64.powi(2) + 0.0525f64.powi(2)).sqrt()).abs() < 1e-14, "{r:?}");
+    }
+}

@@ -1,0 +1,80 @@
+//! Criterion benchmark of Lee et al.'s Table III ablation (seed-002 notes §5.5): one SubADMM step
+//! on the `robots` case (unactuated box-and-hinge quadrupeds standing on the floor) with 1, 4 and
+//! 8 robots, for the three slack splits of `solvers/src/subadmm` (README §2):
+//!
+//! | paper label | `split` | velocity step |
+//! |---|---|---|
+//! | SubADMM | `body` | one 6×6 factor per body plus the joint Schur complement per robot (Eqs. 30–31) |
+//! | No Body | `subsystem` | one dense factor per robot (their prior work, ref. [34]) |
+//! | No Sub | `none` | one global sparse factor, joints as ADMM rows (Eq. 28) |
+//!
+//! each with `threads = 1` and `2`. As in the paper every variant runs exactly 100 iterations
+//! (`tolerance = 1e-300`, so the stopping test never fires). Every variant steps from the same
+//! state: the scene is advanced to the middle of its run (the robots have landed and stand; warm
+//! impulses are realistic) with the default SubADMM, as `benches/step.rs` does per solver.
+//!
+//! `cargo bench --bench subadmm` (add `-- --quick` for a fast pass); ids are
+//! `subadmm/<label>/robots-<N>/threads-<T>`. The time ratios No Sub / SubADMM and No Body /
+//! SubADMM at 8 robots are the numbers to put beside the paper's 2.78× and 1.46×.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use harness::problem::StepProblem;
+use harness::runner::{self, PairSpec, Suite};
+use harness::stepper::{simulate, RunOptions};
+use harness::{geometry, IterationLog, Params, Scenario};
+use std::hint::black_box;
+use std::time::Duration;
+
+/// (paper label, `split`).
+const VARIANTS: [(&str, &str); 3] = [("SubADMM", "body"), ("No Sub", "none"), ("No Body", "subsystem")];
+
+fn subadmm_benches(c: &mut Criterion) {
+    let reg = signorini::registry();
+    let entry = reg.find_solver("subadmm").expect("registered");
+    let mut group = c.benchmark_group("subadmm");
+    group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
+    for robots in [1, 4, 8] {
+        let spec = PairSpec {
+            label: format!("robots-{robots}"),
+            case: "robots".into(),
+            case_set: vec![("robots".into(), robots.to_string())],
+            solver: "subadmm".into(),
+            solver_set: vec![],
+        };
+        let suite = Suite { name: "subadmm-bench".into(), pairs: vec![spec] };
+        let pair = runner::prepare(&reg, &suite).expect("valid pair").remove(0);
+        let sc = &pair.scenario;
+        let half = Scenario { steps: sc.steps / 2, ..sc.clone() };
+        let mut advance = (entry.build)(&pair.solver_params).expect("valid settings");
+        let o = simulate(&half, advance.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+        assert!(o.failure.is_none(), "robots-{robots}: {:?}", o.failure);
+        let (world, warm) = (o.final_world, o.final_warm_start);
+        let contacts = geometry::detect(&world, sc.margin);
+        let p = StepProblem::new(&world, &contacts, sc.dt, warm.as_ref()).expect("assembles");
+        eprintln!(
+            "robots-{robots}: {} bodies, {} DOFs, {} contacts, {} joint rows",
+            world.bodies.len(),
+            p.nv(),
+            p.nc(),
+            p.nb()
+        );
+        for (label, split) in VARIANTS {
+            for threads in [1, 2] {
+                let mut params: Params = pair.solver_params.clone();
+                for (k, v) in
+                    [("split", split.to_string()), ("threads", threads.to_string()), ("tolerance", "1e-300".into())]
+                {
+                    params.set(k, &v, "subadmm").expect("known key");
+                }
+                let mut solver = (entry.build)(&params).expect("valid settings");
+                let id = BenchmarkId::new(label, format!("robots-{robots}/threads-{threads}"));
+                group
+                    .bench_function(id, |b| b.iter(|| black_box(solver.step(black_box(&p), &mut IterationLog::new()))));
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, subadmm_benches);
+criterion_main!(benches);

@@ -1,0 +1,46 @@
+//! Macklin et al.'s remaining §10 cases (notes §15) with nsn through the runner the CLI uses. The
+//! tolerances live in the oracles (cases/src/arch.rs).
+
+use harness::record::{RunRecord, RunStatus};
+use harness::runner::{self, NoProgress, PairSpec, Suite};
+use harness::stepper::RunOptions;
+
+fn run(case: &str, sets: &[(&str, &str)], solver: &str) -> RunRecord {
+    let reg = signorini::registry();
+    let suite = Suite {
+        name: "test".into(),
+        pairs: vec![PairSpec {
+            label: case.into(),
+            case: case.into(),
+            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            solver: solver.into(),
+            solver_set: Default::default(),
+        }],
+    };
+    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
+    assert!(pairs[0].skip.is_none(), "{:?}", pairs[0].skip);
+    let provenance = harness::record::Provenance::collect();
+    let r = runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress);
+    assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
+    r
+}
+
+fn assert_checks(r: &RunRecord, names: &[&str]) {
+    for n in names {
+        let c = r.summary.oracle.get(*n).unwrap_or_else(|| panic!("oracle check '{n}' missing"));
+        assert!(
+            c.pass,
+            "{n}: measured {} expected {} error {} > tolerance {}",
+            c.measured, c.expected, c.error, c.tolerance
+        );
+    }
+    assert_eq!(r.summary.oracle.len(), names.len(), "{:?}", r.summary.oracle);
+}
+
+/// The corbelled arch (6 blocks, 110 .. 15 kg, 20 steps) stands under nsn and carries its weight.
+#[test]
+fn arch_stands_with_nsn() {
+    let r = run("arch", &[("n", "6"), ("duration", "0.2")], "nsn");
+    assert_checks(&r, &["max_displacement", "weight_ratio"]);
+    assert!(r.summary.oracle["max_displacement"].measured < 1e-6);
+}
