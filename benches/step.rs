@@ -19,7 +19,8 @@ use std::time::Duration;
 fn step_benches(c: &mut Criterion) {
     let reg = signorini::registry();
     let mut suite = Suite::default_suite(&reg);
-    let sizes: [(&str, &str, &[&str]); 2] = [("sphere_stack", "n", &["20", "100"]), ("clutter", "bodies", &["8", "40"])];
+    let sizes: [(&str, &str, &[&str]); 2] =
+        [("sphere_stack", "n", &["20", "100"]), ("clutter", "bodies", &["8", "40"])];
     for (case, key, values) in sizes {
         if reg.find_case(case).is_err() {
             continue;

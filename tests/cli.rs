@@ -92,7 +92,11 @@ fn run_then_gate_end_to_end() {
 #[test]
 fn gate_detects_parameter_drift_against_its_suite() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("s.toml"), "solvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nset = { duration = 0.2 }\n").unwrap();
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "solvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nset = { duration = 0.2 }\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.path().join("g.toml"),
         "suite = \"s.toml\"\n[[gate]]\nsolver = \"pgs\"\ncase = \"slope\"\nmetric = \"oracle.slides\"\nwhy = \"t\"\n",

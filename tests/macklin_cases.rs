@@ -44,3 +44,17 @@ fn arch_stands_with_nsn() {
     assert_checks(&r, &["max_displacement", "weight_ratio"]);
     assert!(r.summary.oracle["max_displacement"].measured < 1e-6);
 }
+
+/// The hinge chain (3 links, 30 steps) keeps its joints and gains no energy under canal.
+#[test]
+fn jointed_beam_holds_with_canal() {
+    let r = run("jointed_beam", &[("n", "3"), ("duration", "0.03")], "canal");
+    assert_checks(&r, &["joint_violation", "energy"]);
+}
+
+/// The ARAP bar pulled to 0.25 % strain (5 steps) under local_global: reaction = E/(1+nu) A eps.
+#[test]
+fn material_extension_reaction_with_local_global() {
+    let r = run("material_extension", &[("material", "arap"), ("duration", "0.05")], "local_global");
+    assert_checks(&r, &["axial_force", "no_inversion"]);
+}

@@ -47,6 +47,8 @@ pub mod dish_stack;
 pub mod elastic_slope;
 pub mod fem;
 pub mod heavy_stack;
+pub mod jointed_beam;
+pub mod material_extension;
 pub mod pendulum;
 pub mod pizza_saver;
 pub mod ramp_feet;
@@ -67,6 +69,8 @@ pub use clutter::{Clutter, ClutterParams, SplitMix64};
 pub use dish_stack::{DishStack, DishStackParams};
 pub use elastic_slope::{ElasticSlope, ElasticSlopeParams};
 pub use heavy_stack::{HeavyStack, HeavyStackParams};
+pub use jointed_beam::{JointedBeam, JointedBeamParams};
+pub use material_extension::{MaterialExtension, MaterialExtensionParams};
 pub use pendulum::{Pendulum, PendulumParams};
 pub use pizza_saver::{PizzaSaver, PizzaSaverParams};
 pub use ramp_feet::{RampFeet, RampFeetParams};
@@ -110,7 +114,10 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(BoxInHole),
         Box::new(DishStack),
         Box::new(SpherePour),
+        Box::new(Arch),
         Box::new(Robots),
+        Box::new(JointedBeam),
+        Box::new(MaterialExtension),
     ]
 }
 
@@ -247,7 +254,27 @@ mod tests {
         let names: Vec<_> = all().iter().map(|c| c.name()).collect();
         assert_eq!(
             names,
-            ["slope", "spring_cylinder", "sphere_stack", "clutter", "pizza_saver", "pendulum", "ramp_feet", "winkler_cube", "spring_mass_damper", "twisting_bar", "elastic_slope", "heavy_stack", "box_in_hole", "dish_stack", "sphere_pour", "robots"]
+            [
+                "slope",
+                "spring_cylinder",
+                "sphere_stack",
+                "clutter",
+                "pizza_saver",
+                "pendulum",
+                "ramp_feet",
+                "winkler_cube",
+                "spring_mass_damper",
+                "twisting_bar",
+                "elastic_slope",
+                "heavy_stack",
+                "box_in_hole",
+                "dish_stack",
+                "sphere_pour",
+                "arch",
+                "robots",
+                "jointed_beam",
+                "material_extension"
+            ]
         );
         for c in all() {
             assert!(!c.summary().is_empty());

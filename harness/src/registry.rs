@@ -74,6 +74,11 @@ impl Registry {
         self.cases.push(Box::new(c));
         self
     }
+    /// Adds several cases (e.g. a case crate's `all()`).
+    pub fn cases(mut self, cases: Vec<Box<dyn Case>>) -> Self {
+        self.cases.extend(cases);
+        self
+    }
     /// Looks up a solver by name.
     pub fn find_solver(&self, name: &str) -> Result<&SolverEntry, UnknownName> {
         self.solvers.iter().find(|s| s.name == name).ok_or_else(|| UnknownName {

@@ -69,7 +69,16 @@ pub fn row(r: &RunRecord) -> Vec<String> {
 
 /// Renders the table of `records` in the given style.
 pub fn table(records: &[RunRecord], style: Style) -> String {
-    let rows: Vec<Vec<String>> = records.iter().map(row).collect();
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .map(|r| {
+            let mut cells = row(r);
+            if style == Style::Plain {
+                cells[2] = short_status(r);
+            }
+            cells
+        })
+        .collect();
     let mut out = String::new();
     match style {
         Style::Markdown => {
@@ -102,7 +111,33 @@ pub fn table(records: &[RunRecord], style: Style) -> String {
             for r in &rows {
                 out += &line(r.iter().map(|s| s.as_str()).collect());
             }
+            out += &reasons(records);
         }
+    }
+    out
+}
+
+/// The status cell of the plain table: the reasons follow the table (see [`reasons`]).
+fn short_status(r: &RunRecord) -> String {
+    match r.status {
+        RunStatus::Ok => "ok".into(),
+        RunStatus::Failed => "FAILED (see below)".into(),
+        RunStatus::Skipped => "skipped".into(),
+    }
+}
+
+/// Below the plain table: every failure with its reason, and the skipped pairs grouped by reason.
+pub fn reasons(records: &[RunRecord]) -> String {
+    let mut out = String::new();
+    for r in records.iter().filter(|r| r.status == RunStatus::Failed) {
+        out += &format!("failed: {} / {}: {}\n", r.case.label, r.solver.name, r.reason.as_deref().unwrap_or("-"));
+    }
+    let mut skipped: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
+    for r in records.iter().filter(|r| r.status == RunStatus::Skipped) {
+        skipped.entry(r.reason.as_deref().unwrap_or("-")).or_default().push(&r.case.label);
+    }
+    for (why, labels) in skipped {
+        out += &format!("skipped ({why}): {}\n", labels.join(", "));
     }
     out
 }

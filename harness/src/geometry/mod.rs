@@ -35,12 +35,12 @@
 //! static box's sphere circumscribes it; a half-space tests the signed distance of the sphere).
 
 mod analytic;
+#[cfg(test)]
+mod node_tests;
 mod nodes;
 mod parry;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod node_tests;
 
 use crate::contact::{ColliderId, Contact, ContactKey, ContactSet};
 use crate::model::{Shape, StaticShape, World};
@@ -235,8 +235,8 @@ pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
     for old in &previous.contacts {
         let key = old.key;
         if matches!(key.a, ColliderId::Deformable(_)) || matches!(key.b, ColliderId::Deformable(_)) {
-            let (point, normal, gap) =
-                nodes::node_feature(world, &key).map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
+            let (point, normal, gap) = nodes::node_feature(world, &key)
+                .map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
             contacts.push(Contact::new(world, key, point, normal, gap));
             continue;
         }

@@ -1,0 +1,227 @@
+//! `jointed_beam`: a chain of `n` rigid box links joined end to end by hinges about y, the first
+//! link hinged to the world at its free end, released horizontal at rest under gravity — a
+//! frictionless compound-pendulum chain (Macklin et al. notes §15, "beam of 16 jointed rigid
+//! links"; the notes give no link geometry and no bending stiffness model the harness has, so the
+//! joints here are free hinges and the beam swings).
+//!
+//! # Scene
+//!
+//! Link `i = 0 .. n-1`: box `link_length x width x width` (x, y, z), mass `mass`, centre
+//! `((i + 1/2) L, 0, 0)`, at rest. Hinge `pivot` (about y) joins link 0 at the origin to the
+//! world; hinge `joint_i` joins links `i-1` and `i` at `(i L, 0, 0)`. Gravity along -z. No
+//! colliders: no contacts, so the joints are the only constraints and nothing dissipates.
+//!
+//! # Oracle checks
+//!
+//! Energy available: the chain's centre of mass can fall at most `n L / 2` below its start, so
+//! the kinetic energy stays below `E_s = n m g n L / 2` and each link's angular speed below
+//! `ω_max = sqrt(2 E_s / I)` (`I = m (L² + w²)/12` about y through its centre).
+//!
+//! * `joint_violation` — `max_k StepMetrics.bilateral_violation_max` (m); expected 0. A
+//!   velocity-level (linearised) joint leaves a position error of `h² ω² r / 2` per step at an
+//!   anchor a distance `r` from a centre turning at `ω` (notes §9.5, the pendulum case's
+//!   `h² v² / (2 L)`); two anchors of `r = L/2` at `ω <= ω_max` give `h² ω_max² L / 2 = 6 n² g h² ·
+//!   L²/(L² + w²)`. Tolerance: `g h²` times that factor `6 n² L²/(L² + w²)` (about `150 g h²` =
+//!   1.5e-3 m at the defaults). Stabilised solvers sit far below it; an unstabilised drift that
+//!   accumulates over steps exceeds it.
+//! * `energy` — `max_k (E_k − E_0) / E_s` (`StepMetrics.energy`, `E_0` the energy before the
+//!   first step); expected 0 (frictionless joints: an implicit or symplectic scheme must not gain
+//!   energy). Tolerance: the joint tolerance `δ` lets every centre sit up to `n δ` off (the drifts
+//!   of the joints above it add), a potential-energy error `n m g n δ`, i.e. `2 δ / L` of `E_s`;
+//!   plus the symplectic-Euler energy oscillation, `h ω_max` relative (first order in `h`).
+
+use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use harness::model::{DofMask, Joint, Material, RigidBody, Shape, World};
+use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
+
+const DEFAULTS: &str = include_str!("jointed_beam.toml");
+const SOURCE: &str = "cases/src/jointed_beam.toml";
+
+/// Most links accepted.
+pub const MAX_LINKS: i64 = 1000;
+
+/// Parameters of `jointed_beam` (defaults in `cases/src/jointed_beam.toml`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JointedBeamParams {
+    /// Number of links (1 ..= `MAX_LINKS`).
+    pub n: i64,
+    /// Mass of a link (kg, > 0).
+    pub mass: f64,
+    /// Link length (m, > 0).
+    pub link_length: f64,
+    /// Edge of a link's square cross-section (m, > 0).
+    pub width: f64,
+    /// Gravity magnitude along -z (m/s^2, > 0).
+    pub gravity: f64,
+    /// Time step (s).
+    pub dt: f64,
+    /// Simulated time (s); `steps = round(duration / dt)`.
+    pub duration: f64,
+}
+
+impl Default for JointedBeamParams {
+    fn default() -> Self {
+        default_struct(DEFAULTS, SOURCE)
+    }
+}
+
+impl Settings for JointedBeamParams {
+    fn validate(&self) -> Result<(), String> {
+        if !(1..=MAX_LINKS).contains(&self.n) {
+            return Err(format!("n: must be in [1, {MAX_LINKS}], got {}", self.n));
+        }
+        check::positive("mass", self.mass)?;
+        check::positive("link_length", self.link_length)?;
+        check::positive("width", self.width)?;
+        check::positive("gravity", self.gravity)?;
+        check::time_grid(self.dt, self.duration)
+    }
+}
+
+impl JointedBeamParams {
+    /// Number of steps.
+    pub fn steps(&self) -> usize {
+        (self.duration / self.dt).round() as usize
+    }
+    /// Energy scale `E_s = n m g n L / 2` (J): the most potential energy the chain can release.
+    pub fn energy_scale(&self) -> f64 {
+        let n = self.n as f64;
+        n * self.mass * self.gravity * n * self.link_length / 2.0
+    }
+    /// Largest angular speed of a link, `sqrt(2 E_s / I)` (rad/s).
+    pub fn omega_max(&self) -> f64 {
+        let (l, w) = (self.link_length, self.width);
+        let inertia = self.mass * (l * l + w * w) / 12.0;
+        (2.0 * self.energy_scale() / inertia).sqrt()
+    }
+    /// Tolerance of `joint_violation`, `h² ω_max² L / 2` (m).
+    pub fn joint_tolerance(&self, dt: f64) -> f64 {
+        dt * dt * self.omega_max().powi(2) * self.link_length / 2.0
+    }
+    /// Tolerance of `energy` (relative to `E_s`): `2 δ / L + h ω_max`.
+    pub fn energy_tolerance(&self, dt: f64) -> f64 {
+        2.0 * self.joint_tolerance(dt) / self.link_length + dt * self.omega_max()
+    }
+    /// The scene.
+    pub fn world(&self) -> World {
+        let mut w = World::new();
+        w.gravity = Vector3::new(0.0, 0.0, -self.gravity);
+        let l = self.link_length;
+        let half = [0.5 * l, 0.5 * self.width, 0.5 * self.width];
+        for i in 0..self.n as usize {
+            let c = Vector3::new((i as f64 + 0.5) * l, 0.0, 0.0);
+            let shape = Shape::Box { half_extents: half };
+            w.bodies.push(
+                RigidBody::new(format!("link_{i}"), shape, self.mass, c, Material::rigid(0.0))
+                    .with_dofs(DofMask::PLANAR_XZ),
+            );
+        }
+        w.joints.push(Joint::hinge_at(&w, 0, None, Vector3::zeros(), Vector3::y()).named("pivot"));
+        for i in 1..self.n as usize {
+            let p = Vector3::new(i as f64 * l, 0.0, 0.0);
+            w.joints.push(Joint::hinge_at(&w, i, Some(i - 1), p, Vector3::y()).named(format!("joint_{i}")));
+        }
+        w
+    }
+    /// Grades a trace (see the module doc).
+    pub fn grade(&self, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        let (jt, et) = (self.joint_tolerance(scenario.dt), self.energy_tolerance(scenario.dt));
+        if !trace_is_whole(scenario, trace) || trace.metrics.is_empty() {
+            return vec![unmeasured("joint_violation", 0.0, jt), unmeasured("energy", 0.0, et)];
+        }
+        let nan_max = |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) };
+        let viol = trace.metrics.iter().map(|m| m.bilateral_violation_max).fold(0.0, nan_max);
+        let e0 = trace.metrics[0].energy - trace.metrics[0].energy_change;
+        let gain = trace.metrics.iter().map(|m| m.energy - e0).fold(0.0, nan_max) / self.energy_scale();
+        vec![OracleCheck::abs("joint_violation", viol, 0.0, jt), OracleCheck::abs("energy", gain, 0.0, et)]
+    }
+}
+
+/// The `jointed_beam` case.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JointedBeam;
+
+impl Case for JointedBeam {
+    fn name(&self) -> &'static str {
+        "jointed_beam"
+    }
+    fn summary(&self) -> &'static str {
+        "chain of 5 rigid links on frictionless hinges released horizontal (Macklin's jointed beam): joints hold, no energy gain"
+    }
+    fn defaults(&self) -> Params {
+        default_params(DEFAULTS, SOURCE)
+    }
+    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
+        let p: JointedBeamParams = params.decode(self.name())?;
+        let world = p.world();
+        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let needs = Capabilities { rigid_bodies: true, bilateral_constraints: true, ..Default::default() };
+        Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs })
+    }
+    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        match params.decode::<JointedBeamParams>(self.name()) {
+            Ok(p) => p.grade(scenario, trace),
+            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness::StepMetrics;
+    use rstest::rstest;
+
+    #[test]
+    fn defaults_build_a_chain_and_every_parameter_is_in_the_toml() {
+        let p = JointedBeamParams::default();
+        let sc = JointedBeam.build(&JointedBeam.defaults()).unwrap();
+        assert_eq!((sc.world.bodies.len(), sc.world.joints.len()), (5, 5));
+        let jt = p.joint_tolerance(p.dt);
+        assert!(jt > 1.4e-3 && jt < 1.5e-3, "{jt}");
+        let mut a: Vec<_> = JointedBeam.defaults().0.keys().cloned().collect();
+        let mut b: Vec<_> = Params::from_settings(&p).0.keys().cloned().collect();
+        a.sort();
+        b.sort();
+        assert_eq!(a, b);
+    }
+
+    #[rstest]
+    #[case("n", "0", "n:")]
+    #[case("mass", "0", "mass:")]
+    #[case("link_length", "-1", "link_length:")]
+    #[case("width", "0", "width:")]
+    #[case("dt", "0", "dt:")]
+    fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
+        let mut p = JointedBeam.defaults();
+        p.set(key, raw, "jointed_beam").unwrap();
+        let e = JointedBeam.build(&p).unwrap_err().to_string();
+        assert!(e.contains(msg), "{e}");
+    }
+
+    #[test]
+    fn exact_trace_passes_drift_and_gain_fail() {
+        let prm = JointedBeam.defaults();
+        let sc = JointedBeam.build(&prm).unwrap();
+        let (q, v) = (sc.world.positions(), sc.world.velocities());
+        let mut tr = Trace { dt: sc.dt, completed: true, q: vec![q.clone()], v: vec![v.clone()], metrics: vec![] };
+        for k in 1..=sc.steps {
+            tr.q.push(q.clone());
+            tr.v.push(v.clone());
+            tr.metrics.push(StepMetrics { t: k as f64 * sc.dt, ..Default::default() });
+        }
+        assert!(JointedBeam.oracle(&prm, &sc, &tr).iter().all(|c| c.pass));
+        let mut bad = tr.clone();
+        for m in bad.metrics.iter_mut() {
+            m.bilateral_violation_max = 0.01;
+            m.energy = 1.0;
+        }
+        bad.metrics[0].energy_change = 1.0; // E_0 = 0: a gain of 1 J = 0.41 E_s
+        assert!(JointedBeam.oracle(&prm, &sc, &bad).iter().all(|c| !c.pass));
+        bad.completed = false;
+        assert!(JointedBeam.oracle(&prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
+    }
+}
