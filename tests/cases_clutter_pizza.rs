@@ -5,25 +5,11 @@
 //! Tolerances live in the oracles (derived in each case's module doc).
 
 use harness::record::{RunRecord, RunStatus};
-use harness::runner::{self, NoProgress, PairSpec, Suite};
-use harness::stepper::RunOptions;
+use harness::runner;
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, &str)], solver_sets: &[(&str, &str)]) -> RunRecord {
-    let reg = signorini::registry();
-    let suite = Suite {
-        name: "test".into(),
-        pairs: vec![PairSpec {
-            label: case.into(),
-            case: case.into(),
-            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            solver: "pgs".into(),
-            solver_set: solver_sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        }],
-    };
-    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
-    let provenance = harness::record::Provenance::collect();
-    let r = runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress);
+    let r = runner::run_one(&signorini::registry(), case, sets, "pgs", solver_sets).expect("valid, runnable pair");
     assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
     r
 }

@@ -4,26 +4,12 @@
 //! the paper's fixed Newton budget. Tolerances live in the oracles (cases/src/*.rs).
 
 use harness::record::{RunRecord, RunStatus};
-use harness::runner::{self, NoProgress, PairSpec, Suite};
-use harness::stepper::RunOptions;
+use harness::runner;
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> RunRecord {
-    let reg = signorini::registry();
-    let suite = Suite {
-        name: "test".into(),
-        pairs: vec![PairSpec {
-            label: case.into(),
-            case: case.into(),
-            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-            solver: "nsn".into(),
-            solver_set: solver_sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        }],
-    };
-    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
-    assert!(pairs[0].skip.is_none(), "{:?}", pairs[0].skip);
-    let provenance = harness::record::Provenance::collect();
-    let r = runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress);
+    let sets: Vec<(&str, &str)> = sets.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = runner::run_one(&signorini::registry(), case, &sets, "nsn", solver_sets).expect("valid, runnable pair");
     assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
     r
 }

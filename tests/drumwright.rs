@@ -4,25 +4,12 @@
 //! P2 normal-force inflation, P4 false infeasibility).
 
 use harness::record::{RunRecord, RunStatus};
-use harness::runner::{self, NoProgress, PairSpec, Suite};
+use harness::runner;
 use harness::stepper::RunOptions;
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, &str)], solver_sets: &[(&str, &str)]) -> RunRecord {
-    let reg = signorini::registry();
-    let suite = Suite {
-        name: "test".into(),
-        pairs: vec![PairSpec {
-            label: case.into(),
-            case: case.into(),
-            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            solver: "drumwright".into(),
-            solver_set: solver_sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        }],
-    };
-    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
-    let provenance = harness::record::Provenance::collect();
-    runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress)
+    runner::run_one(&signorini::registry(), case, sets, "drumwright", solver_sets).expect("valid, runnable pair")
 }
 
 fn check(r: &RunRecord, name: &str) -> (f64, bool) {

@@ -3,25 +3,12 @@
 //! each case's module doc).
 
 use harness::record::{RunRecord, RunStatus};
-use harness::runner::{self, NoProgress, PairSpec, Suite};
-use harness::stepper::RunOptions;
+use harness::runner;
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, String)], solver: &str) -> RunRecord {
-    let reg = signorini::registry();
-    let suite = Suite {
-        name: "test".into(),
-        pairs: vec![PairSpec {
-            label: case.into(),
-            case: case.into(),
-            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-            solver: solver.into(),
-            solver_set: vec![],
-        }],
-    };
-    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
-    let provenance = harness::record::Provenance::collect();
-    let r = runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress);
+    let sets: Vec<(&str, &str)> = sets.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let r = runner::run_one(&signorini::registry(), case, &sets, solver, &[]).expect("valid, runnable pair");
     assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
     r
 }

@@ -2,25 +2,10 @@
 //! tolerances live in the oracles (cases/src/arch.rs).
 
 use harness::record::{RunRecord, RunStatus};
-use harness::runner::{self, NoProgress, PairSpec, Suite};
-use harness::stepper::RunOptions;
+use harness::runner;
 
 fn run(case: &str, sets: &[(&str, &str)], solver: &str) -> RunRecord {
-    let reg = signorini::registry();
-    let suite = Suite {
-        name: "test".into(),
-        pairs: vec![PairSpec {
-            label: case.into(),
-            case: case.into(),
-            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-            solver: solver.into(),
-            solver_set: Default::default(),
-        }],
-    };
-    let pairs = runner::prepare(&reg, &suite).expect("valid pair");
-    assert!(pairs[0].skip.is_none(), "{:?}", pairs[0].skip);
-    let provenance = harness::record::Provenance::collect();
-    let r = runner::run_pair(&reg, &pairs[0], RunOptions::default(), &provenance, &NoProgress);
+    let r = runner::run_one(&signorini::registry(), case, sets, solver, &[]).expect("valid, runnable pair");
     assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
     r
 }

@@ -361,6 +361,36 @@ fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
     s
 }
 
+/// Runs one (case, solver) pair with `--set`-style overrides, as
+/// `signorini run --case C --solver S --set ...` does, and returns its record without writing it.
+/// `Err` carries the message the CLI would print: an unknown name or parameter, an invalid
+/// value, or a pair the runner would skip (with the missing capability). The record's own status
+/// says whether the run completed.
+pub fn run_one(
+    reg: &Registry,
+    case: &str,
+    case_set: &[(&str, &str)],
+    solver: &str,
+    solver_set: &[(&str, &str)],
+) -> Result<RunRecord, String> {
+    let owned = |sets: &[(&str, &str)]| sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let suite = Suite {
+        name: format!("{case}-{solver}"),
+        pairs: vec![PairSpec {
+            label: case.into(),
+            case: case.into(),
+            case_set: owned(case_set),
+            solver: solver.into(),
+            solver_set: owned(solver_set),
+        }],
+    };
+    let pair = prepare(reg, &suite)?.remove(0);
+    if let Some(why) = &pair.skip {
+        return Err(format!("{case} / {solver} would be skipped: {why}"));
+    }
+    Ok(run_pair(reg, &pair, RunOptions::default(), &Provenance::collect(), &NoProgress))
+}
+
 /// Runs every prepared pair, writing each record atomically into `out_dir` as soon as it is
 /// done. Returns the records with their paths; a record that could not be written is returned
 /// with the I/O error in place of a path.
