@@ -6,7 +6,7 @@ use super::reference::newton_reference;
 use super::settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 use harness::model::ContactCompliance;
 use harness::{IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
-use kernels::backend::{Backend, Cpu};
+use kernels::backend::{AnyBackend, Backend};
 use kernels::iterative::{pcr, KrylovParams, LinearOperator};
 use kernels::ncp::{friction_w, normal_row, schur_diagonal, Ncp};
 use kernels::sparse::Csr;
@@ -20,7 +20,8 @@ pub struct LocalGlobal {
     ncp: Ncp,
     global: GlobalSolve,
     r_factor: RFactor,
-    backend: Cpu,
+    /// The compute backend chosen at start-up (`--backend`; the CPU unless a GPU was selected).
+    backend: AnyBackend,
     model: Option<Model>,
     /// Per-element local-step results `(w Gᵀ p, PD energy)` (scratch).
     local: Vec<(Vec12, f64)>,
@@ -32,7 +33,7 @@ impl LocalGlobal {
         let ncp = Ncp::from_name(&settings.ncp).unwrap_or(Ncp::FischerBurmeister);
         let global = GlobalSolve::from_name(&settings.global_solve).unwrap_or(GlobalSolve::SparseInverse);
         let r_factor = RFactor::from_name(&settings.r_factor).unwrap_or(RFactor::Delassus);
-        Self { settings, ncp, global, r_factor, backend: Cpu, model: None, local: vec![] }
+        Self { settings, ncp, global, r_factor, backend: kernels::backend::current(), model: None, local: vec![] }
     }
 
     /// Memory of the sparse inverse factor of the current model (after a step with
@@ -108,7 +109,7 @@ impl Solver for LocalGlobal {
             self.model = None;
             self.model = Some(Model::build(p.world, h, &fixed, self.global)?);
         }
-        let backend = self.backend;
+        let backend = self.backend.clone();
         let model = self.model.as_mut().expect("built above");
         let nf = model.free.len();
 

@@ -5,7 +5,7 @@ use super::schur::{factor_sparse, schur_diagonal, solve, HFactor, SchurOperator}
 use super::settings::{LinearSolver, NsnSettings, RMode};
 use harness::model::ContactCompliance;
 use harness::{ContactSet, IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
-use kernels::backend::Cpu;
+use kernels::backend::AnyBackend;
 use kernels::cholesky::SparseCholesky;
 use kernels::sparse::Csr;
 use nalgebra::{DMatrix, Vector3};
@@ -19,7 +19,8 @@ pub struct Nsn {
     ncp: Ncp,
     r_mode: RMode,
     linear: LinearSolver,
-    backend: Cpu,
+    /// The compute backend chosen at start-up (`--backend`; the CPU unless a GPU was selected).
+    backend: AnyBackend,
     chol: Option<SparseCholesky>,
     /// Preconditioned residual histories of the linear solves of the last step (tests, studies).
     pub(super) last_linear_histories: Vec<Vec<f64>>,
@@ -31,7 +32,7 @@ impl Nsn {
         let ncp = Ncp::from_name(&settings.ncp).unwrap_or(Ncp::FischerBurmeister);
         let r_mode = RMode::from_name(&settings.r_mode).unwrap_or(RMode::EffectiveMass);
         let linear = LinearSolver::from_name(&settings.linear_solver).unwrap_or(LinearSolver::Pcr);
-        Self { settings, ncp, r_mode, linear, backend: Cpu, chol: None, last_linear_histories: vec![] }
+        Self { settings, ncp, r_mode, linear, backend: kernels::backend::current(), chol: None, last_linear_histories: vec![] }
     }
 }
 
@@ -326,7 +327,7 @@ impl Solver for Nsn {
             let diag: Vec<f64> =
                 schur_diagonal(&jn, &hinv, &block_of).iter().zip(&cdiag).map(|(d, c)| d + c + s.epsilon).collect();
             let cshift: Vec<f64> = cdiag.iter().map(|c| c + s.epsilon).collect();
-            let backend = self.backend;
+            let backend = self.backend.clone();
             let mut op =
                 SchurOperator { j: &jn, jt: &jnt, h: &mut hf, c: &cshift, backend: &backend, tmp: vec![0.0; nv] };
             let info = solve(self.linear, &mut op, &diag, &rhs, &mut x, s.linear_iterations, s.linear_tolerance)?;
