@@ -32,7 +32,15 @@ impl Nsn {
         let ncp = Ncp::from_name(&settings.ncp).unwrap_or(Ncp::FischerBurmeister);
         let r_mode = RMode::from_name(&settings.r_mode).unwrap_or(RMode::EffectiveMass);
         let linear = LinearSolver::from_name(&settings.linear_solver).unwrap_or(LinearSolver::Pcr);
-        Self { settings, ncp, r_mode, linear, backend: kernels::backend::current(), chol: None, last_linear_histories: vec![] }
+        Self {
+            settings,
+            ncp,
+            r_mode,
+            linear,
+            backend: kernels::backend::current(),
+            chol: None,
+            last_linear_histories: vec![],
+        }
     }
 }
 
