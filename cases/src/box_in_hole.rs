@@ -230,16 +230,12 @@ impl Case for BoxInHole {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: BoxInHoleParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         let needs = Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.scenario_margin(), needs })
     }
     fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        match params.decode::<BoxInHoleParams>(self.name()) {
-            Ok(p) => p.grade(scenario, trace),
-            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
-        }
+        crate::grade_with(params, self.name(), |p: BoxInHoleParams| p.grade(scenario, trace))
     }
 }
 

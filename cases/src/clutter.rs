@@ -477,8 +477,7 @@ impl Case for Clutter {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: ClutterParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         Ok(Scenario {
             world,
             dt: p.dt,
@@ -488,10 +487,7 @@ impl Case for Clutter {
         })
     }
     fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        match params.decode::<ClutterParams>(self.name()) {
-            Ok(p) => p.grade(scenario, trace),
-            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
-        }
+        crate::grade_with(params, self.name(), |p: ClutterParams| p.grade(scenario, trace))
     }
 }
 

@@ -202,16 +202,12 @@ impl Case for DishStack {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: DishStackParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         let needs = Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
     fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        match params.decode::<DishStackParams>(self.name()) {
-            Ok(p) => p.grade(scenario, trace),
-            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
-        }
+        crate::grade_with(params, self.name(), |p: DishStackParams| p.grade(scenario, trace))
     }
 }
 

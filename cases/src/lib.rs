@@ -121,6 +121,26 @@ pub fn all() -> Vec<Box<dyn Case>> {
     ]
 }
 
+/// The world a case built, checked: the shared tail of every `Case::build` (a world that fails
+/// [`harness::model::World::validate`] is reported as `CaseError::Invalid` naming the case).
+pub(crate) fn checked(case: &str, world: harness::model::World) -> Result<harness::model::World, harness::CaseError> {
+    world.validate().map_err(|e| harness::CaseError::Invalid { case: case.into(), why: e.to_string() })?;
+    Ok(world)
+}
+
+/// Decodes a case's parameters for its oracle and grades with `grade`; parameters that no
+/// longer decode give one unmeasured (failing) check instead of a panic.
+pub(crate) fn grade_with<P: harness::Settings>(
+    params: &Params,
+    case: &str,
+    grade: impl FnOnce(P) -> Vec<OracleCheck>,
+) -> Vec<OracleCheck> {
+    match params.decode::<P>(case) {
+        Ok(p) => grade(p),
+        Err(_) => vec![unmeasured("params", 0.0, 0.0)],
+    }
+}
+
 /// Parses a case's embedded default TOML. The text is compiled in and covered by tests, so a
 /// failure is a bug in this crate.
 pub(crate) fn default_params(text: &str, source: &str) -> Params {

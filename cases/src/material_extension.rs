@@ -225,15 +225,11 @@ impl Case for MaterialExtension {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: MaterialExtensionParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs: fem::needs(false) })
     }
     fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        match params.decode::<MaterialExtensionParams>(self.name()) {
-            Ok(p) => p.grade(scenario, trace),
-            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
-        }
+        crate::grade_with(params, self.name(), |p: MaterialExtensionParams| p.grade(scenario, trace))
     }
 }
 

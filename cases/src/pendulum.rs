@@ -158,8 +158,7 @@ impl Case for Pendulum {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: PendulumParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         let needs = Capabilities {
             rigid_bodies: true,
             bilateral_constraints: true,

@@ -304,17 +304,13 @@ impl Case for Robots {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: RobotsParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         let needs =
             Capabilities { rigid_bodies: true, rigid_contact: true, bilateral_constraints: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.scenario_margin(), needs })
     }
     fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        match params.decode::<RobotsParams>(self.name()) {
-            Ok(p) => p.grade(scenario, trace),
-            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
-        }
+        crate::grade_with(params, self.name(), |p: RobotsParams| p.grade(scenario, trace))
     }
 }
 

@@ -318,15 +318,11 @@ impl Case for Slope {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: SlopeParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })
     }
     fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        match params.decode::<SlopeParams>(self.name()) {
-            Ok(p) => p.grade(scenario, trace),
-            Err(_) => vec![unmeasured("params", 0.0, 0.0)],
-        }
+        crate::grade_with(params, self.name(), |p: SlopeParams| p.grade(scenario, trace))
     }
 }
 

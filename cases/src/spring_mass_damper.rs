@@ -143,8 +143,7 @@ impl Case for SpringMassDamper {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: SpringMassDamperParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         let needs = Capabilities { rigid_bodies: true, bilateral_constraints: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }

@@ -231,8 +231,7 @@ impl Case for WinklerCube {
     }
     fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
         let p: WinklerCubeParams = params.decode(self.name())?;
-        let world = p.world();
-        world.validate().map_err(|e| CaseError::Invalid { case: self.name().into(), why: e.to_string() })?;
+        let world = crate::checked(self.name(), p.world())?;
         let needs = Capabilities { rigid_bodies: true, compliant_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
