@@ -225,3 +225,56 @@ fn cli_writes_the_report_and_refuses_an_empty_dir() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no run records"));
 }
+
+/// A study directory (one subdirectory per variant, as ci/studies/nsn-convergence.toml writes
+/// them) gives one merit-vs-Newton-iteration figure per swept setting (Macklin et al. Figs.
+/// 17–18): one series per value of `r_mode` and per value of `linear_solver`, the shared baseline
+/// (effective_mass + pcr, in two directories) counted once, every series the logged step's full
+/// iteration log (fixed budget: `max_newton_iterations + 1` points). The per-case convergence
+/// figure tells the variants apart by their differing settings.
+#[test]
+fn study_directory_gives_merit_per_iteration_by_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let reg = signorini::registry();
+    let budget = 4;
+    let case = [("shape", "sphere"), ("n", "3"), ("duration", "0.0166")];
+    let variants = [
+        ("r-effective_mass", "r_mode", "effective_mass"),
+        ("r-one", "r_mode", "one"),
+        ("r-h2", "r_mode", "h2"),
+        ("linear-pcr", "linear_solver", "pcr"),
+        ("linear-pcg", "linear_solver", "pcg"),
+    ];
+    for (sub, key, value) in variants {
+        let b = budget.to_string();
+        let set = [("tolerance", "0"), ("max_newton_iterations", b.as_str()), (key, value)];
+        let r = runner::run_one(&reg, "heavy_stack", &case, "nsn", &set).unwrap();
+        assert_eq!(r.status, RunStatus::Ok, "{sub}: {:?}", r.reason);
+        let d = dir.path().join(sub);
+        std::fs::create_dir(&d).unwrap();
+        r.write_atomic(&d).unwrap();
+    }
+    let (rep, out) = build(dir.path(), None);
+    assert_eq!(rep.records.len(), variants.len(), "the subdirectories are read");
+    for (key, values) in [("r_mode", &["effective_mass", "h2", "one"][..]), ("linear_solver", &["pcg", "pcr"][..])] {
+        let f = rep
+            .figures
+            .iter()
+            .find(|f| f.kind == "setting_convergence" && f.title.contains(&format!("by {key}")))
+            .unwrap_or_else(|| {
+                panic!("no figure by {key}: {:?}", rep.figures.iter().map(|f| &f.title).collect::<Vec<_>>())
+            });
+        assert_eq!(f.series, values.len(), "{key}: one series per value, the baseline once");
+        assert!(f.title.starts_with("merit_l2 per iteration"), "{}", f.title);
+        let svg = std::fs::read_to_string(out.join(&f.file)).unwrap();
+        for v in values {
+            assert!(svg.contains(&format!("{key} = {v}")), "{key} = {v} in the legend of {}", f.file);
+        }
+        assert!(svg.matches("<circle").count() >= values.len() * (budget + 1), "every iteration drawn");
+        assert!(f.description.contains(&format!("at iteration {budget}")), "{}", f.description);
+    }
+    let conv = rep.figures.iter().find(|f| f.kind == "convergence").unwrap();
+    let svg = std::fs::read_to_string(out.join(&conv.file)).unwrap();
+    assert!(svg.contains("nsn [linear_solver=pcg, r_mode=effective_mass]: merit_l2"), "variants named");
+    assert!(svg.contains("nsn [linear_solver=pcr, r_mode=one]: merit_l2"));
+}

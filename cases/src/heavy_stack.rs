@@ -148,7 +148,13 @@ impl HeavyStackParams {
         };
         for (i, m) in self.masses().into_iter().enumerate() {
             let z = self.size * (2 * i + 1) as f64;
-            w.bodies.push(RigidBody::new(format!("{}{i}", self.shape), shape, m, Vector3::new(0.0, 0.0, z), material));
+            w.bodies.push(RigidBody::new(
+                format!("{}{i}", self.shape),
+                shape.clone(),
+                m,
+                Vector3::new(0.0, 0.0, z),
+                material,
+            ));
         }
         w.statics.push(StaticCollider {
             name: "ground".into(),

@@ -10,6 +10,7 @@
 //! | `sphere_stack`    | a vertical stack of spheres resting on the ground  | `max_penetration`, `top_drift`, `weight_ratio`       |
 //! | `clutter`         | seeded spheres and boxes dropped into a container (SAP §VI-C) | `max_penetration`, `contained`, `settled_ke` |
 //! | `pizza_saver`     | flat box on 4 corners twisted by a torque (Drake) | `regime`, `friction_per_contact`, `slip`, `angular_acceleration`, `push_velocity` |
+//! | `table_pile`      | seeded non-convex tables (5-box compounds) dropped into a pile (Macklin Table 2) | `max_penetration`, `tunnelling_depth`, `settled_speed` |
 //!
 //! # Shared acceptance levels
 //!
@@ -58,6 +59,7 @@ pub mod sphere_pour;
 pub mod sphere_stack;
 pub mod spring_cylinder;
 pub mod spring_mass_damper;
+pub mod table_pile;
 pub mod twisting_bar;
 pub mod winkler_cube;
 
@@ -80,6 +82,7 @@ pub use sphere_pour::{SpherePour, SpherePourParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
 pub use spring_mass_damper::{SpringMassDamper, SpringMassDamperParams};
+pub use table_pile::{TablePile, TablePileParams};
 pub use twisting_bar::{TwistingBar, TwistingBarParams};
 pub use winkler_cube::{WinklerCube, WinklerCubeParams};
 
@@ -118,6 +121,7 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(Robots),
         Box::new(JointedBeam),
         Box::new(MaterialExtension),
+        Box::new(TablePile),
     ]
 }
 
@@ -293,7 +297,8 @@ mod tests {
                 "arch",
                 "robots",
                 "jointed_beam",
-                "material_extension"
+                "material_extension",
+                "table_pile"
             ]
         );
         for c in all() {

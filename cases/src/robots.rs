@@ -227,7 +227,7 @@ impl RobotsParams {
             let t = w.bodies.len();
             w.bodies.push(RigidBody::new(
                 format!("robot{r}_torso"),
-                torso,
+                torso.clone(),
                 self.torso_mass,
                 Vector3::new(x0, 0.0, z_torso),
                 mat,
@@ -237,7 +237,7 @@ impl RobotsParams {
                 let thigh = w.bodies.len();
                 w.bodies.push(RigidBody::new(
                     format!("robot{r}_thigh{leg}"),
-                    link,
+                    link.clone(),
                     self.thigh_mass,
                     Vector3::new(x, y, z_thigh),
                     mat,
@@ -245,7 +245,7 @@ impl RobotsParams {
                 let shin = w.bodies.len();
                 w.bodies.push(RigidBody::new(
                     format!("robot{r}_shin{leg}"),
-                    link,
+                    link.clone(),
                     self.shin_mass,
                     Vector3::new(x, y, z_shin),
                     mat,

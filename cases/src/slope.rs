@@ -419,7 +419,7 @@ mod tests {
                 })
                 .fold(f64::INFINITY, f64::min),
             Shape::Sphere { radius } => n.dot(&b.position) - radius,
-            Shape::Cylinder { .. } => unreachable!(),
+            Shape::Cylinder { .. } | Shape::Compound { .. } => unreachable!(),
         };
         assert!((lowest + delta).abs() < 1e-15, "lowest point {lowest}, expected {}", -delta);
         // the box's bottom face is parallel to the plane: four corners at the same height

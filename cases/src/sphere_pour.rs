@@ -190,7 +190,7 @@ impl SpherePourParams {
         w.gravity = Vector3::new(0.0, 0.0, -self.gravity);
         let (m, shape) = (self.sphere_mass(), Shape::Sphere { radius: self.radius });
         for (i, c) in self.centres().into_iter().enumerate() {
-            w.bodies.push(RigidBody::new(format!("sphere{i}"), shape, m, c, mat));
+            w.bodies.push(RigidBody::new(format!("sphere{i}"), shape.clone(), m, c, mat));
         }
         w.statics.push(StaticCollider {
             name: "ground".into(),

@@ -30,8 +30,10 @@ pub struct ContactKey {
     pub a: ColliderId,
     /// Collider B.
     pub b: ColliderId,
-    /// Feature id within the pair.
-    pub feature: u32,
+    /// Feature id within the pair: for rigid colliders, the narrow phase's 32-bit local id with
+    /// the part indices of compound bodies packed above it (bits 32..40 part of A, 40..48 part of
+    /// B; table in [`crate::geometry`]); for a node contact, the node index.
+    pub feature: u64,
 }
 
 /// The rows of one contact's Jacobian that act on one block of velocity DOFs.

@@ -115,7 +115,7 @@ impl LinearProblem {
             jacobian.sort_by_key(|b| b.v_offset);
             let body = |j: Option<&JBlock>| j.map(|b| block_of[b.v_offset]);
             contacts.push(Contact {
-                key: ContactKey { a: ColliderId::Static(0), b: ColliderId::Static(0), feature: i as u32 },
+                key: ContactKey { a: ColliderId::Static(0), b: ColliderId::Static(0), feature: i as u64 },
                 body_a: body(jacobian.first()),
                 body_b: body(jacobian.get(1)),
                 point: Vector3::zeros(),

@@ -15,8 +15,8 @@
 //! [`set_global`]/[`current`] carry the choice of `signorini run --backend` to the solvers that
 //! build their backend with [`current`] (see README "GPU").
 
-use crate::iterative::pcr::{pcr, PcrInfo, PcrParams};
-use crate::iterative::{KrylovError, LinearOperator};
+use crate::iterative::pcr::{pcr_with, PcrInfo, PcrParams};
+use crate::iterative::{KrylovError, KrylovWorkspace, LinearOperator};
 use crate::ncp::{self, Ncp, NormalRow};
 use crate::sparse::Csr;
 use crate::sparse_inverse::SparseInverse;
@@ -106,9 +106,11 @@ pub trait Backend: Send + Sync {
     /// Restarts the peak counters of [`Backend::device_memory`].
     fn reset_peak(&self) {}
 
-    /// Zeng's constraint solve: `(Ω W Ω + E) x = b` by Jacobi-preconditioned CR ([`pcr`]) from
-    /// the guess in `x`, with the operator applied as `ω ⊙ (W (ω ⊙ x)) + e ⊙ x` (never formed).
-    /// The device version uploads `W` once and keeps every vector on the device.
+    /// Zeng's constraint solve: `(Ω W Ω + E) x = b` by Jacobi-preconditioned CR ([`pcr_with`])
+    /// from the guess in `x`, with the operator applied as `ω ⊙ (W (ω ⊙ x)) + e ⊙ x` (never
+    /// formed). The Krylov vectors and the operator's scratch live in `ws`, so repeated solves of
+    /// one size allocate nothing. The device version uploads `W` once and keeps every vector on
+    /// the device (it does not use `ws`).
     #[allow(clippy::too_many_arguments)]
     fn pcr_scaled_delassus(
         &self,
@@ -119,10 +121,16 @@ pub trait Backend: Send + Sync {
         b: &[f64],
         x: &mut [f64],
         params: &PcrParams,
+        ws: &mut KrylovWorkspace,
     ) -> Result<PcrInfo, KrylovError> {
         let n = w.nrows;
-        let mut op = ScaledDelassus { w, omega, e, backend: self, tmp: vec![0.0; n], tmp2: vec![0.0; n] };
-        pcr(self, &mut op, pinv, b, x, params)
+        let [mut tmp, mut tmp2] = std::mem::take(&mut ws.operator_scratch);
+        tmp.resize(n, 0.0);
+        tmp2.resize(n, 0.0);
+        let mut op = ScaledDelassus { w, omega, e, backend: self, tmp, tmp2 };
+        let info = pcr_with(self, &mut op, pinv, b, x, params, ws);
+        ws.operator_scratch = [op.tmp, op.tmp2];
+        info
     }
     /// The sparse-inverse global step `x = A⁻¹ b = Sᵀ (S b)` (two SpMVs; `tmp` has length `n`).
     /// The device version keeps `S` and `Sᵀ` resident across calls.
@@ -334,8 +342,9 @@ impl Backend for AnyBackend {
         b: &[f64],
         x: &mut [f64],
         params: &PcrParams,
+        ws: &mut KrylovWorkspace,
     ) -> Result<PcrInfo, KrylovError> {
-        self.inner().pcr_scaled_delassus(w, omega, e, pinv, b, x, params)
+        self.inner().pcr_scaled_delassus(w, omega, e, pinv, b, x, params, ws)
     }
     fn sparse_inverse_solve(&self, inv: &SparseInverse, b: &[f64], tmp: &mut [f64], x: &mut [f64]) {
         self.inner().sparse_inverse_solve(inv, b, tmp, x)
@@ -619,9 +628,13 @@ mod tests {
         let pinv = vec![1.0; 3];
         let b = vec![1.0, 2.0, 3.0];
         let params = PcrParams { max_iterations: 50, rel_tolerance: 1e-14, abs_tolerance: 0.0 };
-        let mut x = vec![0.0; 3];
-        let info = AnyBackend::Cpu.pcr_scaled_delassus(&w, &omega, &e, &pinv, &b, &mut x, &params).unwrap();
+        let (mut x, mut ws) = (vec![0.0; 3], KrylovWorkspace::default());
+        let info = AnyBackend::Cpu.pcr_scaled_delassus(&w, &omega, &e, &pinv, &b, &mut x, &params, &mut ws).unwrap();
         assert!(info.converged);
+        // a second solve from the same guess reuses the workspace and returns the same answer
+        let mut x2 = vec![0.0; 3];
+        AnyBackend::Cpu.pcr_scaled_delassus(&w, &omega, &e, &pinv, &b, &mut x2, &params, &mut ws).unwrap();
+        assert_eq!(x, x2);
         let mut op =
             ScaledDelassus { w: &w, omega: &omega, e: &e, backend: &Cpu, tmp: vec![0.0; 3], tmp2: vec![0.0; 3] };
         let mut ax = vec![0.0; 3];

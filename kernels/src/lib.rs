@@ -17,6 +17,7 @@ pub mod backend;
 pub mod blockdiag;
 pub mod cholesky;
 pub mod cone;
+pub mod dense_cholesky;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod iterative;

@@ -37,17 +37,38 @@ pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
 }
 
 /// Like [`read_run_dir`], but a file that is not a readable run record is returned as an error
-/// message next to the records that could be read (the report lists it instead of stopping).
+/// message next to the records that could be read (the report lists it instead of stopping), and
+/// the run directories one level below `dir` are read too, after `dir`'s own records (a *study*
+/// directory: one subdirectory per variant of a suite, e.g. `runs/nsn-convergence/r-one`, whose
+/// records share file names and differ in a setting; ci/studies/nsn-convergence.toml).
 pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
+    let (mut subdirs, mut paths) = (vec![], vec![]);
+    for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
+            continue;
+        }
+        if p.is_dir() {
+            subdirs.push(p);
+        } else if p.extension().is_some_and(|x| x == "json") {
+            paths.push(p);
+        }
+    }
     paths.sort();
+    subdirs.sort();
+    for d in subdirs {
+        let mut inner: Vec<_> = std::fs::read_dir(&d)
+            .map_err(|e| format!("{}: {e}", d.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.is_file()
+                    && p.extension().is_some_and(|x| x == "json")
+                    && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            })
+            .collect();
+        inner.sort();
+        paths.extend(inner);
+    }
     let (mut records, mut errors) = (vec![], vec![]);
     for p in &paths {
         match RunRecord::read(p) {

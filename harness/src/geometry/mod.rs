@@ -18,8 +18,25 @@
 //! | cylinder | half-space | closed form | 0/1 ends of the lowest generator; 2..10 rim points when standing |
 //! | box | box (body or static) | parry contact manifold | packed parry feature ids of both boxes |
 //! | cylinder | anything else | parry `query::contact` | 0 (one point) |
+//! | compound | anything | each part as the primitive it is, as above | part ids packed above the local id |
 //!
 //! A box–sphere body pair with the box as A uses the sphere–box formula with the normal reversed.
+//!
+//! # Compound bodies and the feature id
+//! A [`Shape::Compound`] body collides as the union of its parts: each part is placed in the world
+//! (body pose ∘ part pose) and every pair of parts goes through the table above. The 64-bit
+//! [`ContactKey::feature`] packs the parts so that re-evaluation recomputes the same part pair:
+//!
+//! | bits | content |
+//! |---|---|
+//! | 0..32 | the local feature id of the table above (box corner, packed parry ids, ...) |
+//! | 32..40 | `part_a`: part index in collider A (0 for a primitive or static collider) |
+//! | 40..48 | `part_b`: part index in collider B |
+//!
+//! Parts are at most [`crate::model::MAX_PARTS`] = 255, so they fit in 8 bits. Node contacts
+//! (see `nodes`) keep the node index as the whole feature id and do not use this packing; a
+//! compound body makes no node contacts (documented limit). Contact Jacobians use the body's centre
+//! of mass, as for any body.
 //!
 //! # Re-evaluation
 //! [`reevaluate`] recomputes each feature at the new configuration. Closed-form features are
@@ -31,10 +48,12 @@
 //! recomputed as such.
 //!
 //! # Broad phase
-//! All pairs, O(n²), culled by bounding spheres ([`crate::model::Shape::bounding_radius`]; a
-//! static box's sphere circumscribes it; a half-space tests the signed distance of the sphere).
+//! All pairs of parts, O(n²), culled by the parts' bounding spheres (a placed primitive's
+//! circumscribed sphere; a half-space tests the signed distance of the sphere).
 
 mod analytic;
+#[cfg(test)]
+mod compound_tests;
 #[cfg(test)]
 mod node_tests;
 mod nodes;
@@ -70,7 +89,19 @@ impl Feature {
     }
 }
 
-/// A collider's geometry placed in the world.
+/// The [`ContactKey::feature`] of local feature `local` between part `part_a` of collider A and
+/// part `part_b` of collider B (bit layout in the module documentation).
+fn pack_feature(local: u32, part_a: usize, part_b: usize) -> u64 {
+    debug_assert!(part_a < 256 && part_b < 256, "part index above MAX_PARTS");
+    u64::from(local) | (part_a as u64) << 32 | (part_b as u64) << 40
+}
+
+/// The `(local, part_a, part_b)` of a packed feature id (inverse of [`pack_feature`]).
+fn unpack_feature(feature: u64) -> (u32, usize, usize) {
+    (feature as u32, ((feature >> 32) & 0xff) as usize, ((feature >> 40) & 0xff) as usize)
+}
+
+/// A primitive's geometry placed in the world (a collider, or one part of a compound body).
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Geom {
     Sphere { center: Vector3<f64>, radius: f64 },
@@ -80,19 +111,43 @@ enum Geom {
 }
 
 impl Geom {
-    fn of(world: &World, id: ColliderId) -> Geom {
+    /// The primitive `shape` placed at centre `center` with orientation `rot`.
+    fn placed(shape: &Shape, center: Vector3<f64>, rot: UnitQuaternion<f64>) -> Geom {
+        match *shape {
+            Shape::Sphere { radius } => Geom::Sphere { center, radius },
+            Shape::Box { half_extents: h } => Geom::Cuboid { center, rot, half: Vector3::from(h) },
+            Shape::Cylinder { radius, half_height } => Geom::Cylinder { center, rot, radius, half_height },
+            // validation rejects nested compounds, so a part is always a primitive
+            Shape::Compound { .. } => unreachable!("a compound part that is itself a compound"),
+        }
+    }
+
+    /// Number of parts of collider `id` (1 unless it is a compound body).
+    fn part_count(world: &World, id: ColliderId) -> usize {
+        match id {
+            ColliderId::Body(i) => match &world.bodies[i].shape {
+                Shape::Compound { parts } => parts.len(),
+                _ => 1,
+            },
+            _ => 1,
+        }
+    }
+
+    /// Part `part` of collider `id` placed in the world (`part` is 0 for a single-part collider).
+    fn part(world: &World, id: ColliderId, part: usize) -> Geom {
         match id {
             ColliderId::Body(i) => {
                 let b = &world.bodies[i];
-                let (center, rot) = (b.position, b.orientation);
-                match b.shape {
-                    Shape::Sphere { radius } => Geom::Sphere { center, radius },
-                    Shape::Box { half_extents: h } => Geom::Cuboid { center, rot, half: Vector3::from(h) },
-                    Shape::Cylinder { radius, half_height } => Geom::Cylinder { center, rot, radius, half_height },
+                match &b.shape {
+                    Shape::Compound { parts } => {
+                        let p = &parts[part];
+                        Geom::placed(&p.shape, b.position + b.orientation * p.translation, b.orientation * p.rotation)
+                    }
+                    shape => Geom::placed(shape, b.position, b.orientation),
                 }
             }
             // node colliders are points, handled by `nodes` before any `Geom` is built
-            ColliderId::Deformable(_) => unreachable!("Geom::of called on a deformable collider"),
+            ColliderId::Deformable(_) => unreachable!("Geom::part called on a deformable collider"),
             ColliderId::Static(i) => match world.statics[i].shape {
                 StaticShape::HalfSpace { normal, offset } => Geom::HalfSpace { normal, offset },
                 StaticShape::Box { center, orientation, half_extents: h } => {
@@ -101,6 +156,11 @@ impl Geom {
                 StaticShape::Sphere { center, radius } => Geom::Sphere { center, radius },
             },
         }
+    }
+
+    /// All parts of collider `id` placed in the world, by part index.
+    fn parts(world: &World, id: ColliderId) -> Vec<Geom> {
+        (0..Geom::part_count(world, id)).map(|p| Geom::part(world, id, p)).collect()
     }
 
     /// Bounding sphere `(centre, radius)`; `None` for a half-space.
@@ -204,17 +264,20 @@ pub fn detect(world: &World, margin: f64) -> ContactSet {
     let nb = world.bodies.len();
     let ids: Vec<ColliderId> =
         (0..nb).map(ColliderId::Body).chain((0..world.statics.len()).map(ColliderId::Static)).collect();
-    let geoms: Vec<Geom> = ids.iter().map(|&id| Geom::of(world, id)).collect();
+    let geoms: Vec<Vec<Geom>> = ids.iter().map(|&id| Geom::parts(world, id)).collect();
     let mut contacts = Vec::new();
     for i in 0..nb {
         for j in i + 1..ids.len() {
-            let (a, b) = (&geoms[i], &geoms[j]);
-            if !a.may_touch(b, margin) {
-                continue;
-            }
-            for f in detect_pair(a, b, margin) {
-                let key = ContactKey { a: ids[i], b: ids[j], feature: f.id };
-                contacts.push(Contact::new(world, key, f.point, f.normal, f.gap));
+            for (pa, a) in geoms[i].iter().enumerate() {
+                for (pb, b) in geoms[j].iter().enumerate() {
+                    if !a.may_touch(b, margin) {
+                        continue;
+                    }
+                    for f in detect_pair(a, b, margin) {
+                        let key = ContactKey { a: ids[i], b: ids[j], feature: pack_feature(f.id, pa, pb) };
+                        contacts.push(Contact::new(world, key, f.point, f.normal, f.gap));
+                    }
+                }
             }
         }
     }
@@ -230,8 +293,9 @@ pub fn detect(world: &World, margin: f64) -> ContactSet {
 /// the module documentation). Gaps are defined however far apart the pair has moved.
 pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
     let mut contacts = Vec::with_capacity(previous.len());
-    // The manifold of the current box-box pair, computed once per run of equal pairs.
-    let mut manifold: Option<((ColliderId, ColliderId), Vec<Feature>)> = None;
+    // The manifold of the current box-box part pair, computed once per run of equal pairs.
+    type PartPair = (ColliderId, usize, ColliderId, usize);
+    let mut manifold: Option<(PartPair, Vec<Feature>)> = None;
     for old in &previous.contacts {
         let key = old.key;
         if matches!(key.a, ColliderId::Deformable(_)) || matches!(key.b, ColliderId::Deformable(_)) {
@@ -240,24 +304,25 @@ pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
             contacts.push(Contact::new(world, key, point, normal, gap));
             continue;
         }
-        let (a, b) = (Geom::of(world, key.a), Geom::of(world, key.b));
+        let (local, pa, pb) = unpack_feature(key.feature);
+        let (a, b) = (Geom::part(world, key.a, pa), Geom::part(world, key.b, pb));
         let f = match method(&a, &b) {
-            Method::Analytic(_) => analytic_feature(&a, &b, key.feature),
+            Method::Analytic(_) => analytic_feature(&a, &b, local),
             Method::BoxBox => {
-                let pair = (key.a, key.b);
+                let pair = (key.a, pa, key.b, pb);
                 if manifold.as_ref().map(|(p, _)| *p) != Some(pair) {
                     manifold = Some((pair, box_box(&a, &b, f64::INFINITY)));
                 }
                 let points = manifold.as_ref().map_or(&[][..], |(_, pts)| pts.as_slice());
                 points
                     .iter()
-                    .find(|p| p.id == key.feature)
+                    .find(|p| p.id == local)
                     .or_else(|| {
                         points.iter().min_by(|p, q| {
                             (p.point - old.point).norm_squared().total_cmp(&(q.point - old.point).norm_squared())
                         })
                     })
-                    .map(|p| Feature { id: key.feature, ..*p })
+                    .map(|p| Feature { id: local, ..*p })
                     .or_else(|| parry::single_point(&a, &b, f64::INFINITY))
             }
             Method::SinglePoint => parry::single_point(&a, &b, f64::INFINITY),

@@ -10,7 +10,8 @@
 //! | rigid sphere body | node | sphere–sphere with radius 0 on the node side |
 //! | rigid box body | node | sphere–box with radius 0, normal reversed |
 //!
-//! Cylinder bodies and deformable–deformable pairs make no node contacts (documented limit).
+//! Cylinder and compound bodies and deformable–deformable pairs make no node contacts (documented
+//! limit): the feature id of a node contact is the bare node index, with no room for a part index.
 //! A node contact's Jacobian is the 3×3 block `±frameᵀ` on the node's DOFs ([`Contact::new`]),
 //! plus the rigid body's block when the other side is a dynamic body.
 
@@ -25,21 +26,28 @@ pub(super) fn node_feature(world: &World, key: &ContactKey) -> Option<Feature> {
         (o, ColliderId::Deformable(d)) => (d, o, false),
         _ => return None,
     };
-    let x = *world.deformables.get(node_side)?.positions.get(key.feature as usize)?;
-    if let ColliderId::Body(i) = other {
-        if matches!(world.bodies[i].shape, Shape::Cylinder { .. }) {
-            return None;
-        }
-    }
-    let f = match Geom::of(world, other) {
-        Geom::HalfSpace { normal, offset } => analytic::point_plane(key.feature, &x, &normal, offset),
+    let x = *world.deformables.get(node_side)?.positions.get(usize::try_from(key.feature).ok()?)?;
+    let id = u32::try_from(key.feature).ok()?;
+    let f = match node_partner(world, other)? {
+        Geom::HalfSpace { normal, offset } => analytic::point_plane(id, &x, &normal, offset),
         Geom::Cuboid { center, rot, half } => analytic::sphere_box(&x, 0.0, &center, &rot, &half),
         Geom::Sphere { center, radius } => analytic::sphere_sphere(&center, radius, &x, 0.0).flipped(),
         Geom::Cylinder { .. } => return None,
     };
     // the formulas above have the node as A; flip when the node is B
-    let f = Feature { id: key.feature, ..f };
+    let f = Feature { id, ..f };
     Some(if node_is_a { f } else { f.flipped() })
+}
+
+/// The geometry of `other` as a node's contact partner; `None` for the bodies that make no node
+/// contacts (cylinders, compounds).
+fn node_partner(world: &World, other: ColliderId) -> Option<Geom> {
+    if let ColliderId::Body(i) = other {
+        if matches!(world.bodies[i].shape, Shape::Cylinder { .. } | Shape::Compound { .. }) {
+            return None;
+        }
+    }
+    Some(Geom::part(world, other, 0))
 }
 
 /// All node contacts of `world` with gap below `margin`.
@@ -52,7 +60,7 @@ pub(super) fn detect(world: &World, margin: f64) -> Vec<Contact> {
         for other in others {
             // A is the lower id: rigid bodies come before deformables, statics after
             let (a, b) = if other < me { (other, me) } else { (me, other) };
-            let geom = Geom::of(world, other);
+            let Some(geom) = node_partner(world, other) else { continue };
             for &node in &body.surface_nodes {
                 let x = body.positions[node];
                 let near = match geom.bounding_sphere() {
@@ -65,7 +73,7 @@ pub(super) fn detect(world: &World, margin: f64) -> Vec<Contact> {
                 if !near {
                     continue;
                 }
-                let key = ContactKey { a, b, feature: node as u32 };
+                let key = ContactKey { a, b, feature: node as u64 };
                 if let Some(f) = node_feature(world, &key) {
                     if f.gap < margin {
                         out.push(Contact::new(world, key, f.point, f.normal, f.gap));

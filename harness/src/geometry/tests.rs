@@ -8,13 +8,13 @@ use rstest::rstest;
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, FRAC_PI_6};
 
 /// Rounding tolerance for lengths of order 1 m computed in a few floating-point operations.
-const ROUND: f64 = 1e-12;
+pub(super) const ROUND: f64 = 1e-12;
 
-fn mat() -> Material {
+pub(super) fn mat() -> Material {
     Material::rigid(0.5)
 }
 
-fn ground() -> StaticCollider {
+pub(super) fn ground() -> StaticCollider {
     StaticCollider {
         name: "ground".into(),
         shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
@@ -47,26 +47,26 @@ fn cylinder(r: f64, hh: f64, p: [f64; 3]) -> RigidBody {
     RigidBody::new("cylinder", Shape::Cylinder { radius: r, half_height: hh }, 1.0, Vector3::from(p), mat())
 }
 
-fn world(bodies: Vec<RigidBody>, statics: Vec<StaticCollider>) -> World {
+pub(super) fn world(bodies: Vec<RigidBody>, statics: Vec<StaticCollider>) -> World {
     let mut w = World::new();
     w.bodies = bodies;
     w.statics = statics;
     w
 }
 
-fn rot(axis: Vector3<f64>, angle: f64) -> UnitQuaternion<f64> {
+pub(super) fn rot(axis: Vector3<f64>, angle: f64) -> UnitQuaternion<f64> {
     UnitQuaternion::from_axis_angle(&nalgebra::Unit::new_normalize(axis), angle)
 }
 
-fn assert_vec(a: &Vector3<f64>, b: &Vector3<f64>, tol: f64) {
+pub(super) fn assert_vec(a: &Vector3<f64>, b: &Vector3<f64>, tol: f64) {
     assert!((a - b).norm() <= tol, "{a:?} != {b:?} (tol {tol:e})");
 }
 
-fn assert_close(a: f64, b: f64, tol: f64) {
+pub(super) fn assert_close(a: f64, b: f64, tol: f64) {
     assert!((a - b).abs() <= tol, "{a} != {b} (tol {tol:e})");
 }
 
-fn key(a: ColliderId, b: ColliderId, feature: u32) -> ContactKey {
+fn key(a: ColliderId, b: ColliderId, feature: u64) -> ContactKey {
     ContactKey { a, b, feature }
 }
 
@@ -163,7 +163,7 @@ fn box_rotated_about_z_rests_on_four_corners() {
     let w = world(vec![b], vec![ground()]);
     let set = detect(&w, 1e-3);
     // The bottom corners are those with a negative z coordinate: bit 2 set.
-    let features: Vec<u32> = set.contacts.iter().map(|c| c.key.feature).collect();
+    let features: Vec<u64> = set.contacts.iter().map(|c| c.key.feature).collect();
     assert_eq!(features, vec![4, 5, 6, 7]);
     for c in &set.contacts {
         assert_close(c.gap, 0.0, ROUND);
@@ -283,7 +283,7 @@ fn cylinder_standing_touches_at_rim_points() {
     let b = cylinder(r, hh, [0.0, 0.0, hh]).with_orientation(rot(Vector3::x(), FRAC_PI_2));
     let w = world(vec![b], vec![ground()]);
     let set = detect(&w, 1e-6);
-    let features: Vec<u32> = set.contacts.iter().map(|c| c.key.feature).collect();
+    let features: Vec<u64> = set.contacts.iter().map(|c| c.key.feature).collect();
     assert_eq!(features, vec![2, 3, 4, 5]);
     for c in &set.contacts {
         assert_close(c.gap, 0.0, ROUND);
@@ -292,7 +292,7 @@ fn cylinder_standing_touches_at_rim_points() {
     // Upside down, the +h cap is down.
     let b = cylinder(r, hh, [0.0, 0.0, hh]).with_orientation(rot(Vector3::x(), -FRAC_PI_2));
     let set = detect(&world(vec![b], vec![ground()]), 1e-6);
-    let features: Vec<u32> = set.contacts.iter().map(|c| c.key.feature).collect();
+    let features: Vec<u64> = set.contacts.iter().map(|c| c.key.feature).collect();
     assert_eq!(features, vec![6, 7, 8, 9]);
     // The generator ends are still defined with the axis along the normal: re-evaluating a
     // lying cylinder's contacts in the standing pose gives a bottom rim point (gap 0) and a top
@@ -347,13 +347,13 @@ fn box_box_features_survive_separation() {
     let mut q = w.positions();
     q[2] += 0.5;
     let lifted = reevaluate(&w.at_positions(&q), &set);
-    let ids: Vec<u32> = parry::box_box(
+    let ids: Vec<u64> = parry::box_box(
         (&(w.bodies[0].position + Vector3::new(0.0, 0.0, 0.5)), &w.bodies[0].orientation, &Vector3::repeat(0.1)),
         (&Vector3::new(0.0, 0.0, -0.5), &UnitQuaternion::identity(), &Vector3::new(1.0, 1.0, 0.5)),
         f64::INFINITY,
     )
     .iter()
-    .map(|f| f.id)
+    .map(|f| u64::from(f.id))
     .collect();
     for (a, b) in lifted.contacts.iter().zip(&set.contacts) {
         assert!(ids.contains(&b.key.feature));
@@ -442,10 +442,10 @@ fn reevaluate_falls_back_to_the_nearest_manifold_point() {
     // An unknown feature id placed near the first corner is matched to that corner.
     let mut stale = set.clone();
     stale.contacts.truncate(1);
-    stale.contacts[0].key.feature = u32::MAX;
+    stale.contacts[0].key.feature = u64::from(u32::MAX);
     stale.contacts[0].point += Vector3::new(0.01, -0.01, 0.0);
     let r = reevaluate(&w, &stale);
-    assert_eq!(r.contacts[0].key.feature, u32::MAX);
+    assert_eq!(r.contacts[0].key.feature, u64::from(u32::MAX));
     assert_vec(&r.contacts[0].point, &set.contacts[0].point, ROUND);
     assert_close(r.contacts[0].gap, set.contacts[0].gap, ROUND);
 }
@@ -479,7 +479,7 @@ fn material_point(w: &World, i: usize, p: &Vector3<f64>, q: &[f64]) -> Vector3<f
 /// has `|f'''| <= (s/l)^3 l = s^3/l^2` with `s` the largest point speed (`|v| + |w| R`) and `l`
 /// the smallest length (radius, half extent) of the scene; rounding of coordinates of order 1
 /// adds `~ 1e2 eps / h`.
-fn check_jacobian(w: &World, margin: f64, min_len: f64, seeds: u64) {
+pub(super) fn check_jacobian(w: &World, margin: f64, min_len: f64, seeds: u64) {
     let set = detect(w, margin);
     assert!(!set.is_empty());
     let q0 = w.positions();

@@ -3,8 +3,13 @@
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
-/// Collision and inertia shape of a rigid body, in the body frame (centred at the centre of mass).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// Most parts a [`Shape::Compound`] may have: a part index fits in the 8 bits the narrow phase
+/// packs into a contact's feature id (`crate::geometry`).
+pub const MAX_PARTS: usize = 255;
+
+/// Collision and inertia shape of a rigid body, in the body frame (centred at the centre of mass,
+/// with the principal axes of inertia along the body axes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Shape {
     /// Sphere of the given radius (m).
@@ -13,11 +18,81 @@ pub enum Shape {
     Box { half_extents: [f64; 3] },
     /// Solid cylinder whose axis is the body **y** axis; `half_height` is half its length (m).
     Cylinder { radius: f64, half_height: f64 },
+    /// The union of primitive parts (1 ..= [`MAX_PARTS`]) of one uniform density, each at a
+    /// body-frame pose. Overlapping parts count their common volume twice in the mass properties.
+    /// Build it with [`Shape::centred_compound`], which puts the body origin at the centroid.
+    Compound { parts: Vec<ShapePart> },
+}
+
+/// One primitive part of a [`Shape::Compound`]: a sphere, box or cylinder placed in the body frame
+/// at `translation` (m) with orientation `rotation` (part to body).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShapePart {
+    /// The part's shape in its own frame (a primitive; nested compounds are rejected by
+    /// [`Shape::validate`]).
+    pub shape: Shape,
+    /// Position of the part's centre in the body frame (m).
+    pub translation: Vector3<f64>,
+    /// Orientation of the part in the body frame.
+    pub rotation: UnitQuaternion<f64>,
+}
+
+impl ShapePart {
+    /// A part of shape `shape` centred at `translation`, aligned with the body axes.
+    pub fn new(shape: Shape, translation: Vector3<f64>) -> Self {
+        Self { shape, translation, rotation: UnitQuaternion::identity() }
+    }
 }
 
 impl Shape {
-    /// Principal moments of inertia (kg m^2) of a uniform solid of mass `m`, about the body axes.
+    /// A compound of `parts` translated so that their common (volume) centroid is the body origin,
+    /// and that centroid in the parts' original frame (m): a body built from the parts as given at
+    /// pose `(x, R)` is the returned shape at `(x + R shift, R)`. The principal axes are not
+    /// rotated: they must already lie along the body axes (checked by [`Shape::validate`]).
+    pub fn centred_compound(parts: Vec<ShapePart>) -> (Shape, Vector3<f64>) {
+        let shift = Shape::Compound { parts: parts.clone() }.centroid();
+        let parts = parts.into_iter().map(|p| ShapePart { translation: p.translation - shift, ..p }).collect();
+        (Shape::Compound { parts }, shift)
+    }
+
+    /// The primitive parts in the body frame: the shape itself at the origin for a primitive.
+    pub fn parts(&self) -> Vec<ShapePart> {
+        match self {
+            Shape::Compound { parts } => parts.clone(),
+            _ => vec![ShapePart::new(self.clone(), Vector3::zeros())],
+        }
+    }
+
+    /// Inertia tensor (kg m^2) of a uniform solid of mass `m` about the body origin, in body axes.
+    /// Compound parts take mass in proportion to their volume and are moved to the origin with
+    /// the parallel-axis theorem `I + m_i (|t|^2 1 - t t^T)`.
+    pub fn inertia_tensor(&self, m: f64) -> Matrix3<f64> {
+        match self {
+            Shape::Compound { parts } => {
+                let v = self.volume();
+                parts
+                    .iter()
+                    .map(|p| {
+                        let mi = m * p.shape.volume() / v;
+                        let r = p.rotation.to_rotation_matrix();
+                        let t = p.translation;
+                        r.matrix() * p.shape.inertia_tensor(mi) * r.matrix().transpose()
+                            + mi * (Matrix3::identity() * t.norm_squared() - t * t.transpose())
+                    })
+                    .sum()
+            }
+            _ => Matrix3::from_diagonal(&self.primitive_inertia(m)),
+        }
+    }
+
+    /// Principal moments of inertia (kg m^2) of a uniform solid of mass `m`, about the body axes:
+    /// the diagonal of [`Shape::inertia_tensor`] (a valid shape has no off-diagonal terms).
     pub fn principal_inertia(&self, m: f64) -> Vector3<f64> {
+        self.inertia_tensor(m).diagonal()
+    }
+
+    /// Principal moments of a primitive about its centre (zero for a compound).
+    fn primitive_inertia(&self, m: f64) -> Vector3<f64> {
         match *self {
             Shape::Sphere { radius: r } => Vector3::repeat(0.4 * m * r * r),
             Shape::Box { half_extents: h } => {
@@ -29,25 +104,102 @@ impl Shape {
                 let side = m * (3.0 * r * r + l2) / 12.0;
                 Vector3::new(side, 0.5 * m * r * r, side)
             }
+            Shape::Compound { .. } => Vector3::zeros(),
         }
     }
 
-    /// Volume (m^3).
+    /// Volume (m^3); a compound's is the sum of its parts'.
     pub fn volume(&self) -> f64 {
-        match *self {
+        match self {
             Shape::Sphere { radius: r } => 4.0 / 3.0 * std::f64::consts::PI * r.powi(3),
             Shape::Box { half_extents: h } => 8.0 * h[0] * h[1] * h[2],
             Shape::Cylinder { radius: r, half_height: h } => std::f64::consts::PI * r * r * 2.0 * h,
+            Shape::Compound { parts } => parts.iter().map(|p| p.shape.volume()).sum(),
         }
     }
 
-    /// Radius of the smallest sphere about the body origin that contains the shape (m).
-    pub fn bounding_radius(&self) -> f64 {
-        match *self {
-            Shape::Sphere { radius } => radius,
-            Shape::Box { half_extents: h } => (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
-            Shape::Cylinder { radius, half_height } => (radius * radius + half_height * half_height).sqrt(),
+    /// Volume centroid in the body frame (m): the origin for a primitive, the volume-weighted mean
+    /// of the part centres for a compound.
+    pub fn centroid(&self) -> Vector3<f64> {
+        match self {
+            Shape::Compound { parts } => {
+                parts.iter().map(|p| p.shape.volume() * p.translation).sum::<Vector3<f64>>() / self.volume()
+            }
+            _ => Vector3::zeros(),
         }
+    }
+
+    /// Radius of the smallest sphere about the body origin that contains the shape (m); for a
+    /// compound, the largest `|t| + r` over its parts (an upper bound).
+    pub fn bounding_radius(&self) -> f64 {
+        match self {
+            Shape::Sphere { radius } => *radius,
+            Shape::Box { half_extents: h } => (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
+            Shape::Cylinder { radius, half_height } => radius.hypot(*half_height),
+            Shape::Compound { parts } => {
+                parts.iter().map(|p| p.translation.norm() + p.shape.bounding_radius()).fold(0.0, f64::max)
+            }
+        }
+    }
+
+    /// Checks the sizes: finite and positive for a primitive; for a compound, 1 ..= [`MAX_PARTS`]
+    /// primitive parts with finite poses and valid sizes. The message names the offending part
+    /// and quantity (e.g. "part 3 half extent must be > 0, got -1"). Mass properties (centroid
+    /// at the origin, principal axes) are checked by [`Shape::validate_mass_frame`].
+    pub fn validate(&self) -> Result<(), String> {
+        fn positive(what: &str, v: f64) -> Result<(), String> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{what} must be > 0 and finite, got {v}"))
+            }
+        }
+        match self {
+            Shape::Sphere { radius } => positive("radius", *radius),
+            Shape::Box { half_extents } => half_extents.iter().try_for_each(|&h| positive("half extent", h)),
+            Shape::Cylinder { radius, half_height } => {
+                positive("radius", *radius)?;
+                positive("half height", *half_height)
+            }
+            Shape::Compound { parts } => {
+                if parts.is_empty() || parts.len() > MAX_PARTS {
+                    return Err(format!("compound must have 1 ..= {MAX_PARTS} parts, got {}", parts.len()));
+                }
+                for (k, p) in parts.iter().enumerate() {
+                    if matches!(p.shape, Shape::Compound { .. }) {
+                        return Err(format!("part {k} is a compound (nested compounds are not supported)"));
+                    }
+                    let pose = p.translation.iter().chain(p.rotation.coords.iter());
+                    if !pose.into_iter().all(|x| x.is_finite()) {
+                        return Err(format!("part {k} pose is not finite"));
+                    }
+                    p.shape.validate().map_err(|e| format!("part {k} {e}"))?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Checks that the body frame is the mass frame the dynamics assume: the centroid at the
+    /// origin and the inertia tensor diagonal, both to `1e-9` relative to the shape's size
+    /// (bounding radius, trace of the unit-mass tensor). Primitives satisfy this by construction.
+    pub fn validate_mass_frame(&self) -> Result<(), String> {
+        let c = self.centroid();
+        let scale = self.bounding_radius();
+        if c.norm() > 1e-9 * scale {
+            return Err(format!(
+                "centroid is at ({}, {}, {}), not at the body origin (build it with Shape::centred_compound)",
+                c.x, c.y, c.z
+            ));
+        }
+        let i = self.inertia_tensor(1.0);
+        let off = [(0, 1), (0, 2), (1, 2)].iter().map(|&(r, s)| i[(r, s)].abs()).fold(0.0, f64::max);
+        if off > 1e-9 * i.trace() {
+            return Err(format!(
+                "inertia tensor has off-diagonal terms (largest {off:e} per kg): its principal axes are not the body axes"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -132,9 +284,9 @@ impl RigidBody {
     pub fn new(name: impl Into<String>, shape: Shape, mass: f64, position: Vector3<f64>, material: Material) -> Self {
         Self {
             name: name.into(),
+            inertia: shape.principal_inertia(mass),
             shape,
             mass,
-            inertia: shape.principal_inertia(mass),
             position,
             orientation: UnitQuaternion::identity(),
             linear_velocity: Vector3::zeros(),
@@ -193,5 +345,78 @@ impl RigidBody {
         // -[r]x
         j.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-r.cross_matrix()));
         j
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cube(half: f64, at: [f64; 3]) -> ShapePart {
+        ShapePart::new(Shape::Box { half_extents: [half; 3] }, Vector3::from(at))
+    }
+
+    #[test]
+    fn symmetric_compound_inertia_is_the_parallel_axis_value() {
+        // two unit cubes (edge 1) at x = +-d, total mass m: each m/2 with m/2 (1 + 1)/12 about
+        // its centre; about y and z each adds (m/2) d^2
+        let (m, d) = (3.0, 0.8);
+        let s = Shape::Compound { parts: vec![cube(0.5, [d, 0.0, 0.0]), cube(0.5, [-d, 0.0, 0.0])] };
+        let i = s.principal_inertia(m);
+        let expected = Vector3::new(m / 6.0, m / 6.0 + m * d * d, m / 6.0 + m * d * d);
+        assert!((i - expected).norm() < 1e-14 * expected.norm(), "{i:?} vs {expected:?}");
+        assert_eq!(s.volume(), 2.0);
+        assert!((s.bounding_radius() - (d + 0.75f64.sqrt())).abs() < 1e-15);
+        s.validate().unwrap();
+        s.validate_mass_frame().unwrap();
+    }
+
+    #[test]
+    fn a_rotated_part_turns_its_inertia_and_a_single_part_compound_is_the_primitive() {
+        let b = Shape::Box { half_extents: [0.1, 0.2, 0.3] };
+        let single = Shape::Compound { parts: vec![ShapePart::new(b.clone(), Vector3::zeros())] };
+        assert!((single.principal_inertia(2.0) - b.principal_inertia(2.0)).norm() < 1e-15);
+        // a quarter turn about z swaps the x and y moments
+        let turned = ShapePart {
+            rotation: UnitQuaternion::from_axis_angle(&Vector3::z_axis(), std::f64::consts::FRAC_PI_2),
+            ..ShapePart::new(b.clone(), Vector3::zeros())
+        };
+        let i0 = b.principal_inertia(2.0);
+        let i = Shape::Compound { parts: vec![turned] }.principal_inertia(2.0);
+        assert!((i - Vector3::new(i0.y, i0.x, i0.z)).norm() < 1e-14);
+    }
+
+    #[test]
+    fn centred_compound_moves_the_centroid_to_the_origin() {
+        // volumes 1 at z = 1 and 8 at z = 3: centroid (1 + 24) / 9
+        let (s, shift) = Shape::centred_compound(vec![cube(0.5, [0.0, 0.0, 1.0]), cube(1.0, [0.0, 0.0, 3.0])]);
+        assert!((shift - Vector3::new(0.0, 0.0, 25.0 / 9.0)).norm() < 1e-15);
+        assert!(s.centroid().norm() < 1e-15);
+        let Shape::Compound { parts } = &s else { unreachable!() };
+        assert!((parts[0].translation.z - (1.0 - 25.0 / 9.0)).abs() < 1e-15);
+        s.validate_mass_frame().unwrap();
+    }
+
+    #[test]
+    fn validation_names_the_part_and_the_problem() {
+        let bad_size = Shape::Compound { parts: vec![cube(0.5, [0.0; 3]), cube(-0.1, [0.0; 3])] };
+        assert_eq!(bad_size.validate().unwrap_err(), "part 1 half extent must be > 0 and finite, got -0.1");
+        let nested = Shape::Compound {
+            parts: vec![ShapePart::new(Shape::Compound { parts: vec![cube(0.5, [0.0; 3])] }, Vector3::zeros())],
+        };
+        assert!(nested.validate().unwrap_err().contains("part 0 is a compound"));
+        let empty = Shape::Compound { parts: vec![] };
+        assert!(empty.validate().unwrap_err().contains("1 ..= 255 parts, got 0"));
+        let many = Shape::Compound { parts: vec![cube(0.1, [0.0; 3]); MAX_PARTS + 1] };
+        assert!(many.validate().unwrap_err().contains("got 256"));
+        let mut nan_pose = cube(0.1, [0.0; 3]);
+        nan_pose.translation.x = f64::NAN;
+        assert!(Shape::Compound { parts: vec![nan_pose] }.validate().unwrap_err().contains("part 0 pose"));
+        let off_centre = Shape::Compound { parts: vec![cube(0.5, [0.0, 0.0, 1.0])] };
+        assert!(off_centre.validate_mass_frame().unwrap_err().contains("centroid is at (0, 0, 1)"));
+        // centroid at the origin, but the parts lie along the diagonal x = y: I_xy != 0
+        let skew = Shape::Compound { parts: vec![cube(0.5, [1.0, 1.0, 0.0]), cube(0.5, [-1.0, -1.0, 0.0])] };
+        skew.validate().unwrap();
+        assert!(skew.validate_mass_frame().unwrap_err().contains("off-diagonal"));
     }
 }

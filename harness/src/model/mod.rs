@@ -13,7 +13,7 @@ mod joint;
 mod layout;
 mod world;
 
-pub use body::{DofMask, Material, RigidBody, Shape};
+pub use body::{DofMask, Material, RigidBody, Shape, ShapePart, MAX_PARTS};
 pub use deformable::{DeformableBody, ElasticMaterial, ElasticModel, GradientOperator, PrescribedMotion};
 pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointKind};
 pub use layout::{BlockKind, DofBlock, DofLayout};

@@ -1,7 +1,7 @@
 //! The world: bodies, static colliders, springs and gravity, with the maps between the world state
 //! and the generalized vectors `q` (positions) and `v` (velocities) of [`DofLayout`].
 
-use super::{BlockKind, DofBlock, DofLayout, Material, RigidBody, Shape};
+use super::{BlockKind, DofBlock, DofLayout, Material, RigidBody};
 use kernels::BlockDiagonal;
 use nalgebra::{DMatrix, Matrix3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
@@ -156,6 +156,10 @@ pub enum WorldError {
     /// A joint is malformed (bad body index, axis, compliance).
     #[error("joint {index} ('{name}'): {why}")]
     BadJoint { index: usize, name: String, why: String },
+    /// A rigid body's shape is malformed: a size out of range, a bad compound part, or a body frame
+    /// that is not the mass frame (centroid off the origin, principal axes off the body axes).
+    #[error("body '{body}' shape: {why}")]
+    BadShape { body: String, why: String },
     /// A deformable body is malformed.
     #[error("deformable '{name}': {why}")]
     BadDeformable { name: String, why: String },
@@ -253,18 +257,10 @@ impl World {
             )?;
             finite(|| format!("body '{n}' position"), b.position.as_slice())?;
             finite(|| format!("body '{n}' orientation"), b.orientation.coords.as_slice())?;
-            match b.shape {
-                Shape::Sphere { radius } => positive(|| format!("body '{n}' radius"), radius)?,
-                Shape::Box { half_extents } => {
-                    for h in half_extents {
-                        positive(|| format!("body '{n}' half extent"), h)?;
-                    }
-                }
-                Shape::Cylinder { radius, half_height } => {
-                    positive(|| format!("body '{n}' radius"), radius)?;
-                    positive(|| format!("body '{n}' half height"), half_height)?;
-                }
-            }
+            b.shape
+                .validate()
+                .and_then(|()| b.shape.validate_mass_frame())
+                .map_err(|why| WorldError::BadShape { body: n.clone(), why })?;
             material(&format!("body '{n}'"), &b.material)?;
             let t = b.twist();
             if (0..6).any(|i| !b.dofs.0[i] && t[i] != 0.0) {
@@ -681,7 +677,7 @@ fn reduce(b: &RigidBody, m: &nalgebra::Matrix6<f64>) -> DMatrix<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::DofMask;
+    use crate::model::{DofMask, Shape};
 
     fn ball(z: f64) -> RigidBody {
         RigidBody::new("ball", Shape::Sphere { radius: 0.1 }, 2.0, Vector3::new(0.0, 0.0, z), Material::rigid(0.5))
@@ -762,6 +758,22 @@ mod tests {
         assert!(w.validate().unwrap_err().to_string().contains("not finite"));
         w.bodies[0].material.mu = -0.1;
         assert!(w.validate().unwrap_err().to_string().contains("friction mu must be >= 0"));
+    }
+
+    #[test]
+    fn a_compound_off_its_mass_frame_is_rejected_naming_the_body() {
+        let part =
+            |z: f64| crate::model::ShapePart::new(Shape::Box { half_extents: [0.1; 3] }, Vector3::new(0.0, 0.0, z));
+        let mut w = World::new();
+        let (shape, _) = Shape::centred_compound(vec![part(0.0), part(0.5)]);
+        w.bodies.push(RigidBody::new("table", shape, 1.0, Vector3::zeros(), Material::rigid(0.5)));
+        w.validate().unwrap();
+        w.bodies[0].shape = Shape::Compound { parts: vec![part(0.0), part(0.5)] };
+        let e = w.validate().unwrap_err().to_string();
+        assert!(e.starts_with("body 'table' shape: centroid is at (0, 0, 0.25)"), "{e}");
+        w.bodies[0].shape = Shape::Box { half_extents: [0.1, -0.1, 0.1] };
+        let e = w.validate().unwrap_err().to_string();
+        assert_eq!(e, "body 'table' shape: half extent must be > 0 and finite, got -0.1");
     }
 
     #[test]

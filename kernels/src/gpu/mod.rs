@@ -24,7 +24,7 @@
 
 use crate::backend::{Backend, DeviceMemory, Precision};
 use crate::iterative::pcr::{PcrInfo, PcrParams};
-use crate::iterative::{done, KrylovError, KrylovInfo};
+use crate::iterative::{done, KrylovError, KrylovInfo, KrylovWorkspace};
 use crate::ncp::{Ncp, NormalRow};
 use crate::sparse::Csr;
 use crate::sparse_inverse::SparseInverse;
@@ -716,6 +716,7 @@ impl<T: Real> Backend for Device<T> {
         b: &[f64],
         x: &mut [f64],
         params: &PcrParams,
+        _ws: &mut KrylovWorkspace,
     ) -> Result<PcrInfo, KrylovError> {
         let n = w.nrows;
         assert!(
@@ -887,8 +888,9 @@ impl Backend for CudaBackend {
         b: &[f64],
         x: &mut [f64],
         params: &PcrParams,
+        ws: &mut KrylovWorkspace,
     ) -> Result<PcrInfo, KrylovError> {
-        self.dev().pcr_scaled_delassus(w, omega, e, pinv, b, x, params)
+        self.dev().pcr_scaled_delassus(w, omega, e, pinv, b, x, params, ws)
     }
     fn sparse_inverse_solve(&self, inv: &SparseInverse, b: &[f64], tmp: &mut [f64], x: &mut [f64]) {
         self.dev().sparse_inverse_solve(inv, b, tmp, x)

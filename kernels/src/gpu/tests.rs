@@ -151,8 +151,9 @@ fn gpu_constraint_pcr_matches_cpu_for_both_delassus_layouts() {
         let b = vector(m, 5);
         let params = PcrParams { max_iterations: 10, rel_tolerance: 0.0, abs_tolerance: 0.0 };
         let (mut xc, mut xg) = (vec![0.0; m], vec![0.0; m]);
-        let ic = Cpu.pcr_scaled_delassus(&w, &omega, &e, &pinv, &b, &mut xc, &params).unwrap();
-        let ig = g.pcr_scaled_delassus(&w, &omega, &e, &pinv, &b, &mut xg, &params).unwrap();
+        let mut ws = KrylovWorkspace::default();
+        let ic = Cpu.pcr_scaled_delassus(&w, &omega, &e, &pinv, &b, &mut xc, &params, &mut ws).unwrap();
+        let ig = g.pcr_scaled_delassus(&w, &omega, &e, &pinv, &b, &mut xg, &params, &mut ws).unwrap();
         assert_eq!(ic.iterations, ig.iterations);
         assert!(rel(&xg, &xc) <= 1e-9, "m={m} dense={} rel {}", dense_is_smaller(m, w.nnz()), rel(&xg, &xc));
         assert!(rel(&ig.residual_history, &ic.residual_history) <= 1e-9);

@@ -1,8 +1,9 @@
 //! Jacobi-preconditioned conjugate gradients (Hestenes–Stiefel; Saad 2003 Alg. 9.1). Minimises
 //! the `A`-norm of the error, so its residual may rise between iterations (Macklin §8.2, the
-//! reason nsn defaults to [`pcr`](super::pcr::pcr)). Entry point: [`cg`].
+//! reason nsn defaults to [`pcr`](super::pcr::pcr)). Entry points: [`cg`] and [`cg_with`] (reused
+//! work vectors).
 
-use super::{done, KrylovError, KrylovInfo, KrylovParams, LinearOperator};
+use super::{done, info_for, KrylovError, KrylovInfo, KrylovParams, KrylovWorkspace, LinearOperator};
 use crate::backend::Backend;
 
 /// Options of [`cg`].
@@ -13,7 +14,7 @@ pub type CgInfo = KrylovInfo;
 pub type CgError = KrylovError;
 
 /// Solves `A x = b` by PCG with the diagonal preconditioner `pinv` (ones: plain CG) from the
-/// initial guess in `x`.
+/// initial guess in `x`. Allocates its work vectors; [`cg_with`] reuses them.
 #[track_caller]
 pub fn cg<B: Backend + ?Sized>(
     backend: &B,
@@ -23,29 +24,41 @@ pub fn cg<B: Backend + ?Sized>(
     x: &mut [f64],
     params: &CgParams,
 ) -> Result<CgInfo, CgError> {
+    cg_with(backend, a, pinv, b, x, params, &mut KrylovWorkspace::default())
+}
+
+/// [`cg`] with the work vectors of `ws` (resized to the operator's dimension if needed): no
+/// allocation besides the residual histories.
+#[track_caller]
+pub fn cg_with<B: Backend + ?Sized>(
+    backend: &B,
+    a: &mut dyn LinearOperator,
+    pinv: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+    params: &CgParams,
+    ws: &mut KrylovWorkspace,
+) -> Result<CgInfo, CgError> {
     let n = a.dim();
     assert!(b.len() == n && x.len() == n && pinv.len() == n, "cg: lengths must equal the operator dimension");
-    let mut r = vec![0.0; n];
-    a.apply(x, &mut r);
-    backend.xpby(b, -1.0, &mut r);
-    let mut z = vec![0.0; n];
-    backend.mul_elem(pinv, &r, &mut z);
-    let mut p = z.clone();
-    let mut ap = vec![0.0; n];
-    let mut rz = backend.dot(&r, &z);
+    ws.resize_work(n);
+    let KrylovWorkspace { r, z, p, ap, .. } = ws;
+    a.apply(x, r);
+    backend.xpby(b, -1.0, r);
+    backend.mul_elem(pinv, r, z);
+    backend.copy(z, p);
+    let mut rz = backend.dot(r, z);
     let rz0 = rz.abs();
     let bnorm = backend.dot(b, b).sqrt();
-    let mut rn = backend.dot(&r, &r).sqrt();
-    let mut info = KrylovInfo {
-        residual_history: vec![rn],
-        precond_residual_history: vec![rz.max(0.0).sqrt()],
-        ..Default::default()
-    };
+    let mut rn = backend.dot(r, r).sqrt();
+    let mut info = info_for(params);
+    info.residual_history.push(rn);
+    info.precond_residual_history.push(rz.max(0.0).sqrt());
     let mut converged = done(params, rn, bnorm);
     let mut k = 0;
     while !converged && k < params.max_iterations {
-        a.apply(&p, &mut ap);
-        let pap = backend.dot(&p, &ap);
+        a.apply(p, ap);
+        let pap = backend.dot(p, ap);
         if !pap.is_finite() {
             return Err(KrylovError::NonFinite { iteration: k });
         }
@@ -56,15 +69,15 @@ pub fn cg<B: Backend + ?Sized>(
             return Err(KrylovError::NonPositiveCurvature { iteration: k, value: pap });
         }
         let alpha = rz / pap;
-        backend.axpy(alpha, &p, x);
-        backend.axpy(-alpha, &ap, &mut r);
-        backend.mul_elem(pinv, &r, &mut z);
-        let rz_new = backend.dot(&r, &z);
+        backend.axpy(alpha, p, x);
+        backend.axpy(-alpha, ap, r);
+        backend.mul_elem(pinv, r, z);
+        let rz_new = backend.dot(r, z);
         let beta = rz_new / rz;
         rz = rz_new;
-        backend.xpby(&z, beta, &mut p);
+        backend.xpby(z, beta, p);
         k += 1;
-        rn = backend.dot(&r, &r).sqrt();
+        rn = backend.dot(r, r).sqrt();
         info.residual_history.push(rn);
         info.precond_residual_history.push(rz.max(0.0).sqrt());
         converged = done(params, rn, bnorm);

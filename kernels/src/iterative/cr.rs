@@ -1,7 +1,8 @@
 //! Conjugate residual without preconditioning: [`pcr`](super::pcr::pcr) with `P = I`. Its
-//! Euclidean residual `||b − A x||_2` is non-increasing (Fong & Saunders 2012). Entry point: [`cr`].
+//! Euclidean residual `||b − A x||_2` is non-increasing (Fong & Saunders 2012). Entry points:
+//! [`cr`] and [`cr_with`] (reused work vectors).
 
-use super::{KrylovError, KrylovInfo, KrylovParams, LinearOperator};
+use super::{KrylovError, KrylovInfo, KrylovParams, KrylovWorkspace, LinearOperator};
 use crate::backend::Backend;
 
 /// Options of [`cr`].
@@ -11,7 +12,8 @@ pub type CrInfo = KrylovInfo;
 /// How [`cr`] breaks down.
 pub type CrError = KrylovError;
 
-/// Solves `A x = b` by conjugate residual from the initial guess in `x`.
+/// Solves `A x = b` by conjugate residual from the initial guess in `x`. Allocates its work
+/// vectors; [`cr_with`] reuses them.
 pub fn cr<B: Backend + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
@@ -19,8 +21,24 @@ pub fn cr<B: Backend + ?Sized>(
     x: &mut [f64],
     params: &CrParams,
 ) -> Result<CrInfo, CrError> {
-    let ones = vec![1.0; a.dim()];
-    super::pcr::pcr(backend, a, &ones, b, x, params)
+    cr_with(backend, a, b, x, params, &mut KrylovWorkspace::default())
+}
+
+/// [`cr`] with the work vectors of `ws` (including its vector of ones, the identity
+/// preconditioner): no allocation besides the residual histories.
+pub fn cr_with<B: Backend + ?Sized>(
+    backend: &B,
+    a: &mut dyn LinearOperator,
+    b: &[f64],
+    x: &mut [f64],
+    params: &CrParams,
+    ws: &mut KrylovWorkspace,
+) -> Result<CrInfo, CrError> {
+    ws.ones.resize(a.dim(), 1.0);
+    let ones = std::mem::take(&mut ws.ones);
+    let out = super::pcr::pcr_with(backend, a, &ones, b, x, params, ws);
+    ws.ones = ones;
+    out
 }
 
 #[cfg(test)]

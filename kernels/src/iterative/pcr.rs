@@ -5,9 +5,9 @@
 //! residual `sqrt(r·P⁻¹r)` decreases monotonically for a symmetric positive (semi-)definite `A`
 //! and the iteration can be stopped at any point with a useful result (the paper's reason to
 //! prefer it to CG on near-singular contact systems). One operator application per iteration.
-//! The entry point is [`pcr`].
+//! The entry points are [`pcr`] and [`pcr_with`] (reused work vectors).
 
-use super::{done, KrylovError, KrylovInfo, KrylovParams, LinearOperator};
+use super::{done, info_for, KrylovError, KrylovInfo, KrylovParams, KrylovWorkspace, LinearOperator};
 use crate::backend::Backend;
 
 /// Curvatures below this fraction of the initial `z·Az` count as round-off: the iteration stops
@@ -23,7 +23,8 @@ pub type PcrError = KrylovError;
 
 /// Solves `A x = b` by Jacobi-preconditioned CR from the initial guess in `x`. `pinv` is the
 /// diagonal preconditioner `P⁻¹` (entries > 0; pass ones for plain CR). The preconditioned
-/// residual history is in [`KrylovInfo::precond_residual_history`].
+/// residual history is in [`KrylovInfo::precond_residual_history`]. Allocates
+/// its work vectors; [`pcr_with`] reuses them.
 #[track_caller]
 pub fn pcr<B: Backend + ?Sized>(
     backend: &B,
@@ -33,30 +34,43 @@ pub fn pcr<B: Backend + ?Sized>(
     x: &mut [f64],
     params: &PcrParams,
 ) -> Result<PcrInfo, PcrError> {
+    pcr_with(backend, a, pinv, b, x, params, &mut KrylovWorkspace::default())
+}
+
+/// [`pcr`] with the work vectors of `ws` (resized to the operator's dimension if needed): no
+/// allocation besides the residual histories.
+#[track_caller]
+pub fn pcr_with<B: Backend + ?Sized>(
+    backend: &B,
+    a: &mut dyn LinearOperator,
+    pinv: &[f64],
+    b: &[f64],
+    x: &mut [f64],
+    params: &PcrParams,
+    ws: &mut KrylovWorkspace,
+) -> Result<PcrInfo, PcrError> {
     let n = a.dim();
     assert!(b.len() == n && x.len() == n && pinv.len() == n, "pcr: lengths must equal the operator dimension");
-    let mut r = vec![0.0; n];
-    a.apply(x, &mut r);
-    backend.xpby(b, -1.0, &mut r); // r = b - A x
-    let mut z = vec![0.0; n];
-    backend.mul_elem(pinv, &r, &mut z);
-    let mut p = z.clone();
-    let mut az = vec![0.0; n];
-    a.apply(&z, &mut az);
-    let mut ap = az.clone();
-    let mut pap = vec![0.0; n];
-    let mut zaz = backend.dot(&z, &az);
+    ws.resize_work(n);
+    let KrylovWorkspace { r, z, p, az, ap, pap, .. } = ws;
+    a.apply(x, r);
+    backend.xpby(b, -1.0, r); // r = b - A x
+    backend.mul_elem(pinv, r, z);
+    backend.copy(z, p);
+    a.apply(z, az);
+    backend.copy(az, ap);
+    let mut zaz = backend.dot(z, az);
     let zaz0 = zaz.abs();
     let bnorm = backend.dot(b, b).sqrt();
-    let mut info = KrylovInfo::default();
-    let mut rn = backend.dot(&r, &r).sqrt();
+    let mut info = info_for(params);
+    let mut rn = backend.dot(r, r).sqrt();
     info.residual_history.push(rn);
-    info.precond_residual_history.push(backend.dot(&r, &z).max(0.0).sqrt());
+    info.precond_residual_history.push(backend.dot(r, z).max(0.0).sqrt());
     let mut converged = done(params, rn, bnorm);
     let mut k = 0;
     while !converged && k < params.max_iterations {
-        backend.mul_elem(pinv, &ap, &mut pap);
-        let denom = backend.dot(&ap, &pap);
+        backend.mul_elem(pinv, ap, pap);
+        let denom = backend.dot(ap, pap);
         if !denom.is_finite() || !zaz.is_finite() {
             return Err(KrylovError::NonFinite { iteration: k });
         }
@@ -67,19 +81,19 @@ pub fn pcr<B: Backend + ?Sized>(
             return Err(KrylovError::NonPositiveCurvature { iteration: k, value: denom.min(zaz) });
         }
         let alpha = zaz / denom;
-        backend.axpy(alpha, &p, x);
-        backend.axpy(-alpha, &ap, &mut r);
-        backend.axpy(-alpha, &pap, &mut z);
-        a.apply(&z, &mut az);
-        let zaz_new = backend.dot(&z, &az);
+        backend.axpy(alpha, p, x);
+        backend.axpy(-alpha, ap, r);
+        backend.axpy(-alpha, pap, z);
+        a.apply(z, az);
+        let zaz_new = backend.dot(z, az);
         let beta = zaz_new / zaz;
         zaz = zaz_new;
-        backend.xpby(&z, beta, &mut p);
-        backend.xpby(&az, beta, &mut ap);
+        backend.xpby(z, beta, p);
+        backend.xpby(az, beta, ap);
         k += 1;
-        rn = backend.dot(&r, &r).sqrt();
+        rn = backend.dot(r, r).sqrt();
         info.residual_history.push(rn);
-        info.precond_residual_history.push(backend.dot(&r, &z).max(0.0).sqrt());
+        info.precond_residual_history.push(backend.dot(r, z).max(0.0).sqrt());
         converged = done(params, rn, bnorm);
     }
     info.iterations = k;

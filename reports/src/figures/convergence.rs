@@ -5,9 +5,13 @@
 //! column of [`RESIDUAL_PREFERENCE`] the log has, else the first column (other than `time_s`)
 //! with a positive finite value. The legend names the column, so solvers whose residuals differ in
 //! definition are never silently compared as equals. Of the logged steps of a record, the one with
-//! the most iterations (the hardest logged step; the earliest on ties) is drawn.
+//! the most iterations (the hardest logged step; the earliest on ties) is drawn. Several records
+//! of one solver (a study directory) are labelled by the settings that differ
+//! ([`super::variant_label`]).
 
-use super::{color_of, dropped_note, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{
+    dropped_note, render, source_of, variant_color, variant_label, Figure, Legend, Panel, Scale, Series, Style,
+};
 use harness::log::IterationLog;
 use harness::record::{IterationRecord, RunRecord};
 use std::path::Path;
@@ -21,6 +25,7 @@ pub const RESIDUAL_PREFERENCE: &[&str] = &[
     "grad_scaled_l2",
     "grad_l2",
     "residual_l2",
+    "merit_l2",
     "rel_change_linf",
     "rel_change_l2",
 ];
@@ -53,13 +58,14 @@ pub fn figure(
     order: &[String],
 ) -> Result<Option<Figure>, String> {
     let (mut by_iter, mut by_time, mut sources, mut picked) = (vec![], vec![], vec![], vec![]);
-    for r in records {
+    let labels: Vec<String> = records.iter().map(|r| variant_label(r, records)).collect();
+    for (r, name) in records.iter().zip(&labels) {
         let Some(it) = hardest_logged_step(r) else { continue };
         let Some(col) = residual_column(&it.log) else { continue };
         let y = it.log.column(col).expect("column exists");
         let t = it.log.column("time_s").unwrap_or(&[]);
-        let label = format!("{}: {col}", r.solver.name);
-        let color = color_of(order, &r.solver.name);
+        let label = format!("{name}: {col}");
+        let color = variant_color(order, &r.solver.name, name, &labels);
         by_iter.push(Series {
             label: label.clone(),
             color,
@@ -73,7 +79,7 @@ pub fn figure(
             style: Style::Line,
         });
         sources.push(source_of(r));
-        picked.push(format!("{} step {} ({} iterations)", r.solver.name, it.step, it.log.len()));
+        picked.push(format!("{name} step {} ({} iterations)", it.step, it.log.len()));
     }
     if by_iter.is_empty() {
         return Ok(None);

@@ -3,6 +3,9 @@
 //! registered once, so no system font is needed; rust-ecosystem.md §5).
 //!
 //! - [`convergence`]: solver residual vs iteration and vs time, per case.
+//! - [`setting_convergence`]: residual vs iteration, one line per value of a swept solver
+//!   setting (Macklin et al. Figs. 17–18: merit per Newton iteration by `r_mode`, by
+//!   `linear_solver`).
 //! - [`timing`]: solve time per step vs problem size, log-log, per solver.
 //! - [`profiles`]: Dolan–Moré performance profiles ([`crate::profile`]).
 //! - [`work_precision`]: accuracy vs cost over `dt` or solver-setting sweeps.
@@ -18,6 +21,7 @@
 pub mod convergence;
 pub mod physics;
 pub mod profiles;
+pub mod setting_convergence;
 pub mod timing;
 pub mod work_precision;
 
@@ -461,6 +465,44 @@ pub fn solver_order(records: &[RunRecord]) -> Vec<String> {
 /// Palette index of `solver` in `order`.
 pub fn color_of(order: &[String], solver: &str) -> usize {
     order.iter().position(|s| s == solver).unwrap_or(0)
+}
+
+/// The legend label of record `r` among `records`: the solver name, followed by the solver
+/// settings in which the records of that solver differ (`nsn [linear_solver=pcg, r_mode=h2]`),
+/// so that several variants of one solver on one case are told apart. Just the name when the
+/// solver has one setting combination here.
+pub fn variant_label(r: &RunRecord, records: &[&RunRecord]) -> String {
+    let same: Vec<&&RunRecord> = records.iter().filter(|o| o.solver.name == r.solver.name).collect();
+    let mut keys: Vec<&String> = same
+        .iter()
+        .flat_map(|o| o.solver.params.0.keys())
+        .filter(|k| same.iter().any(|o| o.solver.params.0.get(*k) != r.solver.params.0.get(*k)))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    if keys.is_empty() {
+        return r.solver.name.clone();
+    }
+    let kv: Vec<String> = keys.iter().map(|k| format!("{k}={}", setting_value(r.solver.params.0.get(*k)))).collect();
+    format!("{} [{}]", r.solver.name, kv.join(", "))
+}
+
+/// A setting value for a label: strings without quotes, numbers short ([`fmt_num`]).
+pub fn setting_value(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None => "—".into(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => v.as_f64().map(fmt_num).unwrap_or_else(|| v.to_string()),
+    }
+}
+
+/// Palette index of the series labelled `label` of `solver`: the solver's colour for a single
+/// variant, else shifted by the variant's position among `labels` (the distinct labels drawn).
+pub fn variant_color(order: &[String], solver: &str, label: &str, labels: &[String]) -> usize {
+    let mine: Vec<&String> =
+        labels.iter().filter(|l| l.as_str() == solver || l.starts_with(&format!("{solver} ["))).collect();
+    let k = mine.iter().position(|l| l.as_str() == label).unwrap_or(0);
+    color_of(order, solver) + k
 }
 
 /// A note for left-out points, if any.

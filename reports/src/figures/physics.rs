@@ -5,7 +5,9 @@
 //! Records of `signorini.run/1` carry no trajectories (positions), so a trajectory cannot be drawn
 //! against its analytic solution; the oracle checks (measured vs expected) are in the report's table.
 
-use super::{color_of, dropped_note, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{
+    dropped_note, render, source_of, variant_color, variant_label, Figure, Legend, Panel, Scale, Series, Style,
+};
 use harness::metrics::StepMetrics;
 use harness::record::RunRecord;
 use std::path::Path;
@@ -31,6 +33,8 @@ pub fn figure(
     if with_steps.is_empty() {
         return Ok(None);
     }
+    let all: Vec<&RunRecord> = with_steps.iter().map(|r| **r).collect();
+    let labels: Vec<String> = all.iter().map(|r| variant_label(r, &all)).collect();
     let panels: Vec<Panel> = QUANTITIES
         .iter()
         .map(|(title, y, get)| Panel {
@@ -41,11 +45,12 @@ pub fn figure(
             y_scale: Scale::Linear,
             y_range: None,
             legend: Legend::UpperRight,
-            series: with_steps
+            series: all
                 .iter()
-                .map(|r| Series {
-                    label: r.solver.name.clone(),
-                    color: color_of(order, &r.solver.name),
+                .zip(&labels)
+                .map(|(r, label)| Series {
+                    label: label.clone(),
+                    color: variant_color(order, &r.solver.name, label, &labels),
                     points: r.steps.iter().map(|s| (s.metrics.t, get(&s.metrics))).collect(),
                     style: Style::Line,
                 })

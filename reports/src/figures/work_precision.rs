@@ -2,7 +2,9 @@
 //!
 //! A *sweep* is a set of at least two completed (`ok`) records with the same case and solver whose
 //! parameters are equal except for one: the case's `dt`, or one solver setting (an iteration
-//! budget, a tolerance, ...). Records differing in anything else are different sweeps.
+//! budget, a tolerance, ...). Records differing in anything else are different sweeps. A record
+//! with the same parameters as an earlier one (the shared baseline of a study's variant
+//! directories) is counted once.
 //!
 //! Accuracy measure: for a `dt` sweep the error of the first oracle check that every record of the
 //! sweep carries, in the order of [`ORACLE_PREFERENCE`] (then alphabetical), else
@@ -66,6 +68,10 @@ pub fn sweeps(records: &[RunRecord]) -> Vec<Sweep<'_>> {
                 sub.entry(key).or_default().push(r);
             }
             for (_, mut rs) in sub {
+                let mut seen = std::collections::BTreeSet::new();
+                rs.retain(|r| {
+                    seen.insert(serde_json::to_string(&(&r.case.params.0, &r.solver.params.0)).unwrap_or_default())
+                });
                 let mut values: Vec<String> = rs.iter().map(|r| format!("{:?}", value_of(r, &param))).collect();
                 values.sort();
                 values.dedup();

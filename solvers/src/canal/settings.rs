@@ -44,8 +44,9 @@ pub struct CanalSettings {
     /// 1e-10).
     pub al_tolerance: f64,
     /// Second AL stopping test, on the relative impulse change
-    /// `||λ^{l+1} − λ^l||_2 / max(||λ^{l+1}||_2, tiny)` (dimensionless; default 1e-9): at large `β`
-    /// a small `||J v − z||` alone still allows a large impulse change.
+    /// `||λ^{l+1} − λ^l||_2 / max(||λ^{l+1}||_2, ||M v*||_2)` (dimensionless; default 1e-9): at large
+    /// `β` a small `||J v − z||` alone still allows a large impulse change; the momentum floor
+    /// lets steps whose impulses are ≈ 0 stop (README §6).
     pub impulse_tolerance: f64,
     /// Inner stopping tolerance on `||r(v)||_2 / max(||b||, ||M v||, ||Jᵀλ||)` (dimensionless;
     /// default 1e-10). `r` is Eq. (21).

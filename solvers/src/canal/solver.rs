@@ -9,8 +9,15 @@ use kernels::assembly::SymmetricPattern;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 
 const TINY: f64 = 1e-300;
-/// A Newton step shorter than this fraction of `||v||` is round-off: the inner solve stops there.
-const ROUNDOFF: f64 = 1e-14;
+/// A Newton step shorter than this fraction of `||v||` is round-off: the inner solve stops there
+/// (all three inner solvers, so that Table II compares them at the same inner tolerance).
+pub(super) const ROUNDOFF: f64 = 1e-14;
+
+/// Whether a step of squared length `step2` from a velocity of squared length `v2` is below
+/// round-off ([`ROUNDOFF`]).
+pub(super) fn below_roundoff(step2: f64, v2: f64) -> bool {
+    step2.sqrt() <= ROUNDOFF * v2.sqrt()
+}
 
 /// Counters of the last step (for the Table II ablation and the tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -34,6 +41,8 @@ pub struct Canal {
     pub(super) nv: usize,
     /// `b = M v*`.
     pub(super) b: Vec<f64>,
+    /// `||b||_2 = ||M v*||_2`: the floor of the impulse-change test's denominator (N s).
+    impulse_scale: f64,
     pub(super) v: Vec<f64>,
     /// Outer impulses `λ^l` (`= −u^l`).
     pub(super) lam: Vec<f64>,
@@ -66,6 +75,7 @@ impl Canal {
             model: Model::default(),
             nv: 0,
             b: vec![],
+            impulse_scale: 0.0,
             v: vec![],
             lam: vec![],
             lam_new: vec![],
@@ -105,6 +115,7 @@ impl Canal {
         let n = self.model.len();
         let v_star = p.free_velocity();
         self.b = p.mass.mul(&v_star);
+        self.impulse_scale = self.b.iter().map(|a| a * a).sum::<f64>().sqrt();
         self.lam = vec![0.0; n];
         if self.settings.warm_start {
             for i in 0..self.model.nc {
@@ -257,17 +268,18 @@ impl Canal {
                 *d = -r;
             }
             chol.solve_in_place(&mut self.d);
+            let v2: f64 = self.v.iter().map(|v| v * v).sum();
+            if below_roundoff(self.d.iter().map(|d| d * d).sum(), v2) {
+                // the Newton step is below round-off of v: the floor of the factorization at this β
+                return Ok((k + 1, true));
+            }
             let alpha = self.line_search(p, beta)?;
-            let (mut step2, mut v2) = (0.0, 0.0);
+            if alpha == 0.0 {
+                // no descent along d: round-off at the minimum (line_search)
+                return Ok((k + 1, true));
+            }
             for (v, d) in self.v.iter_mut().zip(&self.d) {
                 *v += alpha * d;
-                step2 += (alpha * d) * (alpha * d);
-                v2 += *v * *v;
-            }
-            if step2.sqrt() <= ROUNDOFF * v2.sqrt() {
-                // the step is below round-off of v: the floor of the factorization at this β
-                self.evaluate(p, Op::Prox, beta, false);
-                return Ok((k + 1, true));
             }
         }
         let (nr, scale) = self.evaluate(p, Op::Prox, beta, false);
@@ -363,7 +375,9 @@ impl Solver for Canal {
             self.lam.copy_from_slice(&self.lam_new);
             let dl = prev.iter().zip(&self.lam).map(|(a, b)| (a - b) * (a - b)).sum::<f64>().sqrt();
             let al_res = dl / beta;
-            let rel_change = dl / self.lam.iter().map(|a| a * a).sum::<f64>().sqrt().max(TINY);
+            // relative to the impulses, floored by the step's momentum scale ||M v*|| (README §6)
+            let lam_norm = self.lam.iter().map(|a| a * a).sum::<f64>().sqrt();
+            let rel_change = dl / lam_norm.max(self.impulse_scale).max(TINY);
             if inner == Inner::Cascaded {
                 self.update_de_saxce(Some(&prev), beta);
             }
@@ -391,7 +405,9 @@ impl Solver for Canal {
                 status = SolveStatus::Solved;
                 break;
             }
-            if l > 0 && al_res > s.zeta * al_prev {
+            // Eq. (27) is the `else` branch of Alg. 1 line 16: β grows only while ||J v − z|| is
+            // above θ_th^AL (not while only the impulse test keeps the loop running)
+            if l > 0 && al_res >= s.al_tolerance && al_res > s.zeta * al_prev {
                 beta = (s.kappa * beta).min(s.beta_max);
             }
             al_prev = al_res;

@@ -3,21 +3,32 @@
 //! - `trdogleg`: trust-region dogleg on the merit `f = ½||r||²` (Nocedal & Wright Alg. 4.3 with
 //!   the Gauss–Newton model `m(s) = ½||r + 𝒥 s||²`), or
 //! - `damped_newton`: damped semismooth Newton, Armijo backtracking on `f` (De Luca, Facchinei &
-//!   Kanzow 1996), falling back to the steepest-descent direction `−𝒥ᵀ r` when the Newton
-//!   direction is not a descent direction or `𝒥` is singular.
+//!   Kanzow 1996, Algorithm 3.1), falling back to the steepest-descent direction `−𝒥ᵀ r` when the
+//!   Newton direction fails their sufficient-descent test `∇fᵀd ≤ −ρ||d||^p` or `𝒥` is singular.
 //!
 //! `𝒥 = M + β Σ J_iᵀ D_i J_i` with the strict operator's generalized Jacobian `D_i`: not symmetric
 //! and possibly singular, so the step uses a dense LU (these variants exist for the ablation, on
 //! scenes of at most a few hundred DOFs). Every linear solve counts as one inner iteration.
+//!
+//! Table II protocol (README §6): the inner tolerance is CANAL's (`||r|| ≤ newton_tolerance ·
+//! scale`, or a Newton step below round-off of `v`). A solve that gets stuck — the merit cannot be
+//! decreased along the steepest-descent direction down to a step of 1e-12, or the trust radius
+//! falls below round-off of `v` — would repeat the same iterate until the cap, so it is counted as
+//! the cap (`max_newton_iterations`) and as a failure.
 
 use super::model::Op;
 use super::settings::Inner;
-use super::solver::Canal;
+use super::solver::{below_roundoff, Canal};
 use harness::{SolveError, StepProblem};
 use nalgebra::{DMatrix, DVector};
 
-/// Armijo constant of the damped Newton line search.
+/// Armijo constant of the damped Newton line search (De Luca et al. 1996: σ = 1e-4).
 const ARMIJO: f64 = 1e-4;
+/// Sufficient-descent test of the Newton direction, `∇fᵀd ≤ −ρ ||d||^p` (De Luca et al. 1996:
+/// ρ = 1e-8, p = 2.1).
+const DESCENT_RHO: f64 = 1e-8;
+/// Exponent `p` of the sufficient-descent test.
+const DESCENT_P: f64 = 2.1;
 
 impl Canal {
     /// Dense `𝒥` at the current iterate (after `evaluate(.., Op::Strict, .., true)`).
@@ -55,6 +66,7 @@ impl Canal {
         method: Inner,
     ) -> Result<(usize, bool), SolveError> {
         let tol = self.settings.newton_tolerance;
+        let stuck = Ok((self.settings.max_newton_iterations, false));
         let mut radius = f64::INFINITY;
         let mut v_old = self.v.clone();
         for k in 0..self.settings.max_newton_iterations {
@@ -69,19 +81,19 @@ impl Canal {
             let jm = self.dense_jacobian(p, beta);
             let r = DVector::from_column_slice(&self.r);
             let g = jm.transpose() * &r; // ∇f
-            let newton = jm.clone().lu().solve(&(-&r));
+            let newton = jm.clone().lu().solve(&(-&r)).filter(|d| d.iter().all(|x| x.is_finite()));
+            let v2: f64 = self.v.iter().map(|v| v * v).sum();
+            if newton.as_ref().is_some_and(|d| below_roundoff(d.norm_squared(), v2)) {
+                return Ok((k + 1, true)); // the Newton step is below round-off of v (as CANAL)
+            }
             v_old.copy_from_slice(&self.v);
             match method {
                 Inner::DampedNewton => {
-                    let mut d = match newton {
-                        Some(d) if d.iter().all(|x| x.is_finite()) && g.dot(&d) < 0.0 => d,
+                    let d = match newton {
+                        Some(d) if g.dot(&d) <= -DESCENT_RHO * d.norm().powf(DESCENT_P) => d,
                         _ => -&g,
                     };
-                    let mut slope = g.dot(&d);
-                    if slope >= 0.0 {
-                        d = -&g;
-                        slope = -g.dot(&g);
-                    }
+                    let slope = g.dot(&d);
                     let mut t = 1.0;
                     let mut accepted = false;
                     while t > 1e-12 {
@@ -98,20 +110,17 @@ impl Canal {
                     if !accepted {
                         self.v.copy_from_slice(&v_old);
                         self.evaluate(p, Op::Strict, beta, false);
-                        return Ok((k + 1, false)); // stuck: the merit cannot be decreased
+                        return stuck; // the merit cannot be decreased along d
                     }
                 }
                 Inner::TrDogleg => {
                     let jg = &jm * &g;
                     let (gg, jgjg) = (g.dot(&g), jg.dot(&jg));
                     if jgjg <= 0.0 {
-                        return Ok((k + 1, false));
+                        return stuck; // 𝒥ᵀr in the null space of 𝒥: no model decrease
                     }
                     let pu = -(gg / jgjg) * &g;
-                    let pn = match newton {
-                        Some(d) if d.iter().all(|x| x.is_finite()) => d,
-                        _ => pu.clone(),
-                    };
+                    let pn = newton.unwrap_or_else(|| pu.clone());
                     if !radius.is_finite() {
                         radius = pn.norm();
                     }
@@ -141,10 +150,9 @@ impl Canal {
                     if rho <= 1e-4 {
                         self.v.copy_from_slice(&v_old);
                     }
-                    let vscale = self.v.iter().map(|x| x * x).sum::<f64>().sqrt() + 1e-3;
-                    if radius < 1e-15 * vscale {
+                    if below_roundoff(radius * radius, v2) {
                         self.evaluate(p, Op::Strict, beta, false);
-                        return Ok((k + 1, false));
+                        return stuck; // the trust region has collapsed
                     }
                 }
                 Inner::Cascaded => unreachable!("the cascaded inner solve is in solver.rs"),

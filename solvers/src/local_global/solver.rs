@@ -7,7 +7,7 @@ use super::settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 use harness::model::ContactCompliance;
 use harness::{IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
 use kernels::backend::{AnyBackend, Backend};
-use kernels::iterative::{pcr, KrylovParams, LinearOperator};
+use kernels::iterative::{KrylovParams, KrylovWorkspace};
 use kernels::ncp::{friction_w, normal_row, schur_diagonal, Ncp};
 use kernels::sparse::Csr;
 use nalgebra::{DMatrix, Matrix3};
@@ -25,6 +25,8 @@ pub struct LocalGlobal {
     model: Option<Model>,
     /// Per-element local-step results `(w Gᵀ p, PD energy)` (scratch).
     local: Vec<(Vec12, f64)>,
+    /// Work vectors of the constraint solves (Eq. 26), reused across iterations and steps.
+    krylov: KrylovWorkspace,
 }
 
 impl LocalGlobal {
@@ -33,7 +35,16 @@ impl LocalGlobal {
         let ncp = Ncp::from_name(&settings.ncp).unwrap_or(Ncp::FischerBurmeister);
         let global = GlobalSolve::from_name(&settings.global_solve).unwrap_or(GlobalSolve::SparseInverse);
         let r_factor = RFactor::from_name(&settings.r_factor).unwrap_or(RFactor::Delassus);
-        Self { settings, ncp, global, r_factor, backend: kernels::backend::current(), model: None, local: vec![] }
+        Self {
+            settings,
+            ncp,
+            global,
+            r_factor,
+            backend: kernels::backend::current(),
+            model: None,
+            local: vec![],
+            krylov: KrylovWorkspace::default(),
+        }
     }
 
     /// Memory of the sparse inverse factor of the current model (after a step with
@@ -43,29 +54,6 @@ impl LocalGlobal {
             Some(super::model::GlobalInverse::SparseInverse(s)) => Some(s.memory()),
             _ => None,
         }
-    }
-}
-
-/// The constraint operator `x ↦ Ω W Ω x + E x` of Eq. 26 (never formed).
-struct ConstraintOperator<'a, B: Backend> {
-    w: &'a Csr,
-    omega: &'a [f64],
-    e: &'a [f64],
-    backend: &'a B,
-    tmp: Vec<f64>,
-    tmp2: Vec<f64>,
-}
-
-impl<B: Backend> LinearOperator for ConstraintOperator<'_, B> {
-    fn dim(&self) -> usize {
-        self.w.nrows
-    }
-    fn apply(&mut self, x: &[f64], y: &mut [f64]) {
-        self.backend.mul_elem(self.omega, x, &mut self.tmp);
-        self.backend.spmv(self.w, &self.tmp, &mut self.tmp2);
-        self.backend.mul_elem(self.omega, &self.tmp2, y);
-        self.backend.mul_elem(self.e, x, &mut self.tmp);
-        self.backend.axpy(1.0, &self.tmp, y);
     }
 }
 
@@ -357,16 +345,9 @@ impl Solver for LocalGlobal {
                 vec![1.0; m]
             };
             dlam.fill(0.0);
-            let mut op = ConstraintOperator {
-                w: &w,
-                omega: &omega,
-                e: &ediag,
-                backend: &backend,
-                tmp: vec![0.0; m],
-                tmp2: vec![0.0; m],
-            };
             let params = KrylovParams { max_iterations: s.cr_iterations, rel_tolerance: 0.0, abs_tolerance: 0.0 };
-            let info = pcr::pcr(&backend, &mut op, &pinv, &rhs, &mut dlam, &params)
+            let info = backend
+                .pcr_scaled_delassus(&w, &omega, &ediag, &pinv, &rhs, &mut dlam, &params, &mut self.krylov)
                 .map_err(|e| SolveError::Numerical { what: format!("constraint system at iteration {k}: {e}") })?;
             // (i) λ^{k+1} = λ^k + Δλ (Eq. 23a; no projection, notes §4.6)
             backend.axpy(1.0, &dlam, &mut lam);

@@ -11,6 +11,7 @@
 //! damping `t` (Eqs. 61–63). Method, options, errata handling and deviations:
 //! `solvers/src/nsn/README.md`.
 
+mod contacts;
 mod ncp;
 mod schur;
 mod settings;

@@ -8,6 +8,23 @@
 // signatures.
 pub use kernels::ncp::{friction_w, friction_w_fb_raw, normal_row, Ncp, NormalRow};
 
+/// The FB row of `(C, λ)` (Eqs. 93–95) with its derivatives replaced by those of the smoothed
+/// function `φ_μ = C + rλ − sqrt(C² + r²λ² + 2μ²)` (Jacobian smoothing, Kanzow & Pieper 1999):
+/// `α = 1 − C/D`, `S = r(1 − rλ/D)`, `D = sqrt(C² + r²λ² + 2μ²)`; `phi` stays the exact FB value,
+/// so the Newton iteration solves the paper's equations and only its matrix changes. Far from
+/// the origin (`μ ≪ |(C, rλ)|`) this is the FB Jacobian; within `μ` of it `(α, S) → (1, r)`
+/// continuously, where the paper's generalized Jacobian jumps between `(0, r)` (separating),
+/// `(2, r)` (penetrating) and `(1, 0)` (loaded) with the sign of round-off (README "Redundant
+/// contacts"). `mu = 0` returns the row unchanged (`(0, 0)` keeps Eqs. 26–27). `mu` in metres.
+pub fn fb_row_smoothed(c: f64, lambda: f64, r: f64, mu: f64) -> NormalRow {
+    let row = normal_row(Ncp::FischerBurmeister, c, lambda, r);
+    if mu <= 0.0 {
+        return row;
+    }
+    let d = (c * c + (r * lambda).powi(2) + 2.0 * mu * mu).sqrt();
+    NormalRow { phi: row.phi, alpha: 1.0 - c / d, s: r * (1.0 - r * lambda / d) }
+}
+
 /// How the two friction rows of an active contact (`μλ_n > 0`) are formed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FrictionRows {

@@ -12,7 +12,7 @@ use super::settings::LinearSolver;
 use harness::SolveError;
 use kernels::backend::Backend;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
-use kernels::iterative::{cg, pcr, KrylovParams, LinearOperator};
+use kernels::iterative::{cg, pcr, KrylovParams, KrylovWorkspace, LinearOperator};
 use kernels::sparse::Csr;
 use kernels::BlockDiagonal;
 use nalgebra::DMatrix;
@@ -62,7 +62,8 @@ pub(super) struct SchurOperator<'a, 'h, B: Backend> {
     /// `diag(C) + ε`.
     pub c: &'a [f64],
     pub backend: &'a B,
-    pub tmp: Vec<f64>,
+    /// Scratch of length `nv` (kept by the solver across iterations).
+    pub tmp: &'a mut [f64],
 }
 
 impl<B: Backend> LinearOperator for SchurOperator<'_, '_, B> {
@@ -70,9 +71,9 @@ impl<B: Backend> LinearOperator for SchurOperator<'_, '_, B> {
         self.j.nrows
     }
     fn apply(&mut self, x: &[f64], y: &mut [f64]) {
-        self.backend.spmv(self.jt, x, &mut self.tmp);
-        self.h.solve(&mut self.tmp);
-        self.backend.spmv(self.j, &self.tmp, y);
+        self.backend.spmv(self.jt, x, self.tmp);
+        self.h.solve(self.tmp);
+        self.backend.spmv(self.j, self.tmp, y);
         for ((yi, ci), xi) in y.iter_mut().zip(self.c).zip(x) {
             *yi += ci * xi;
         }
@@ -110,8 +111,18 @@ pub(super) struct LinearInfo {
     pub history: Vec<f64>,
 }
 
+/// Work vectors of the linear solves, kept by the solver across Newton iterations and steps (the
+/// Krylov vectors and the Jacobi preconditioner), so that a Krylov solve of `k` iterations costs
+/// `k` operator applications and no allocation of `m`-vectors.
+#[derive(Debug, Clone, Default)]
+pub(super) struct LinearWorkspace {
+    krylov: KrylovWorkspace,
+    pinv: Vec<f64>,
+}
+
 /// Solves `A x = b` (x starts at 0) with the chosen method. `diag` is `diag(A)` (Jacobi
 /// preconditioner and the Jacobi/Gauss–Seidel iterations).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn solve<B: Backend>(
     method: LinearSolver,
     op: &mut SchurOperator<'_, '_, B>,
@@ -120,13 +131,16 @@ pub(super) fn solve<B: Backend>(
     x: &mut [f64],
     iterations: usize,
     tolerance: f64,
+    ws: &mut LinearWorkspace,
 ) -> Result<LinearInfo, SolveError> {
     let m = b.len();
     x.fill(0.0);
     if m == 0 {
         return Ok(LinearInfo::default());
     }
-    let pinv: Vec<f64> = diag.iter().map(|d| if *d > 0.0 { 1.0 / d } else { 1.0 }).collect();
+    ws.pinv.clear();
+    ws.pinv.extend(diag.iter().map(|d| if *d > 0.0 { 1.0 / d } else { 1.0 }));
+    let pinv = &ws.pinv;
     let params = KrylovParams { max_iterations: iterations, rel_tolerance: tolerance, abs_tolerance: 0.0 };
     let backend = op.backend;
     let krylov = |r: Result<kernels::iterative::KrylovInfo, kernels::iterative::KrylovError>| {
@@ -138,8 +152,8 @@ pub(super) fn solve<B: Backend>(
         .map_err(|e| SolveError::Numerical { what: format!("Schur system: {e}") })
     };
     match method {
-        LinearSolver::Pcr => krylov(pcr::pcr(backend, op, &pinv, b, x, &params)),
-        LinearSolver::Pcg => krylov(cg::cg(backend, op, &pinv, b, x, &params)),
+        LinearSolver::Pcr => krylov(pcr::pcr_with(backend, op, pinv, b, x, &params, &mut ws.krylov)),
+        LinearSolver::Pcg => krylov(cg::cg_with(backend, op, pinv, b, x, &params, &mut ws.krylov)),
         LinearSolver::Jacobi | LinearSolver::GaussSeidel | LinearSolver::Direct => {
             if m > 3000 {
                 return Err(SolveError::Unsupported {

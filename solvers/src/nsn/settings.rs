@@ -94,6 +94,19 @@ pub struct NsnSettings {
     /// paper's `W` — README "Friction rows") or `"fixed_point"` (the paper's FB/min `W` of
     /// Eqs. 103–105 strictly inside the cone, projection rows on and outside it).
     pub friction: String,
+    /// How the contacts are evaluated at a Newton iterate in the nonlinear mode: `"carried"`
+    /// (the paper's Eq. 9: normal fixed at the start of the step, contact points fixed
+    /// in the bodies, `C_n(q)` smooth) or `"redetect"` (default; the closest features recomputed
+    /// at every iterate by `geometry::reevaluate`; box–box manifolds jump between iterates —
+    /// README "Redundant contacts").
+    pub contacts: String,
+    /// Jacobian smoothing of the Fischer–Burmeister rows (a deviation, README "Redundant
+    /// contacts"): the Newton matrix uses the derivatives of `C + rλ − sqrt(C² + r²λ² + 2μ²)` with
+    /// `μ = fb_smoothing · res · h s_v` (`res` the previous iterate's largest scaled residual, 1 at
+    /// the first), the residual stays the exact FB value (Eq. 93). Dimensionless, >= 0; default 0,
+    /// the paper's generalized Jacobian (Eqs. 26–27, 94–95); 0.1 makes the perturbed redundant
+    /// box stack converge (README "Redundant contacts", where the open slope issue is recorded).
+    pub fb_smoothing: f64,
 }
 
 impl Default for NsnSettings {
@@ -111,6 +124,8 @@ impl Default for NsnSettings {
             geometric_stiffness: true,
             mode: "nonlinear".into(),
             friction: "projection".into(),
+            contacts: "redetect".into(),
+            fb_smoothing: 0.0,
         }
     }
 }
@@ -153,6 +168,12 @@ impl harness::Settings for NsnSettings {
         }
         if self.friction != "projection" && self.friction != "fixed_point" {
             return Err(format!("friction: must be one of projection, fixed_point, got '{}'", self.friction));
+        }
+        if self.contacts != "carried" && self.contacts != "redetect" {
+            return Err(format!("contacts: must be one of carried, redetect, got '{}'", self.contacts));
+        }
+        if !(self.fb_smoothing.is_finite() && self.fb_smoothing >= 0.0) {
+            return Err(format!("fb_smoothing: must be finite and >= 0, got {}", self.fb_smoothing));
         }
         Ok(())
     }

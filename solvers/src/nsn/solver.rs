@@ -1,7 +1,8 @@
 //! [`Nsn`]: one time step of Macklin et al.'s non-smooth Newton method (notes §10.2).
 
-use super::ncp::{friction_rows, friction_w, normal_row, FrictionRows, Ncp};
-use super::schur::{factor_sparse, schur_diagonal, solve, HFactor, SchurOperator};
+use super::contacts::carried_contacts;
+use super::ncp::{fb_row_smoothed, friction_rows, friction_w, normal_row, FrictionRows, Ncp};
+use super::schur::{factor_sparse, schur_diagonal, solve, HFactor, LinearWorkspace, SchurOperator};
 use super::settings::{LinearSolver, NsnSettings, RMode};
 use harness::model::ContactCompliance;
 use harness::{ContactSet, IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
@@ -22,6 +23,10 @@ pub struct Nsn {
     /// The compute backend chosen at start-up (`--backend`; the CPU unless a GPU was selected).
     backend: AnyBackend,
     chol: Option<SparseCholesky>,
+    /// Work vectors of the Schur solves and the operator's scratch, reused across Newton
+    /// iterations and steps.
+    linear_ws: LinearWorkspace,
+    op_tmp: Vec<f64>,
     /// Preconditioned residual histories of the linear solves of the last step (tests, studies).
     pub(super) last_linear_histories: Vec<Vec<f64>>,
 }
@@ -39,6 +44,8 @@ impl Nsn {
             linear,
             backend: kernels::backend::current(),
             chol: None,
+            linear_ws: LinearWorkspace::default(),
+            op_tmp: vec![],
             last_linear_histories: vec![],
         }
     }
@@ -148,7 +155,10 @@ impl Solver for Nsn {
         }
         let mut lam = vec![[0.0f64; 3]; nc];
         let mut q = p.integrate(&u);
-        let mut cs = if nonlinear { p.contacts_at(&q) } else { p.contacts.clone() };
+        // contacts at an iterate: Eq. 9 (fixed normal, body-fixed points) or re-detected
+        let carried = s.contacts == "carried";
+        let at = |q: &[f64]| if carried { carried_contacts(p, q) } else { p.contacts_at(q) };
+        let mut cs = if nonlinear { at(&q) } else { p.contacts.clone() };
         let mut gs = vec![0.0; nv];
         let mass_dv: Vec<f64> = p.mass.mul(&u_tilde.iter().zip(&p.v0).map(|(a, b)| a - b).collect::<Vec<_>>());
         let scale_g = inf_norm(&mass_dv) + inf_norm(&p.mass.mul(&p.v0)) + TINY;
@@ -163,10 +173,14 @@ impl Solver for Nsn {
         let (mut x, mut du, mut tmp) = (vec![0.0; m], vec![0.0; nv], vec![0.0; nv]);
         let mut rhs = vec![0.0; m];
         let mut status = SolveStatus::MaxIterations;
+        // the previous iterate's largest scaled residual (1 before the first): sets the FB
+        // smoothing radius μ = fb_smoothing · res · h s_v
+        let mut res_prev = 1.0f64;
         let mut iterations = 0;
         self.last_linear_histories.clear();
         let mut hfac = self.chol.take();
         for k in 0..=s.max_newton_iterations {
+            let smoothing = s.fb_smoothing * res_prev * scale_x;
             // 1. raw rows and gaps at the current iterate
             let jraw = raw_jacobian(&cs, nv, &fixed);
             let ju = jraw.mul(&u);
@@ -183,7 +197,13 @@ impl Solver for Nsn {
                     lam[i][1] = 0.0;
                     lam[i][2] = 0.0;
                 }
-                let row = normal_row(self.ncp, gap, lam[i][0], r_n[i]);
+                // FB with Jacobian smoothing of radius μ (README "Redundant contacts"), or the
+                // paper's rows (Eqs. 93–98)
+                let row = if self.ncp == Ncp::FischerBurmeister {
+                    fb_row_smoothed(gap, lam[i][0], r_n[i], smoothing)
+                } else {
+                    normal_row(self.ncp, gap, lam[i][0], r_n[i])
+                };
                 eta[3 * i] = row.phi / h;
                 cdiag[3 * i] = row.s / (h * h);
                 alphas[i] = row.alpha;
@@ -270,6 +290,7 @@ impl Solver for Nsn {
             let merit = (g.iter().chain(&eta).map(|v| v * v).sum::<f64>()).sqrt();
             let (res_g, res_n, res_f) = (inf_norm(&g) / scale_g, phi_n_max / scale_x, phi_f_max / scale_v);
             let converged = s.tolerance > 0.0 && res_g.max(res_n).max(res_f) <= s.tolerance;
+            res_prev = res_g.max(res_n).max(res_f);
             if converged || k == s.max_newton_iterations {
                 if converged {
                     status = SolveStatus::Solved;
@@ -335,11 +356,17 @@ impl Solver for Nsn {
             let diag: Vec<f64> =
                 schur_diagonal(&jn, &hinv, &block_of).iter().zip(&cdiag).map(|(d, c)| d + c + s.epsilon).collect();
             let cshift: Vec<f64> = cdiag.iter().map(|c| c + s.epsilon).collect();
-            let backend = self.backend.clone();
-            let mut op =
-                SchurOperator { j: &jn, jt: &jnt, h: &mut hf, c: &cshift, backend: &backend, tmp: vec![0.0; nv] };
-            let info = solve(self.linear, &mut op, &diag, &rhs, &mut x, s.linear_iterations, s.linear_tolerance)?;
-            drop(op);
+            self.op_tmp.resize(nv, 0.0);
+            let mut op = SchurOperator {
+                j: &jn,
+                jt: &jnt,
+                h: &mut hf,
+                c: &cshift,
+                backend: &self.backend,
+                tmp: &mut self.op_tmp,
+            };
+            let (its, tol) = (s.linear_iterations, s.linear_tolerance);
+            let info = solve(self.linear, &mut op, &diag, &rhs, &mut x, its, tol, &mut self.linear_ws)?;
             // 6. Δu = H⁻¹ (Jᵀ x − g)  (Eq. 60)
             for i in 0..nc {
                 if matches!(rows[i], FrictionRows::Projected { .. }) {
@@ -374,7 +401,7 @@ impl Solver for Nsn {
             }
             let u_new: Vec<f64> = u.iter().zip(&du).map(|(a, d)| a + t * d).collect();
             let q_new = p.integrate(&u_new);
-            let cs_new = if nonlinear { p.contacts_at(&q_new) } else { cs.clone() };
+            let cs_new = if nonlinear { at(&q_new) } else { cs.clone() };
             // 8. geometric stiffness (§8.3, Eqs. 71-74 with the notes' sign): deformable DOFs only
             if s.geometric_stiffness && nonlinear && has_def && nc > 0 {
                 let f_old = cs.transpose_mul(&lam, nv);
