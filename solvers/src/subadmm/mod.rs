@@ -7,7 +7,9 @@
 //! paper's pseudo-density initial value. `split = body | subsystem | none` gives the Table III
 //! ablation. Equations, defaults, choices and deviations: `solvers/src/subadmm/README.md`.
 
+mod joints;
 mod settings;
+mod setup;
 mod solver;
 #[cfg(test)]
 mod tests;

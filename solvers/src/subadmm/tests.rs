@@ -3,7 +3,7 @@
 //! splits, and identical results with threads.
 
 use super::*;
-use crate::canal::tests::{dense_box, dense_box_moving};
+use crate::canal::tests::dense_box;
 use crate::canal::{Canal, CanalSettings};
 use harness::model::{Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
 use harness::{
@@ -119,7 +119,7 @@ fn splits_give_the_same_converged_answer() {
         for (f, (sx, sy)) in [(-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0), (1.0, 1.0)].iter().enumerate() {
             let c = w.bodies[b].position;
             let pt = Vector3::new(c.x + sx * h[0], c.y + sy * h[1], 0.0);
-            let key = ContactKey { a: ColliderId::Body(b), b: ColliderId::Static(0), feature: f as u32 };
+            let key = ContactKey { a: ColliderId::Body(b), b: ColliderId::Static(0), feature: f as u64 };
             contacts.push(Contact::new(&w, key, pt, Vector3::z(), 0.0));
         }
     }
@@ -144,13 +144,91 @@ fn splits_give_the_same_converged_answer() {
     }
 }
 
+/// A branched tree on the ground: a trunk with three two-link legs (hinges at the hips and
+/// knees), `grid × grid` contacts under each foot, and a free box beside it with 4 contacts.
+fn branched_tree(grid: usize) -> (World, ContactSet) {
+    let mut w = ground(0.8);
+    let trunk = [0.2, 0.2, 0.05];
+    let link = [0.03, 0.03, 0.05];
+    let body = |name: &str, h: [f64; 3], m: f64, at: Vector3<f64>| {
+        RigidBody::new(name, Shape::Box { half_extents: h }, m, at, Material::rigid(0.8))
+    };
+    w.bodies.push(body("trunk", trunk, 4.0, Vector3::new(0.0, 0.0, 0.25)));
+    w.bodies[0].linear_velocity = Vector3::new(0.05, -0.02, -0.1);
+    w.bodies[0].angular_velocity = Vector3::new(0.2, 0.1, 0.0);
+    let mut feet = vec![];
+    for (leg, (x, y)) in [(0.15, 0.15), (-0.15, 0.15), (0.0, -0.15)].into_iter().enumerate() {
+        let thigh = w.bodies.len();
+        w.bodies.push(body(&format!("thigh{leg}"), link, 0.5, Vector3::new(x, y, 0.15)));
+        w.bodies.push(body(&format!("shin{leg}"), link, 0.3, Vector3::new(x, y, 0.05)));
+        w.joints.push(Joint::hinge_at(&w, thigh, Some(0), Vector3::new(x, y, 0.2), Vector3::y()));
+        w.joints.push(Joint::hinge_at(&w, thigh + 1, Some(thigh), Vector3::new(x, y, 0.1), Vector3::y()));
+        feet.push((thigh + 1, link, grid));
+    }
+    w.bodies.push(body("box", [0.05, 0.05, 0.05], 1.0, Vector3::new(0.5, 0.0, 0.05)));
+    w.bodies.last_mut().unwrap().linear_velocity = Vector3::new(-0.1, 0.0, -0.05);
+    feet.push((w.bodies.len() - 1, [0.05, 0.05, 0.05], 2));
+    let mut contacts = vec![];
+    for (b, h, n) in feet {
+        let c = w.bodies[b].position;
+        for (f, (i, j)) in (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).enumerate() {
+            let at = |k: usize, h: f64| if n == 1 { 0.0 } else { h * (2.0 * k as f64 / (n - 1) as f64 - 1.0) };
+            let key = ContactKey { a: ColliderId::Body(b), b: ColliderId::Static(0), feature: f as u64 };
+            contacts.push(Contact::new(
+                &w,
+                key,
+                Vector3::new(c.x + at(i, h[0]), c.y + at(j, h[1]), 0.0),
+                Vector3::z(),
+                0.0,
+            ));
+        }
+    }
+    (w, ContactSet { contacts })
+}
+
+/// The branched tree: the joint rows are solved exactly inside every v-step, so after only 3
+/// iterations (contacts far from converged) the joint law `G v − v̂ + rγ = 0` holds to rounding
+/// both with the body split (S factored by block elimination over the joint tree) and with the
+/// subsystem split (dense S); converged, the two splits agree.
+#[test]
+fn branched_tree_joints_are_exact_every_iteration() {
+    let (w, cs) = branched_tree(1);
+    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    assert_eq!(p.nb(), 30, "six hinges of five rows");
+    for split in ["body", "subsystem"] {
+        let s = SubAdmmSettings { split: split.into(), max_iterations: 3, ..SubAdmmSettings::default() };
+        let (sol, _) = solve(&w, &cs, s);
+        let vmax = sol.v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        for (row, g) in p.bilateral.rows.iter().zip(&sol.bilateral) {
+            let (vh, r) = row.law(DT);
+            // a direct solve: rounding of a few hundred operations on O(vmax) velocities
+            assert!((row.velocity(&sol.v) - vh + r * g).abs() < 1e-12 * vmax.max(1.0), "{split}");
+        }
+    }
+    let converged: Vec<StepSolution> = ["body", "subsystem"]
+        .iter()
+        .map(|s| solve(&w, &cs, SubAdmmSettings { split: s.to_string(), ..tight() }).0)
+        .collect();
+    for (x, y) in converged[0].v.iter().zip(&converged[1].v) {
+        assert!((x - y).abs() < 1e-7, "{:?} vs {:?}", converged[0].v, converged[1].v);
+    }
+}
+
+/// Two units (the tree and the box) and 79 contacts: every phase runs on the pool with
+/// `threads = 2` (units in parallel, the z-step in chunks), and the result is bit-identical
+/// (the only reductions are maxima).
 #[test]
 fn threads_give_identical_results() {
-    let (w, cs) = dense_box_moving(0.5, 4, Vector3::new(0.01, 0.0, -0.01), Vector3::new(0.0, 0.0, 0.05));
-    let (a, _) = solve(&w, &cs, SubAdmmSettings::default());
-    let (b, _) = solve(&w, &cs, SubAdmmSettings { threads: 2, ..SubAdmmSettings::default() });
-    assert_eq!(a.v, b.v);
-    assert_eq!(a.impulses, b.impulses);
+    let (w, cs) = branched_tree(5);
+    assert!(cs.contacts.len() >= 64);
+    for split in ["body", "subsystem", "none"] {
+        let s = SubAdmmSettings { split: split.into(), ..SubAdmmSettings::default() };
+        let (a, _) = solve(&w, &cs, s.clone());
+        let (b, _) = solve(&w, &cs, SubAdmmSettings { threads: 2, ..s });
+        assert_eq!(a.v, b.v, "{split}");
+        assert_eq!(a.impulses, b.impulses, "{split}");
+        assert_eq!(a.bilateral, b.bilateral, "{split}");
+    }
 }
 
 #[test]

@@ -1,81 +1,141 @@
 //! One solve unit of SubADMM's v-step (Eq. 34): a subsystem (split `body` or `subsystem`) or the
-//! whole system (split `none`). It factors `K = M_u + β Σ J_igᵀ J_ig` and solves
-//! `K v = rhs + G_uᵀ γ`, `G_u v − v̂ + R γ = 0` for the unit's joint rows exactly, by the Schur
-//! complement `S = G K⁻¹ Gᵀ + R` (maximal coordinates: the joints of an articulated subsystem are
-//! constraints inside the unit, where the paper's reduced coordinates have none).
+//! whole system (split `none`). It holds the unit's slack-block elements `J_ig` (on local
+//! indices), factors `K = M_u + β Σ J_igᵀ J_ig` once per β and back-substitutes every iteration;
+//! the unit's joint rows are solved exactly by the Schur complement in `joints.rs`.
 //!
 //! `K`'s structure is what Table III measures: with the body split every slack block lies on one
-//! body, so `K` is block diagonal with 6×6 blocks (the analogue of the paper's tree-sparse
-//! factorisation); with the subsystem split a block can couple the bodies of a subsystem and `K` is
-//! factored as one dense matrix; with no split `K` is the global sparse matrix.
+//! body, so `K` is block diagonal with one 6×6 augmented inertia per body (Eq. 41: `H_b = M_b +
+//! β Σ J_{i,b}ᵀ J_{i,b}`; the analogue of the paper's tree-sparse factorisation); with the
+//! subsystem split a block can couple the bodies of a subsystem and `K` is one dense matrix; with
+//! no split `K` is the global sparse matrix, whose symbolic analysis is kept across steps while
+//! its pattern does not change.
 
+use super::joints::{dot, Joints};
+use super::settings::Split;
 use kernels::assembly::SymmetricPattern;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
-use nalgebra::{Cholesky, DMatrix, DVector, Dyn};
+use kernels::dense_cholesky::{factor_in_place, solve_in_place};
 
-/// How `K` is stored and factored.
-pub(super) enum KFactor {
-    /// One dense factor per body: `(local offset, size, factor)`.
-    Blocks(Vec<(usize, usize, Cholesky<f64, Dyn>)>),
-    /// One dense factor for the unit.
-    Dense(Cholesky<f64, Dyn>),
-    /// Sparse factor of the whole system.
-    Sparse(Box<SparseCholesky>),
-    /// Not factored yet.
-    Empty,
+/// A body of a unit: local offset, size, and offset of its `n × n` blocks in the unit's flat
+/// mass and block-factor arrays.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Body {
+    pub off: usize,
+    pub n: usize,
+    pub at: usize,
 }
 
-/// Joint rows of a unit and their Schur complement.
-pub(super) struct JointPart {
-    /// Per row: local column indices and coefficients.
-    pub rows: Vec<(Vec<usize>, Vec<f64>)>,
-    pub v_hat: Vec<f64>,
-    pub r: Vec<f64>,
-    /// `K⁻¹ Gᵀ` (`nu × nr`).
-    y: DMatrix<f64>,
-    s: Option<Cholesky<f64, Dyn>>,
-}
-
-/// A unit's element matrix: `β J_igᵀ J_ig` on local indices.
+/// A slack block `z_ig` seen from its unit: the element `J_ig` (`dim × len`, row-major at
+/// `coef`, columns `local[start..start + len]`) and where its `z` and `λ` live.
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Element {
-    pub local: Vec<usize>,
-    /// `dim × local.len()` row-major.
-    pub rows: Vec<f64>,
-    pub dim: usize,
+    /// Constraint index and block index within the constraint.
+    pub con: usize,
+    pub block: usize,
+    dim: usize,
+    start: usize,
+    len: usize,
+    coef: usize,
+    /// The body holding the first column (all columns with the body split).
+    body: usize,
+}
+
+/// How `K` is factored.
+pub(super) enum KFactor {
+    /// One dense factor per body, laid out like `Unit::mass` (split `body`).
+    Blocks(Vec<f64>),
+    /// One dense `n × n` factor (split `subsystem`).
+    Dense(Vec<f64>),
+    /// Global sparse factor (split `none`).
+    Sparse(Box<SparseK>),
+}
+
+/// The sparse `K` of split `none`: pattern (bodies' mass blocks then slack elements), its
+/// factor, and value/element buffers reused by every refactorisation.
+pub(super) struct SparseK {
+    pattern: SymmetricPattern,
+    chol: SparseCholesky,
+    values: Vec<f64>,
+    local: Vec<f64>,
+}
+
+impl KFactor {
+    /// The storage `split` asks for, unfactored: empty dense storage (sized at the first
+    /// factorisation), or for split `none` the previous step's sparse factor `reuse` (its symbolic
+    /// analysis is kept by [`Unit::prepare_sparse`] if the pattern still fits).
+    pub fn for_split(split: Split, reuse: Option<KFactor>) -> Option<Self> {
+        match split {
+            Split::Body => Some(KFactor::Blocks(vec![])),
+            Split::Subsystem => Some(KFactor::Dense(vec![])),
+            Split::None => reuse,
+        }
+    }
+
+    /// `x ← H_b⁻¹ x` for one body of a block-diagonal `K`.
+    pub fn solve_body(&self, b: &Body, x: &mut [f64]) {
+        let KFactor::Blocks(l) = self else { panic!("solve_body on a non-block factor") };
+        solve_in_place(b.n, &l[b.at..b.at + b.n * b.n], x);
+    }
+
+    /// `x ← K⁻¹ x` over the whole unit.
+    pub fn solve(&mut self, bodies: &[Body], x: &mut [f64]) {
+        match self {
+            KFactor::Blocks(l) => {
+                for b in bodies {
+                    solve_in_place(b.n, &l[b.at..b.at + b.n * b.n], &mut x[b.off..b.off + b.n]);
+                }
+            }
+            KFactor::Dense(l) => solve_in_place(x.len(), l, x),
+            KFactor::Sparse(s) => s.chol.solve_in_place(x),
+        }
+    }
 }
 
 /// One solve unit.
 pub(super) struct Unit {
     /// Global velocity indices, sorted.
     pub dofs: Vec<usize>,
-    /// Bodies: `(local offset, size, mass block index)`.
-    pub bodies: Vec<(usize, usize, usize)>,
-    /// Global indices of the problem's bilateral rows solved here.
-    pub joint_rows: Vec<usize>,
-    pub joints: Option<JointPart>,
-    pub kfac: KFactor,
-    pattern: Option<SymmetricPattern>,
-    pub v: DVector<f64>,
-    pub rhs: DVector<f64>,
-    tmp: DVector<f64>,
-    /// Joint impulses of the last solve.
-    pub gamma: DVector<f64>,
+    pub bodies: Vec<Body>,
+    /// Body mass blocks, row-major, at `Body::at`.
+    mass: Vec<f64>,
+    /// `b_u = M_u v*_u` and its norm.
+    b: Vec<f64>,
+    b_norm: f64,
+    elements: Vec<Element>,
+    local: Vec<usize>,
+    coef: Vec<f64>,
+    /// Joint rows solved inside the unit (splits `body`, `subsystem`).
+    pub joints: Option<Joints>,
+    k: Option<KFactor>,
+    /// Velocity of the last solve (local).
+    pub v: Vec<f64>,
+    work: Vec<f64>,
 }
 
 impl Unit {
-    pub fn new(dofs: Vec<usize>, bodies: Vec<(usize, usize, usize)>) -> Self {
+    /// A unit over `dofs` (sorted global indices) with bodies `(local offset, mass block)`, `b_u`
+    /// and `K` storage `k`.
+    pub fn new(dofs: Vec<usize>, bodies: &[(usize, &nalgebra::DMatrix<f64>)], b: Vec<f64>, k: Option<KFactor>) -> Self {
+        let (mut mass, mut list) = (vec![], Vec::with_capacity(bodies.len()));
+        for &(off, m) in bodies {
+            list.push(Body { off, n: m.nrows(), at: mass.len() });
+            mass.extend(m.iter()); // symmetric: column-major = row-major
+        }
         let n = dofs.len();
+        let b_norm = norm(&b);
         Self {
             dofs,
-            bodies,
-            joint_rows: vec![],
+            bodies: list,
+            mass,
+            b,
+            b_norm,
+            elements: vec![],
+            local: vec![],
+            coef: vec![],
             joints: None,
-            kfac: KFactor::Empty,
-            pattern: None,
-            v: DVector::zeros(n),
-            rhs: DVector::zeros(n),
-            tmp: DVector::zeros(n),
-            gamma: DVector::zeros(0),
+            k,
+            v: vec![0.0; n],
+            work: vec![0.0; n],
         }
     }
 
@@ -84,174 +144,194 @@ impl Unit {
         self.dofs.binary_search(&g).expect("dof of this unit")
     }
 
-    pub fn set_joints(&mut self, jp: JointPart, rows: Vec<usize>) {
-        self.gamma = DVector::zeros(jp.rows.len());
-        self.joints = Some(jp);
-        self.joint_rows = rows;
+    /// Adds the element of block `block` of constraint `con`: columns `(global dof, coefficients
+    /// of rows 0..dim)`. Returns its index.
+    pub fn push_element(&mut self, con: usize, block: usize, dim: usize, cols: &[(usize, [f64; 3])]) -> usize {
+        let (start, coef) = (self.local.len(), self.coef.len());
+        for &(g, _) in cols {
+            self.local.push(self.local(g));
+        }
+        for r in 0..dim {
+            self.coef.extend(cols.iter().map(|c| c.1[r]));
+        }
+        let first = self.local[start];
+        let body = self.bodies.partition_point(|b| b.off + b.n <= first);
+        self.elements.push(Element { con, block, dim, start, len: cols.len(), coef, body });
+        self.elements.len() - 1
     }
 
-    /// Factors `K = M_u + β Σ elements` in the form `kind` asks for, then the joint Schur part.
-    pub fn factor(
-        &mut self,
-        mass: &kernels::BlockDiagonal,
-        elements: &[Element],
-        beta: f64,
-        kind: super::settings::Split,
-    ) -> Result<(), String> {
-        use super::settings::Split;
+    /// `out = J_ig v` for element `e` with the unit's current `v`.
+    pub fn element_velocity(&self, e: usize, out: &mut [f64; 3]) {
+        let el = &self.elements[e];
+        let cols = &self.local[el.start..el.start + el.len];
+        for (r, o) in out.iter_mut().enumerate().take(el.dim) {
+            let c = &self.coef[el.coef + r * el.len..el.coef + (r + 1) * el.len];
+            *o = c.iter().zip(cols).map(|(a, &l)| a * self.v[l]).sum();
+        }
+    }
+
+    /// `x += Σ_e J_eᵀ w(e)` over the unit's elements.
+    fn add_elements_transpose(&self, x: &mut [f64], w: impl Fn(&Element) -> [f64; 3]) {
+        for el in &self.elements {
+            let s = w(el);
+            let cols = &self.local[el.start..el.start + el.len];
+            for (r, &sr) in s.iter().enumerate().take(el.dim) {
+                let c = &self.coef[el.coef + r * el.len..el.coef + (r + 1) * el.len];
+                for (a, &l) in c.iter().zip(cols) {
+                    x[l] += a * sr;
+                }
+            }
+        }
+    }
+
+    /// Sets the velocity (local) from a global vector.
+    pub fn set_velocity(&mut self, v: &[f64]) {
+        for (x, &g) in self.v.iter_mut().zip(&self.dofs) {
+            *x = v[g];
+        }
+    }
+
+    /// Factors `K = M_u + β Σ J_eᵀ J_e` (Eqs. 40–41 in maximal coordinates), then the joint
+    /// Schur complement.
+    pub fn factor(&mut self, beta: f64) -> Result<(), String> {
         let n = self.dofs.len();
-        match kind {
-            Split::Body => {
-                let mut facs = Vec::with_capacity(self.bodies.len());
-                let mut mats: Vec<DMatrix<f64>> =
-                    self.bodies.iter().map(|&(_, _, mb)| mass.blocks()[mb].clone()).collect();
-                for e in elements {
-                    let k = self.bodies.iter().position(|&(o, s, _)| e.local[0] >= o && e.local[0] < o + s).unwrap();
-                    let o = self.bodies[k].0;
-                    add_gram(&mut mats[k], e, beta, |l| l - o);
+        let mut k = self.k.take().expect("K storage");
+        match &mut k {
+            KFactor::Blocks(l) => {
+                l.clone_from(&self.mass);
+                for el in &self.elements {
+                    let b = self.bodies[el.body];
+                    self.add_gram(el, beta, &mut l[b.at..b.at + b.n * b.n], b.n, b.off);
                 }
-                for (&(o, s, _), m) in self.bodies.iter().zip(mats) {
-                    let c = m.cholesky().ok_or("body block of K not positive definite")?;
-                    facs.push((o, s, c));
+                for b in &self.bodies {
+                    factor_in_place(b.n, &mut l[b.at..b.at + b.n * b.n])
+                        .map_err(|e| format!("body block of K: {e}"))?;
                 }
-                self.kfac = KFactor::Blocks(facs);
             }
-            Split::Subsystem => {
-                let mut m = DMatrix::zeros(n, n);
-                for &(o, s, mb) in &self.bodies {
-                    m.view_mut((o, o), (s, s)).copy_from(&mass.blocks()[mb]);
-                }
-                for e in elements {
-                    add_gram(&mut m, e, beta, |l| l);
-                }
-                self.kfac = KFactor::Dense(m.cholesky().ok_or("subsystem K not positive definite")?);
-            }
-            Split::None => {
-                if self.pattern.is_none() {
-                    let mut elems: Vec<Vec<usize>> =
-                        self.bodies.iter().map(|&(o, s, _)| (o..o + s).collect()).collect();
-                    elems.extend(elements.iter().map(|e| e.local.clone()));
-                    let p = SymmetricPattern::new(n, &elems);
-                    let c = SparseCholesky::analyze(n, p.col_ptr.clone(), p.row_idx.clone(), CholeskyParams::default())
-                        .map_err(|e| e.to_string())?;
-                    self.kfac = KFactor::Sparse(Box::new(c));
-                    self.pattern = Some(p);
-                }
-                let p = self.pattern.as_ref().unwrap();
-                let mut values = vec![0.0; p.nnz()];
-                let nb = self.bodies.len();
-                for (k, &(_, s, mb)) in self.bodies.iter().enumerate() {
-                    let blk = &mass.blocks()[mb];
-                    let local: Vec<f64> = (0..s * s).map(|t| blk[(t / s, t % s)]).collect();
-                    p.add_element(k, &local, &mut values);
-                }
-                for (k, e) in elements.iter().enumerate() {
-                    let m = e.local.len();
-                    let mut local = vec![0.0; m * m];
-                    for r in 0..e.dim {
-                        for a in 0..m {
-                            for b in 0..m {
-                                local[a * m + b] += beta * e.rows[r * m + a] * e.rows[r * m + b];
-                            }
-                        }
+            KFactor::Dense(l) => {
+                l.clear();
+                l.resize(n * n, 0.0);
+                for b in &self.bodies {
+                    for r in 0..b.n {
+                        let row = (b.off + r) * n + b.off;
+                        l[row..row + b.n].copy_from_slice(&self.mass[b.at + r * b.n..b.at + (r + 1) * b.n]);
                     }
-                    p.add_element(nb + k, &local, &mut values);
                 }
-                if let KFactor::Sparse(c) = &mut self.kfac {
-                    c.factorize(&values).map_err(|e| e.to_string())?;
+                for el in &self.elements {
+                    self.add_gram(el, beta, l, n, 0);
                 }
+                factor_in_place(n, l).map_err(|e| format!("subsystem K: {e}"))?;
             }
+            KFactor::Sparse(s) => self.factor_sparse(s, beta)?,
         }
-        // joint Schur complement S = G K⁻¹ Gᵀ + R
-        if let Some(jp) = self.joints.take() {
-            let nr = jp.rows.len();
-            let mut y = DMatrix::zeros(n, nr);
-            for (k, (cols, vals)) in jp.rows.iter().enumerate() {
-                let mut col = DVector::zeros(n);
-                for (&c, &v) in cols.iter().zip(vals) {
-                    col[c] = v;
-                }
-                self.solve_k(&mut col);
-                y.set_column(k, &col);
-            }
-            let mut s = DMatrix::zeros(nr, nr);
-            for (k, (cols, vals)) in jp.rows.iter().enumerate() {
-                for l in 0..nr {
-                    s[(k, l)] = cols.iter().zip(vals).map(|(&c, &v)| v * y[(c, l)]).sum();
-                }
-                s[(k, k)] += jp.r[k];
-            }
-            let scale = (0..nr).map(|k| s[(k, k)]).fold(0.0, f64::max);
-            let chol = s.clone().cholesky().or_else(|| {
-                // redundant joint rows (closed loops): a tiny regularisation
-                let mut s2 = s;
-                for k in 0..nr {
-                    s2[(k, k)] += 1e-12 * scale;
-                }
-                s2.cholesky()
-            });
-            self.joints = Some(JointPart { y, s: chol, ..jp });
-            if self.joints.as_ref().unwrap().s.is_none() {
-                return Err("joint Schur complement not positive definite".into());
-            }
+        if let Some(j) = self.joints.as_mut() {
+            j.factor(&mut k, &self.bodies, n)?;
         }
+        self.k = Some(k);
         Ok(())
     }
 
-    fn solve_k(&mut self, x: &mut DVector<f64>) {
-        match &mut self.kfac {
-            KFactor::Blocks(f) => {
-                for (o, s, c) in f.iter() {
-                    let mut v = x.rows_mut(*o, *s);
-                    c.solve_mut(&mut v);
+    /// `m += β J_eᵀ J_e` into a row-major matrix of stride `stride` whose first row/column is the
+    /// unit's local index `shift`.
+    fn add_gram(&self, el: &Element, beta: f64, m: &mut [f64], stride: usize, shift: usize) {
+        let cols = &self.local[el.start..el.start + el.len];
+        for r in 0..el.dim {
+            let c = &self.coef[el.coef + r * el.len..el.coef + (r + 1) * el.len];
+            for (&ca, &la) in c.iter().zip(cols) {
+                let row = &mut m[(la - shift) * stride..(la - shift + 1) * stride];
+                for (&cb, &lb) in c.iter().zip(cols) {
+                    row[lb - shift] += beta * ca * cb;
                 }
             }
-            KFactor::Dense(c) => c.solve_mut(x),
-            KFactor::Sparse(c) => c.solve_in_place(x.as_mut_slice()),
-            KFactor::Empty => panic!("unit not factored"),
         }
     }
 
-    /// `v = K⁻¹ (rhs + Gᵀ γ)` with `γ` from the joint rows; reads `self.rhs`, writes `self.v`.
-    pub fn solve(&mut self) {
-        let mut x = std::mem::replace(&mut self.tmp, DVector::zeros(0));
-        x.copy_from(&self.rhs);
-        self.solve_k(&mut x);
-        if let Some(jp) = &self.joints {
-            let nr = jp.rows.len();
-            for k in 0..nr {
-                let (cols, vals) = &jp.rows[k];
-                let gx: f64 = cols.iter().zip(vals).map(|(&c, &v)| v * x[c]).sum();
-                self.gamma[k] = jp.v_hat[k] - gx;
-            }
-            if let Some(s) = &jp.s {
-                s.solve_mut(&mut self.gamma);
-            }
-            x.gemv(1.0, &jp.y, &self.gamma, 1.0);
+    /// The global sparse `K` (split `none`): reuses the symbolic analysis while the pattern stays.
+    fn factor_sparse(&self, s: &mut SparseK, beta: f64) -> Result<(), String> {
+        let nb = self.bodies.len();
+        s.values.iter_mut().for_each(|x| *x = 0.0);
+        for (k, b) in self.bodies.iter().enumerate() {
+            s.pattern.add_element(k, &self.mass[b.at..b.at + b.n * b.n], &mut s.values);
         }
-        self.v.copy_from(&x);
-        self.tmp = x;
+        for (k, el) in self.elements.iter().enumerate() {
+            let m = el.len;
+            s.local.clear();
+            s.local.resize(m * m, 0.0);
+            for r in 0..el.dim {
+                let c = &self.coef[el.coef + r * m..el.coef + (r + 1) * m];
+                for (a, &ca) in c.iter().enumerate() {
+                    for (b, &cb) in c.iter().enumerate() {
+                        s.local[a * m + b] += beta * ca * cb;
+                    }
+                }
+            }
+            s.pattern.add_element(nb + k, &s.local, &mut s.values);
+        }
+        s.chol.factorize(&s.values).map_err(|e| e.to_string())
+    }
+
+    /// Prepares the sparse `K` of split `none` for this step's elements: a new value scatter
+    /// map, and a new symbolic analysis only if the pattern differs from the previous step's.
+    pub fn prepare_sparse(&mut self) -> Result<(), String> {
+        let n = self.dofs.len();
+        let mut elems: Vec<Vec<usize>> = self.bodies.iter().map(|b| (b.off..b.off + b.n).collect()).collect();
+        elems.extend(self.elements.iter().map(|el| self.local[el.start..el.start + el.len].to_vec()));
+        let pattern = SymmetricPattern::new(n, &elems);
+        let chol = match self.k.take() {
+            Some(KFactor::Sparse(s)) if s.chol.has_pattern(&pattern.col_ptr, &pattern.row_idx) => s.chol,
+            _ => {
+                SparseCholesky::analyze(n, pattern.col_ptr.clone(), pattern.row_idx.clone(), CholeskyParams::default())
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        let values = vec![0.0; pattern.nnz()];
+        self.k = Some(KFactor::Sparse(Box::new(SparseK { pattern, chol, values, local: vec![] })));
+        Ok(())
+    }
+
+    /// Gives the `K` storage back (split `none` keeps its symbolic analysis for the next step).
+    pub fn take_k(&mut self) -> Option<KFactor> {
+        self.k.take()
+    }
+
+    /// The v-step (34): `K v = b_u + Σ_e J_eᵀ s(e) + G_uᵀ γ` with the joint rows exact; `s(e)`
+    /// is `β z_e + λ_e`.
+    pub fn solve(&mut self, s: impl Fn(&Element) -> [f64; 3]) {
+        let mut x = std::mem::take(&mut self.v);
+        x.copy_from_slice(&self.b);
+        self.add_elements_transpose(&mut x, s);
+        let k = self.k.as_mut().expect("unit factored");
+        k.solve(&self.bodies, &mut x);
+        if let Some(j) = self.joints.as_mut() {
+            j.correct(&mut x);
+        }
+        self.v = x;
+    }
+
+    /// Dual residual (42) of the unit, `‖M_u v_u − b_u − Σ_e J_eᵀ λ_e − G_uᵀ γ‖`, and its scale
+    /// `max(‖b_u‖, ‖M_u v_u‖)`.
+    pub fn dual_residual(&mut self, lam: impl Fn(&Element) -> [f64; 3]) -> (f64, f64) {
+        let mut r = std::mem::take(&mut self.work);
+        for b in &self.bodies {
+            let vb = &self.v[b.off..b.off + b.n];
+            for (ri, row) in r[b.off..b.off + b.n].iter_mut().zip(self.mass[b.at..b.at + b.n * b.n].chunks_exact(b.n)) {
+                *ri = dot(row, vb);
+            }
+        }
+        let mv = norm(&r);
+        for (ri, bi) in r.iter_mut().zip(&self.b) {
+            *ri -= bi;
+        }
+        self.add_elements_transpose(&mut r, |e| lam(e).map(|x| -x));
+        if let Some(j) = &self.joints {
+            j.subtract_transpose(&mut r);
+        }
+        let nd = norm(&r);
+        self.work = r;
+        (nd, mv.max(self.b_norm))
     }
 }
 
-/// `m += β Jᵀ J` for element `e`, with `map` from the element's local indices to `m`'s.
-fn add_gram(m: &mut DMatrix<f64>, e: &Element, beta: f64, map: impl Fn(usize) -> usize) {
-    let k = e.local.len();
-    for r in 0..e.dim {
-        for a in 0..k {
-            let ja = beta * e.rows[r * k + a];
-            if ja == 0.0 {
-                continue;
-            }
-            for b in 0..k {
-                m[(map(e.local[a]), map(e.local[b]))] += ja * e.rows[r * k + b];
-            }
-        }
-    }
-}
-
-impl JointPart {
-    pub fn new(rows: Vec<(Vec<usize>, Vec<f64>)>, v_hat: Vec<f64>, r: Vec<f64>) -> Self {
-        Self { rows, v_hat, r, y: DMatrix::zeros(0, 0), s: None }
-    }
+fn norm(x: &[f64]) -> f64 {
+    x.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
