@@ -268,11 +268,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = Arch.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "arch").unwrap();
-        }
-        p
+        crate::test_util::params(&Arch, overrides)
     }
 
     #[test]
@@ -294,19 +290,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        let defaults = Arch.defaults();
-        let from_struct = Params::from_settings(&ArchParams::default());
-        let mut a: Vec<_> = defaults.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &defaults.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = defaults.clone();
-            p.set(k, &raw, "arch").unwrap();
-            assert_eq!(p, defaults, "{k}");
-        }
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<ArchParams>(&Arch);
     }
 
     #[rstest]

@@ -246,11 +246,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = BoxInHole.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "box_in_hole").unwrap();
-        }
-        p
+        crate::test_util::params(&BoxInHole, overrides)
     }
 
     #[test]

@@ -498,16 +498,10 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = Clutter.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "clutter").unwrap();
-        }
-        p
+        crate::test_util::params(&Clutter, overrides)
     }
 
-    fn get<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
-        checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
-    }
+    use crate::test_util::check as get;
 
     /// A synthetic run: every object jumps to a resting place on the floor (at its radius or half
     /// edge) and stops; `penetration` is reported for the steps ending at `pen_steps`.
@@ -565,19 +559,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        let defaults = Clutter.defaults();
-        let from_struct = Params::from_settings(&ClutterParams::default());
-        let mut a: Vec<_> = defaults.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &defaults.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = defaults.clone();
-            p.set(k, &raw, "clutter").unwrap();
-            assert_eq!(p, defaults, "{k}");
-        }
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<ClutterParams>(&Clutter);
     }
 
     #[test]

@@ -218,11 +218,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = DishStack.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "dish_stack").unwrap();
-        }
-        p
+        crate::test_util::params(&DishStack, overrides)
     }
 
     #[test]

@@ -290,11 +290,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = ElasticSlope.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "elastic_slope").unwrap();
-        }
-        p
+        crate::test_util::params(&ElasticSlope, overrides)
     }
 
     /// Every node moving down-slope with `v = acc t` plus a normal ringing `amp sin(w t)`.
@@ -320,9 +316,7 @@ mod tests {
         tr
     }
 
-    fn get<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
-        checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
-    }
+    use crate::test_util::check as get;
 
     #[test]
     fn defaults_parse_and_build_a_box_resting_on_the_plane() {
@@ -350,19 +344,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        let defaults = ElasticSlope.defaults();
-        let from_struct = Params::from_settings(&ElasticSlopeParams::default());
-        let mut a: Vec<_> = defaults.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &defaults.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = defaults.clone();
-            p.set(k, &raw, "elastic_slope").unwrap();
-            assert_eq!(p, defaults, "{k}");
-        }
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<ElasticSlopeParams>(&ElasticSlope);
     }
 
     #[rstest]

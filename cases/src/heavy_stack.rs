@@ -222,11 +222,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = HeavyStack.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "heavy_stack").unwrap();
-        }
-        p
+        crate::test_util::params(&HeavyStack, overrides)
     }
 
     fn resting(p: &HeavyStackParams, sc: &Scenario) -> Trace {
@@ -273,19 +269,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        let defaults = HeavyStack.defaults();
-        let from_struct = Params::from_settings(&HeavyStackParams::default());
-        let mut a: Vec<_> = defaults.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &defaults.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = defaults.clone();
-            p.set(k, &raw, "heavy_stack").unwrap();
-            assert_eq!(p, defaults, "{k}");
-        }
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<HeavyStackParams>(&HeavyStack);
     }
 
     #[rstest]

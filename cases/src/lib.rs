@@ -64,6 +64,8 @@ pub mod twisting_bar;
 pub mod winkler_cube;
 
 mod resting;
+#[cfg(test)]
+mod test_util;
 
 pub use arch::{Arch, ArchParams};
 pub use box_in_hole::{BoxInHole, BoxInHoleParams};

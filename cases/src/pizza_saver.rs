@@ -355,16 +355,10 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = PizzaSaver.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "pizza_saver").unwrap();
-        }
-        p
+        crate::test_util::params(&PizzaSaver, overrides)
     }
 
-    fn get<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
-        checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
-    }
+    use crate::test_util::check as get;
 
     /// A synthetic run: the body spins up about z at the constant angular acceleration `alpha` and
     /// translates along x at `ax` (symplectic Euler: `w_k = k dt alpha`, `theta_k = sum w`).
@@ -407,19 +401,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        let defaults = PizzaSaver.defaults();
-        let from_struct = Params::from_settings(&PizzaSaverParams::default());
-        let mut a: Vec<_> = defaults.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &defaults.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = defaults.clone();
-            p.set(k, &raw, "pizza_saver").unwrap();
-            assert_eq!(p, defaults, "{k}");
-        }
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<PizzaSaverParams>(&PizzaSaver);
     }
 
     #[rstest]

@@ -321,11 +321,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = Robots.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "robots").unwrap();
-        }
-        p
+        crate::test_util::params(&Robots, overrides)
     }
 
     #[test]

@@ -272,11 +272,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = SpherePour.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "sphere_pour").unwrap();
-        }
-        p
+        crate::test_util::params(&SpherePour, overrides)
     }
 
     #[test]

@@ -398,11 +398,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = SpringCylinder.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "spring_cylinder").unwrap();
-        }
-        p
+        crate::test_util::params(&SpringCylinder, overrides)
     }
 
     /// A trace with axis position `x(t)`, velocity `x'(t)`, and rotation `wy = roll * x'(t) / R`.
@@ -428,9 +424,7 @@ mod tests {
         trace(p, sc, &x, &v, roll)
     }
 
-    fn get<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
-        checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
-    }
+    use crate::test_util::check as get;
 
     #[test]
     fn defaults_parse_and_build_the_papers_scene() {
@@ -464,19 +458,9 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        let defaults = SpringCylinder.defaults();
-        let from_struct = Params::from_settings(&SpringCylinderParams::default());
-        let mut a: Vec<_> = defaults.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &defaults.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = defaults.clone();
-            p.set(k, &raw, "spring_cylinder").unwrap();
-            assert_eq!(p, defaults, "{k}");
-        }
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<SpringCylinderParams>(
+            &SpringCylinder,
+        );
     }
 
     #[rstest]

@@ -290,11 +290,7 @@ mod tests {
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
-        let mut p = TwistingBar.defaults();
-        for (k, v) in overrides {
-            p.set(k, v, "twisting_bar").unwrap();
-        }
-        p
+        crate::test_util::params(&TwistingBar, overrides)
     }
 
     /// The exact kinematic trace: prescribed nodes rotated, free nodes interpolating the twist
@@ -320,9 +316,7 @@ mod tests {
         tr
     }
 
-    fn get<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
-        checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
-    }
+    use crate::test_util::check as get;
 
     #[test]
     fn defaults_parse_and_build_a_valid_world() {
@@ -345,19 +339,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        let defaults = TwistingBar.defaults();
-        let from_struct = Params::from_settings(&TwistingBarParams::default());
-        let mut a: Vec<_> = defaults.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &defaults.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = defaults.clone();
-            p.set(k, &raw, "twisting_bar").unwrap();
-            assert_eq!(p, defaults, "{k}");
-        }
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<TwistingBarParams>(&TwistingBar);
     }
 
     #[rstest]

@@ -1,0 +1,37 @@
+//! Helpers shared by the cases' unit tests (compiled for tests only).
+
+use harness::{Case, OracleCheck, Params};
+use serde::Serialize;
+
+/// The case's defaults with `overrides` applied as `--set key=value` would (panics on a refused value).
+pub(crate) fn params(case: &impl Case, overrides: &[(&str, &str)]) -> Params {
+    let mut p = case.defaults();
+    for (k, v) in overrides {
+        p.set(k, v, case.name()).unwrap();
+    }
+    p
+}
+
+/// The oracle check called `name` (panics, listing the checks, if there is none).
+pub(crate) fn check<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
+    checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
+}
+
+/// Asserts that the case's TOML defaults name exactly the fields of its parameter struct `S`
+/// (built by `S::default()`), and that setting every default back through `--set` parsing leaves
+/// the parameters unchanged (so every parameter is overridable with its own printed value).
+pub(crate) fn assert_every_parameter_is_in_the_toml_and_overridable<S: Serialize + Default>(case: &impl Case) {
+    let defaults = case.defaults();
+    let from_struct = Params::from_settings(&S::default());
+    let mut a: Vec<_> = defaults.0.keys().collect();
+    let mut b: Vec<_> = from_struct.0.keys().collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    for (k, v) in &defaults.0 {
+        let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+        let mut p = defaults.clone();
+        p.set(k, &raw, case.name()).unwrap();
+        assert_eq!(p, defaults, "{k}");
+    }
+}
