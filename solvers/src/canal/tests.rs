@@ -13,7 +13,8 @@ use rstest::rstest;
 const G: f64 = 9.81;
 const DT: f64 = 1.0 / 240.0;
 
-fn ground(mu: f64) -> World {
+/// An empty world with gravity `G` along −z and the ground half-space `z <= 0` of friction `mu`.
+pub(crate) fn ground(mu: f64) -> World {
     let mut w = World::new();
     w.gravity = Vector3::new(0.0, 0.0, -G);
     w.statics.push(StaticCollider {
@@ -21,6 +22,31 @@ fn ground(mu: f64) -> World {
         shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
         material: Material::rigid(mu),
     });
+    w
+}
+
+/// Radius of the spheres of [`mass_ratio_column`] (m).
+pub(crate) const SPHERE_RADIUS: f64 = 0.05;
+
+/// Two spheres of radius [`SPHERE_RADIUS`] in a column on the ground (mu = 0.5 everywhere), at rest
+/// and touching: 0.1 kg under 5 kg, the mass ratio of the dish stack.
+pub(crate) fn mass_ratio_column() -> World {
+    let mut w = ground(0.5);
+    let r = SPHERE_RADIUS;
+    w.bodies.push(RigidBody::new(
+        "light",
+        Shape::Sphere { radius: r },
+        0.1,
+        Vector3::new(0.0, 0.0, r),
+        Material::rigid(0.5),
+    ));
+    w.bodies.push(RigidBody::new(
+        "heavy",
+        Shape::Sphere { radius: r },
+        5.0,
+        Vector3::new(0.0, 0.0, 3.0 * r),
+        Material::rigid(0.5),
+    ));
     w
 }
 
@@ -202,22 +228,8 @@ fn point_mass_on_slope(#[values(0.7, 0.45)] mu: f64) {
 /// carry `m_top g dt` and `(m_top + m_bottom) g dt`, at rest.
 #[test]
 fn mass_ratio_column_at_rest() {
-    let mut w = ground(0.5);
-    let r = 0.05;
-    w.bodies.push(RigidBody::new(
-        "light",
-        Shape::Sphere { radius: r },
-        0.1,
-        Vector3::new(0.0, 0.0, r),
-        Material::rigid(0.5),
-    ));
-    w.bodies.push(RigidBody::new(
-        "heavy",
-        Shape::Sphere { radius: r },
-        5.0,
-        Vector3::new(0.0, 0.0, 3.0 * r),
-        Material::rigid(0.5),
-    ));
+    let r = SPHERE_RADIUS;
+    let w = mass_ratio_column();
     let k0 = ContactKey { a: ColliderId::Body(0), b: ColliderId::Static(0), feature: 0 };
     let k1 = ContactKey { a: ColliderId::Body(1), b: ColliderId::Body(0), feature: 0 };
     let cs = ContactSet {

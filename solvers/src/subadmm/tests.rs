@@ -3,9 +3,9 @@
 //! splits, and identical results with threads.
 
 use super::*;
-use crate::canal::tests::dense_box;
+use crate::canal::tests::{dense_box, ground, mass_ratio_column, SPHERE_RADIUS};
 use crate::canal::{Canal, CanalSettings};
-use harness::model::{Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
+use harness::model::{Joint, Material, RigidBody, Shape, World};
 use harness::{
     ColliderId, Contact, ContactKey, ContactSet, IterationLog, Params, Settings, SolveError, SolveStatus, Solver,
     StepProblem, StepSolution,
@@ -13,7 +13,6 @@ use harness::{
 use nalgebra::Vector3;
 use rstest::rstest;
 
-const G: f64 = 9.81;
 const DT: f64 = 1.0 / 240.0;
 
 fn solve(w: &World, cs: &ContactSet, s: SubAdmmSettings) -> (StepSolution, IterationLog) {
@@ -26,17 +25,6 @@ fn solve(w: &World, cs: &ContactSet, s: SubAdmmSettings) -> (StepSolution, Itera
 
 fn tight() -> SubAdmmSettings {
     SubAdmmSettings { max_iterations: 20_000, tolerance: 1e-11, ..SubAdmmSettings::default() }
-}
-
-fn ground(mu: f64) -> World {
-    let mut w = World::new();
-    w.gravity = Vector3::new(0.0, 0.0, -G);
-    w.statics.push(StaticCollider {
-        name: "ground".into(),
-        shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
-        material: Material::rigid(mu),
-    });
-    w
 }
 
 /// Frictionless dense contact: SubADMM converges to CANAL's (= clarabel's QP) velocity, unique for
@@ -59,22 +47,8 @@ fn frictionless_step_equals_canal_and_the_qp() {
 /// above 1e-9 (their floor "about 1e-6"), where CANAL is below 1e-10.
 #[test]
 fn mass_ratio_column_is_first_order_with_a_floor() {
-    let mut w = ground(0.5);
-    let r = 0.05;
-    w.bodies.push(RigidBody::new(
-        "light",
-        Shape::Sphere { radius: r },
-        0.1,
-        Vector3::new(0.0, 0.0, r),
-        Material::rigid(0.5),
-    ));
-    w.bodies.push(RigidBody::new(
-        "heavy",
-        Shape::Sphere { radius: r },
-        5.0,
-        Vector3::new(0.0, 0.0, 3.0 * r),
-        Material::rigid(0.5),
-    ));
+    let r = SPHERE_RADIUS;
+    let mut w = mass_ratio_column();
     w.bodies[1].linear_velocity = Vector3::new(0.05, 0.0, -0.02);
     let k0 = ContactKey { a: ColliderId::Body(0), b: ColliderId::Static(0), feature: 0 };
     let k1 = ContactKey { a: ColliderId::Body(1), b: ColliderId::Body(0), feature: 0 };
