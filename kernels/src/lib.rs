@@ -9,6 +9,8 @@
 //!   run-time selection with CPU fallback, stage timing with device synchronisation.
 //! - [`blockdiag`]: block-diagonal symmetric matrices (mass, non-contact stiffness) with cached
 //!   per-block Cholesky factors.
+//! - [`dense_cholesky`]: small dense Cholesky factors in caller-owned buffers; [`tree_ldl`]: the
+//!   `LᵀDL` of a matrix with a kinematic tree's branch-induced sparsity (Featherstone).
 //!
 //! Shapes are programmer errors and are `assert!`ed; data-dependent failures come back as `Result`.
 
@@ -25,6 +27,7 @@ pub mod ncp;
 pub mod roots;
 pub mod sparse;
 pub mod sparse_inverse;
+pub mod tree_ldl;
 
 pub use backend::gpu_probe;
 pub use blockdiag::{BlockDiagonal, NotPositiveDefinite};

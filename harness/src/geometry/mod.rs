@@ -50,6 +50,12 @@
 //! # Broad phase
 //! All pairs of parts, O(n²), culled by the parts' bounding spheres (a placed primitive's
 //! circumscribed sphere; a half-space tests the signed distance of the sphere).
+//!
+//! # Jointed bodies
+//! Two bodies joined directly by a [`crate::model::Joint`] do not collide with each other (the
+//! default of MuJoCo's parent–child filter, Drake's adjacent-body filter and Bullet's linked-body
+//! filter): a hinge between two touching links would otherwise add contacts at the joint that
+//! duplicate its rows and lock it.
 
 mod analytic;
 #[cfg(test)]
@@ -265,9 +271,14 @@ pub fn detect(world: &World, margin: f64) -> ContactSet {
     let ids: Vec<ColliderId> =
         (0..nb).map(ColliderId::Body).chain((0..world.statics.len()).map(ColliderId::Static)).collect();
     let geoms: Vec<Vec<Geom>> = ids.iter().map(|&id| Geom::parts(world, id)).collect();
+    let jointed: std::collections::HashSet<(usize, usize)> =
+        world.joints.iter().filter_map(|j| j.body_b.map(|b| (j.body_a.min(b), j.body_a.max(b)))).collect();
     let mut contacts = Vec::new();
     for i in 0..nb {
         for j in i + 1..ids.len() {
+            if j < nb && jointed.contains(&(i, j)) {
+                continue;
+            }
             for (pa, a) in geoms[i].iter().enumerate() {
                 for (pb, b) in geoms[j].iter().enumerate() {
                     if !a.may_touch(b, margin) {

@@ -117,6 +117,20 @@ fn two_spheres_normal_from_b_to_a() {
     assert_vec(&c.point, &(0.075 * d), ROUND);
 }
 
+/// Bodies joined directly by a joint do not collide (the adjacent-body filter); a third body
+/// touching one of them does, also when that third body is jointed to the world.
+#[test]
+fn jointed_bodies_do_not_collide() {
+    let mut w = world(vec![sphere(0.1, [0.0; 3]), sphere(0.1, [0.15, 0.0, 0.0]), sphere(0.1, [0.3, 0.0, 0.0])], vec![]);
+    let all = detect(&w, 0.0).len();
+    assert_eq!(all, 2, "0-1 and 1-2 overlap");
+    w.joints.push(crate::model::Joint::ball_at(&w, 1, Some(0), Vector3::new(0.075, 0.0, 0.0)));
+    w.joints.push(crate::model::Joint::ball_at(&w, 2, None, Vector3::new(0.3, 0.0, 0.0)));
+    let set = detect(&w, 0.0);
+    assert_eq!(set.len(), 1);
+    assert_eq!(set.contacts[0].key, key(ColliderId::Body(1), ColliderId::Body(2), 0));
+}
+
 #[test]
 fn coincident_sphere_centres_have_a_defined_normal() {
     let w = world(vec![sphere(0.1, [1.0, 2.0, 3.0]), sphere(0.1, [1.0, 2.0, 3.0])], vec![]);

@@ -2,17 +2,18 @@
 //!
 //! Problem as in `canal` (`A = M`, `b = M v*`, rigid SCC per contact, velocity-level law per joint
 //! row). Each iteration solves one small SPD system per subsystem (a free body, or bodies joined by
-//! joints: the DOF layout's `subsystem` ids), in parallel, then a closed-form strict projection per
+//! joints: the DOF layout's `subsystem` ids, in the joint space of their kinematic tree: CRBA and
+//! tree `LᵀDL`), in parallel, then a closed-form strict projection per
 //! contact (Eq. 38), in parallel; the penalty adapts to the primal/dual residual ratio (43) from the
 //! paper's pseudo-density initial value. `split = body | subsystem | none` gives the Table III
 //! ablation. Equations, defaults, choices and deviations: `solvers/src/subadmm/README.md`.
 
-mod joints;
 mod settings;
 mod setup;
 mod solver;
 #[cfg(test)]
 mod tests;
+mod tree;
 mod units;
 
 pub use settings::{Split, SubAdmmSettings};

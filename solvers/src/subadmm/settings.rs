@@ -45,6 +45,11 @@ pub struct SubAdmmSettings {
     pub gamma: f64,
     /// Fewest iterations between two penalty changes (each refactors every subsystem) (default 5).
     pub adapt_interval: usize,
+    /// The adapted penalty stays within `[β_init / beta_range, β_init · beta_range]` of the step's
+    /// initial β (default 1e6, OSQP's bounds on ρ): an infeasible or redundant step (a constant
+    /// primal residual with a vanishing dual residual) would otherwise raise β without bound until
+    /// the factorisation loses every digit.
+    pub beta_range: f64,
     /// Start from the previous step's impulses, matched by contact key (default true).
     pub warm_start: bool,
     /// Threads for the per-subsystem and per-constraint steps (default 1: sequential).
@@ -60,6 +65,7 @@ impl Default for SubAdmmSettings {
             beta0: 0.0,
             gamma: 10.0,
             adapt_interval: 5,
+            beta_range: 1e6,
             warm_start: true,
             threads: 1,
         }
@@ -92,6 +98,9 @@ impl harness::Settings for SubAdmmSettings {
         }
         if self.adapt_interval < 1 {
             return Err(format!("adapt_interval: must be >= 1, got {}", self.adapt_interval));
+        }
+        if !(self.beta_range.is_finite() && self.beta_range >= 1.0) {
+            return Err(format!("beta_range: must be finite and >= 1, got {}", self.beta_range));
         }
         if !(1..=256).contains(&self.threads) {
             return Err(format!("threads: must be in 1..=256, got {}", self.threads));

@@ -1,10 +1,11 @@
-//! Per-step setup of SubADMM (Algorithm 2, lines 3–7): the solve units and their slack-block
-//! elements for the chosen split (Eqs. 30–31), `b = M v*`, warm impulses, `v⁰ = v* + M⁻¹ Jᵀ λ`,
-//! `z⁰_ig = J_ig v⁰` and the initial β (pseudo-density rule, §VI-D).
+//! Per-step setup of SubADMM (Algorithm 2, lines 1–7): the solve units, their kinematic trees
+//! (`tree.rs`: the joint rows they absorb; the others become ADMM constraints) and their
+//! slack-block elements for the chosen split (Eqs. 30–31), `b = M v*`, warm impulses,
+//! `v⁰ = v* + M⁻¹ Jᵀ λ`, `z⁰_ig = J_ig v⁰` and the initial β (pseudo-density rule, §VI-D).
 
-use super::joints::Joints;
 use super::settings::Split;
 use super::solver::Con;
+use super::tree::Forest;
 use super::units::{KFactor, Unit};
 use harness::constraints::{bilateral_rows, contact_rows, ConstraintRows, RowLaw};
 use harness::model::BlockKind;
@@ -13,9 +14,11 @@ use harness::{SolveError, StepProblem};
 /// What [`build`] returns.
 pub(super) struct Built {
     pub units: Vec<Unit>,
-    /// Contacts first (`nc` of them), then (split `none`) the joint rows.
+    /// Contacts first (`nc` of them), then the joint rows no tree absorbs.
     pub cons: Vec<Con>,
     pub nc: usize,
+    /// Bilateral row index of each constraint after the contacts.
+    pub bil: Vec<usize>,
     pub beta: f64,
 }
 
@@ -82,19 +85,20 @@ pub(super) fn build(
             u
         })
         .collect();
-    // joint rows: exact inside their subsystem's unit, or ADMM constraints (split `none`)
-    if split == Split::None {
-        rows.extend(joint_rows);
-    } else {
-        let mut per_unit: Vec<Vec<(usize, &ConstraintRows)>> = vec![vec![]; units.len()];
-        for (k, r) in joint_rows.iter().enumerate() {
-            per_unit[unit_of(r.blocks[0].0)].push((k, r));
-        }
-        for (u, js) in units.iter_mut().zip(per_unit).filter(|(_, js)| !js.is_empty()) {
-            let j = Joints::new(&js, &u.bodies, |g| u.local(g), split == Split::Body);
-            u.joints = Some(j);
-        }
+    // kinematic trees: the joint rows they absorb are exact in the reduced coordinates; loops,
+    // compliant and rank-deficient joints stay ADMM constraints (Eqs. 36–37)
+    let mut per_unit: Vec<Vec<(usize, usize, &ConstraintRows)>> = vec![vec![]; units.len()];
+    for (k, r) in joint_rows.iter().enumerate() {
+        per_unit[unit_of(r.blocks[0].0)].push((k, p.bilateral.rows[k].joint, r));
     }
+    let mut bil = vec![];
+    for (u, js) in units.iter_mut().zip(&per_unit) {
+        let (f, admm) = Forest::new(&u.bodies, |g| u.local(g), js);
+        bil.extend(admm);
+        u.set_forest(f);
+    }
+    bil.sort_unstable();
+    rows.extend(bil.iter().map(|&k| joint_rows[k].clone()));
     // constraints and their slack blocks: one per (constraint, group)
     let group_of = |k: usize| match split {
         Split::Body => k,
@@ -131,7 +135,7 @@ pub(super) fn build(
         }
     }
     let beta = if beta0 > 0.0 { beta0 } else { pseudo_density(p, &rows[..nc], &mass_of) };
-    Ok(Built { units, cons, nc, beta })
+    Ok(Built { units, cons, nc, bil, beta })
 }
 
 /// The mass block of every layout block (both ordered by velocity offset).

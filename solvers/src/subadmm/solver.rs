@@ -99,6 +99,8 @@ pub struct SubAdmm {
     cons: Vec<Con>,
     units: Vec<Unit>,
     nc: usize,
+    /// Bilateral row of each constraint after the contacts.
+    bil: Vec<usize>,
     /// The solver's own thread pool (`threads > 1`), built once.
     pool: Option<rayon::ThreadPool>,
     /// Whether the pool exists (the steps run inside it, with the pool taken out of `self`).
@@ -114,7 +116,17 @@ impl SubAdmm {
             .then(|| rayon::ThreadPoolBuilder::new().num_threads(settings.threads).build().ok())
             .flatten();
         let parallel = pool.is_some();
-        Self { split: settings.split(), settings, cons: vec![], units: vec![], nc: 0, pool, parallel, last_beta: 0.0 }
+        Self {
+            split: settings.split(),
+            settings,
+            cons: vec![],
+            units: vec![],
+            nc: 0,
+            bil: vec![],
+            pool,
+            parallel,
+            last_beta: 0.0,
+        }
     }
 
     /// The penalty at the end of the last step (kg).
@@ -176,8 +188,9 @@ impl SubAdmm {
         let reuse = if self.split == Split::None { self.units.first_mut().and_then(Unit::take_k) } else { None };
         let s = self.settings.clone();
         let built = setup::build(p, self.split, s.warm_start, s.beta0, reuse)?;
-        (self.units, self.cons, self.nc) = (built.units, built.cons, built.nc);
+        (self.units, self.cons, self.nc, self.bil) = (built.units, built.cons, built.nc, built.bil);
         let mut beta = built.beta;
+        let beta_bounds = (beta / s.beta_range, beta * s.beta_range);
         self.factor_all(beta)?;
         let mut status = SolveStatus::MaxIterations;
         let mut iterations = 0;
@@ -208,8 +221,9 @@ impl SubAdmm {
             // adaptive penalty (43), unit-consistent: compare β θ_p (N s) with θ_d (N s)
             if s.gamma > 0.0 && l - last_adapt >= s.adapt_interval && theta_p > 0.0 && theta_d > 0.0 {
                 let (pp, dd) = (beta * theta_p, theta_d);
-                if pp > s.gamma * dd || dd > s.gamma * pp {
-                    beta *= (pp / dd).sqrt().clamp(0.01, 100.0);
+                let next = (beta * (pp / dd).sqrt().clamp(0.01, 100.0)).clamp(beta_bounds.0, beta_bounds.1);
+                if (pp > s.gamma * dd || dd > s.gamma * pp) && next != beta {
+                    beta = next;
                     last_adapt = l;
                     self.factor_all(beta)?;
                 }
@@ -224,16 +238,12 @@ impl SubAdmm {
         }
         let impulses: Vec<[f64; 3]> = self.cons[..self.nc].iter().map(|c| c.lam).collect();
         let mut bilateral = vec![0.0; p.nb()];
-        if self.split == Split::None {
-            for (b, c) in bilateral.iter_mut().zip(&self.cons[self.nc..]) {
-                *b = c.lam[0];
-            }
-        } else {
-            for j in self.units.iter().filter_map(|u| u.joints.as_ref()) {
-                for (&row, &g) in j.rows.iter().zip(&j.gamma) {
-                    bilateral[row] = g;
-                }
-            }
+        for (&k, c) in self.bil.iter().zip(&self.cons[self.nc..]) {
+            bilateral[k] = c.lam[0];
+        }
+        let cons = &self.cons;
+        for u in &mut self.units {
+            u.joint_impulses(|el| cons[el.con].lam, &mut bilateral);
         }
         if v.iter().chain(impulses.iter().flatten()).any(|x| !x.is_finite()) {
             return Err(SolveError::NonFinite { what: "SubADMM velocity or impulses".into() });

@@ -73,8 +73,22 @@ fn mass_ratio_column_is_first_order_with_a_floor() {
     assert!(pr[99] < pr[9] && pr[99] > 1e-14, "{pr:?}");
 }
 
+/// `‖M(v − v*) − Jᵀλ − Gᵀγ‖∞`: the momentum balance with the contact impulses and the joint
+/// impulses the solver reports (for tree joints, recovered from the unbalanced momentum).
+fn momentum_imbalance(p: &StepProblem<'_>, s: &StepSolution) -> f64 {
+    let vs = p.free_velocity();
+    let r = p.mass.mul(&s.v.iter().zip(&vs).map(|(a, b)| a - b).collect::<Vec<_>>());
+    let mut jt = p.bilateral.transpose_mul(&s.bilateral, p.nv());
+    for (row, l) in harness::constraints::contact_rows(p).iter().zip(&s.impulses) {
+        row.add_transpose(l, &mut jt);
+    }
+    r.iter().zip(&jt).fold(0.0, |m, (a, b)| m.max((a - b).abs()))
+}
+
 /// A two-link articulated "robot" (hinge) resting on the ground beside a free box: split = body,
-/// subsystem and none converge to the same answer (velocities to 1e-7, joint law to 1e-8).
+/// subsystem and none converge to the same answer (velocities to 1e-7, joint law to 1e-8), and
+/// the recovered joint impulses balance the momentum (`1e-9 ‖M v*‖∞`: the dual residual is
+/// converged to 1e-11 relative).
 #[test]
 fn splits_give_the_same_converged_answer() {
     let mut w = ground(0.6);
@@ -108,6 +122,9 @@ fn splits_give_the_same_converged_answer() {
                 let (vh, r) = row.law(DT);
                 assert!((row.velocity(&s.v) - vh + r * g).abs() < 1e-8, "{split}");
             }
+            let scale = p.mass.mul(&p.free_velocity()).iter().fold(1.0f64, |m, x| m.max(x.abs()));
+            let imb = momentum_imbalance(&p, &s);
+            assert!(imb < 1e-9 * scale, "{split}: imbalance {imb:e}");
             s
         })
         .collect();
@@ -160,16 +177,16 @@ fn branched_tree(grid: usize) -> (World, ContactSet) {
     (w, ContactSet { contacts })
 }
 
-/// The branched tree: the joint rows are solved exactly inside every v-step, so after only 3
-/// iterations (contacts far from converged) the joint law `G v − v̂ + rγ = 0` holds to rounding
-/// both with the body split (S factored by block elimination over the joint tree) and with the
-/// subsystem split (dense S); converged, the two splits agree.
+/// The branched tree: the v-step works in the tree's joint space (`v = N q̇ + v⁰`), so after
+/// only 3 iterations (contacts far from converged) the joint law `G v − v̂ = 0` holds to rounding
+/// with every split (CRBA + tree LᵀDL, dense `NᵀKN`, global sparse `NᵀKN`); converged, the body
+/// and subsystem splits agree.
 #[test]
 fn branched_tree_joints_are_exact_every_iteration() {
     let (w, cs) = branched_tree(1);
     let p = StepProblem::new(&w, &cs, DT, None).unwrap();
     assert_eq!(p.nb(), 30, "six hinges of five rows");
-    for split in ["body", "subsystem"] {
+    for split in ["body", "subsystem", "none"] {
         let s = SubAdmmSettings { split: split.into(), max_iterations: 3, ..SubAdmmSettings::default() };
         let (sol, _) = solve(&w, &cs, s);
         let vmax = sol.v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
@@ -185,6 +202,82 @@ fn branched_tree_joints_are_exact_every_iteration() {
         .collect();
     for (x, y) in converged[0].v.iter().zip(&converged[1].v) {
         assert!((x - y).abs() < 1e-7, "{:?} vs {:?}", converged[0].v, converged[1].v);
+    }
+}
+
+/// The three ways of forming and factoring `K_q = Nᵀ(M + βΣJᵀJ)N` — the CRBA with augmented
+/// body inertias and the tree LᵀDL (body), the dense reduction of the subsystem's `K` (subsystem),
+/// the global sparse assembly (none) — are the same matrix: with no self-contact every slack
+/// block lies on one body for every split, so one iteration from the same start gives the same
+/// velocity up to rounding (1e-12 relative).
+#[test]
+fn one_iteration_is_the_same_for_every_split() {
+    let (w, cs) = branched_tree(2);
+    let one = |split: &str| {
+        let s = SubAdmmSettings { split: split.into(), max_iterations: 1, gamma: 0.0, ..SubAdmmSettings::default() };
+        solve(&w, &cs, s).0.v
+    };
+    let body = one("body");
+    let vmax = body.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(vmax > 0.01);
+    for split in ["subsystem", "none"] {
+        for (x, y) in one(split).iter().zip(&body) {
+            assert!((x - y).abs() < 1e-12 * vmax, "{split}: {x} vs {y}");
+        }
+    }
+}
+
+/// A closed loop (three boxes joined in a ring by ball joints), a compliant axial joint to the
+/// world and a separate hinged pair: the trees absorb the hinge and two of the ring's joints, the third (the loop) and the compliant one
+/// stay ADMM constraints (Eqs. 36–37). Every split converges to CANAL's velocity (unique: the
+/// step is a strictly convex QP, no contact) to 1e-7, with the row laws to 1e-8.
+#[test]
+fn loop_and_compliant_joints_are_admm_rows() {
+    let mut w = ground(0.5);
+    w.statics.clear();
+    let h = [0.1, 0.05, 0.05];
+    for (k, (x, y)) in [(0.0, 0.0), (0.3, 0.0), (0.15, 0.25)].into_iter().enumerate() {
+        let mut b = RigidBody::new(
+            format!("b{k}"),
+            Shape::Box { half_extents: h },
+            1.0 + k as f64,
+            Vector3::new(x, y, 0.5),
+            Material::rigid(0.5),
+        );
+        b.linear_velocity = Vector3::new(0.1 * k as f64, -0.2, 0.05 * k as f64);
+        b.angular_velocity = Vector3::new(0.0, 0.3, -0.2 * k as f64);
+        w.bodies.push(b);
+    }
+    // a hinged pair first (another unit, so the ring's rows are not the first global rows)
+    for (k, x) in [(3, -0.5), (4, -0.75)] {
+        w.bodies.push(RigidBody::new(
+            format!("b{k}"),
+            Shape::Box { half_extents: h },
+            1.0,
+            Vector3::new(x, 0.0, 0.5),
+            Material::rigid(0.5),
+        ));
+    }
+    w.bodies[4].linear_velocity = Vector3::new(0.0, 0.0, 0.3);
+    w.joints.push(Joint::hinge_at(&w, 4, Some(3), Vector3::new(-0.625, 0.0, 0.5), Vector3::y()));
+    w.joints.push(Joint::ball_at(&w, 1, Some(0), Vector3::new(0.15, 0.0, 0.5)));
+    w.joints.push(Joint::ball_at(&w, 2, Some(1), Vector3::new(0.225, 0.125, 0.5)));
+    w.joints.push(Joint::ball_at(&w, 0, Some(2), Vector3::new(0.075, 0.125, 0.5)));
+    w.joints.push(Joint::axial_at(&w, 0, None, Vector3::new(0.0, 0.0, 0.5), Vector3::z()).with_compliance(1e4, 10.0));
+    let cs = ContactSet::default();
+    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    assert_eq!(p.nb(), 15);
+    let canal = Canal::new(CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
+    for split in ["body", "subsystem", "none"] {
+        let (s, _) = solve(&w, &cs, SubAdmmSettings { split: split.into(), ..tight() });
+        assert_eq!(s.status, SolveStatus::Solved, "{split}");
+        for (row, g) in p.bilateral.rows.iter().zip(&s.bilateral) {
+            let (vh, r) = row.law(DT);
+            assert!((row.velocity(&s.v) - vh + r * g).abs() < 1e-8, "{split} row {}", row.index);
+        }
+        for (x, y) in s.v.iter().zip(&canal.v) {
+            assert!((x - y).abs() < 1e-7, "{split}: {:?} vs {:?}", s.v, canal.v);
+        }
     }
 }
 
@@ -217,6 +310,7 @@ fn nan_in_the_data_is_an_error() {
 #[rstest]
 #[case("split", "tree")]
 #[case("gamma", "0.5")]
+#[case("beta_range", "0.5")]
 #[case("threads", "0")]
 #[case("max_iterations", "0")]
 fn invalid_settings_name_their_field(#[case] key: &str, #[case] value: &str) {

@@ -1,23 +1,28 @@
 //! One solve unit of SubADMM's v-step (Eq. 34): a subsystem (split `body` or `subsystem`) or the
-//! whole system (split `none`). It holds the unit's slack-block elements `J_ig` (on local
-//! indices), factors `K = M_u + β Σ J_igᵀ J_ig` once per β and back-substitutes every iteration;
-//! the unit's joint rows are solved exactly by the Schur complement in `joints.rs`.
+//! whole system (split `none`), in reduced (joint-space) coordinates `q̇` of its kinematic trees
+//! (`tree.rs`): `v = N q̇ + v⁰`. It holds the unit's slack-block elements `J_ig` (on local maximal
+//! indices), factors `K_q = Nᵀ(M_u + β Σ J_igᵀ J_ig)N` once per β and back-substitutes every
+//! iteration.
 //!
-//! `K`'s structure is what Table III measures: with the body split every slack block lies on one
-//! body, so `K` is block diagonal with one 6×6 augmented inertia per body (Eq. 41: `H_b = M_b +
-//! β Σ J_{i,b}ᵀ J_{i,b}`; the analogue of the paper's tree-sparse factorisation); with the
-//! subsystem split a block can couple the bodies of a subsystem and `K` is one dense matrix; with
-//! no split `K` is the global sparse matrix, whose symbolic analysis is kept across steps while
-//! its pattern does not change.
+//! How `K_q` is formed and factored is what Table III measures:
+//! - `body` (SubADMM): every slack block lies on one body, so `M_u + βΣJᵀJ` is block diagonal with
+//!   one augmented inertia `H_b` per body (Eq. 41); `K_q` comes from the CRBA with the `H_b` as
+//!   body inertias and is factored by the tree `LᵀDL` (`kernels::tree_ldl`, §VI-C);
+//! - `subsystem` ("No Body", ref. [34]): a slack block can couple bodies of the subsystem, so the
+//!   maximal `K` is one dense matrix and `K_q = NᵀKN` is formed and factored densely;
+//! - `none` ("No Sub", Eq. 28): one global sparse `K_q` over every tree's `q̇`, assembled from
+//!   per-body and per-element reduced blocks and factored by the sparse Cholesky, whose symbolic
+//!   analysis is kept across steps while the pattern does not change.
 
-use super::joints::{dot, Joints};
 use super::settings::Split;
+use super::tree::Forest;
 use kernels::assembly::SymmetricPattern;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
-use kernels::dense_cholesky::{factor_in_place, solve_in_place};
+use kernels::dense_cholesky;
+use kernels::tree_ldl;
 
 /// A body of a unit: local offset, size, and offset of its `n × n` blocks in the unit's flat
-/// mass and block-factor arrays.
+/// mass array (and the per-body factor storage of split `body`).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Body {
     pub off: usize,
@@ -40,53 +45,38 @@ pub(super) struct Element {
     body: usize,
 }
 
-/// How `K` is factored.
+/// How `K_q` is formed and factored.
 pub(super) enum KFactor {
-    /// One dense factor per body, laid out like `Unit::mass` (split `body`).
-    Blocks(Vec<f64>),
-    /// One dense `n × n` factor (split `subsystem`).
-    Dense(Vec<f64>),
-    /// Global sparse factor (split `none`).
+    /// Split `body`: composite inertias (per body, laid out like `Unit::mass`), `K_q` with its
+    /// tree `LᵀDL` in place (`nq × nq`), CRBA work.
+    Tree { h: Vec<f64>, kq: Vec<f64>, work: Vec<f64> },
+    /// Split `subsystem`: the dense maximal `K`, `K_q` with its dense Cholesky in place, work.
+    Dense { k: Vec<f64>, kq: Vec<f64>, e: Vec<f64>, col: Vec<f64> },
+    /// Split `none`: the global sparse `K_q`.
     Sparse(Box<SparseK>),
 }
 
-/// The sparse `K` of split `none`: pattern (bodies' mass blocks then slack elements), its
-/// factor, and value/element buffers reused by every refactorisation.
+/// The sparse `K_q` of split `none`: pattern (per-body reduced mass blocks, then per-element
+/// reduced blocks), its factor, the β-independent mass values, the elements' reduced rows.
 pub(super) struct SparseK {
     pattern: SymmetricPattern,
     chol: SparseCholesky,
     values: Vec<f64>,
+    mass_values: Vec<f64>,
+    /// Per element: `J_ig N` (`dim × len`, row-major) on the pattern element's reduced DOFs.
+    rows: Vec<Vec<f64>>,
     local: Vec<f64>,
 }
 
 impl KFactor {
-    /// The storage `split` asks for, unfactored: empty dense storage (sized at the first
-    /// factorisation), or for split `none` the previous step's sparse factor `reuse` (its symbolic
-    /// analysis is kept by [`Unit::prepare_sparse`] if the pattern still fits).
+    /// The storage `split` asks for, unfactored and unsized, or for split `none` the previous
+    /// step's sparse factor `reuse` (its symbolic analysis is kept by [`Unit::prepare_sparse`] if
+    /// the pattern still fits).
     pub fn for_split(split: Split, reuse: Option<KFactor>) -> Option<Self> {
         match split {
-            Split::Body => Some(KFactor::Blocks(vec![])),
-            Split::Subsystem => Some(KFactor::Dense(vec![])),
+            Split::Body => Some(KFactor::Tree { h: vec![], kq: vec![], work: vec![0.0; 72] }),
+            Split::Subsystem => Some(KFactor::Dense { k: vec![], kq: vec![], e: vec![], col: vec![] }),
             Split::None => reuse,
-        }
-    }
-
-    /// `x ← H_b⁻¹ x` for one body of a block-diagonal `K`.
-    pub fn solve_body(&self, b: &Body, x: &mut [f64]) {
-        let KFactor::Blocks(l) = self else { panic!("solve_body on a non-block factor") };
-        solve_in_place(b.n, &l[b.at..b.at + b.n * b.n], x);
-    }
-
-    /// `x ← K⁻¹ x` over the whole unit.
-    pub fn solve(&mut self, bodies: &[Body], x: &mut [f64]) {
-        match self {
-            KFactor::Blocks(l) => {
-                for b in bodies {
-                    solve_in_place(b.n, &l[b.at..b.at + b.n * b.n], &mut x[b.off..b.off + b.n]);
-                }
-            }
-            KFactor::Dense(l) => solve_in_place(x.len(), l, x),
-            KFactor::Sparse(s) => s.chol.solve_in_place(x),
         }
     }
 }
@@ -104,12 +94,16 @@ pub(super) struct Unit {
     elements: Vec<Element>,
     local: Vec<usize>,
     coef: Vec<f64>,
-    /// Joint rows solved inside the unit (splits `body`, `subsystem`).
-    pub joints: Option<Joints>,
+    /// The unit's kinematic trees (set by the setup once the joint rows are known).
+    pub forest: Option<Forest>,
     k: Option<KFactor>,
-    /// Velocity of the last solve (local).
+    /// `K v⁰` (maximal, local) for the current β.
+    kv0: Vec<f64>,
+    /// Velocity of the last solve (local, maximal).
     pub v: Vec<f64>,
     work: Vec<f64>,
+    /// Reduced work vector.
+    wq: Vec<f64>,
 }
 
 impl Unit {
@@ -132,16 +126,28 @@ impl Unit {
             elements: vec![],
             local: vec![],
             coef: vec![],
-            joints: None,
+            forest: None,
             k,
+            kv0: vec![0.0; n],
             v: vec![0.0; n],
             work: vec![0.0; n],
+            wq: vec![],
         }
     }
 
     /// Local index of global DOF `g`.
     pub fn local(&self, g: usize) -> usize {
         self.dofs.binary_search(&g).expect("dof of this unit")
+    }
+
+    /// Sets the unit's kinematic trees.
+    pub fn set_forest(&mut self, f: Forest) {
+        self.wq = vec![0.0; f.nq()];
+        self.forest = Some(f);
+    }
+
+    fn forest(&self) -> &Forest {
+        self.forest.as_ref().expect("forest set by the setup")
     }
 
     /// Adds the element of block `block` of constraint `con`: columns `(global dof, coefficients
@@ -162,11 +168,15 @@ impl Unit {
 
     /// `out = J_ig v` for element `e` with the unit's current `v`.
     pub fn element_velocity(&self, e: usize, out: &mut [f64; 3]) {
-        let el = &self.elements[e];
+        self.element_times(&self.elements[e], &self.v, out);
+    }
+
+    /// `out = J_e x` for element `el` and a unit-local `x`.
+    fn element_times(&self, el: &Element, x: &[f64], out: &mut [f64; 3]) {
         let cols = &self.local[el.start..el.start + el.len];
         for (r, o) in out.iter_mut().enumerate().take(el.dim) {
             let c = &self.coef[el.coef + r * el.len..el.coef + (r + 1) * el.len];
-            *o = c.iter().zip(cols).map(|(a, &l)| a * self.v[l]).sum();
+            *o = c.iter().zip(cols).map(|(a, &l)| a * x[l]).sum();
         }
     }
 
@@ -184,6 +194,17 @@ impl Unit {
         }
     }
 
+    /// `out = M_u x` (maximal, local).
+    fn mass_times(&self, x: &[f64], out: &mut [f64]) {
+        for b in &self.bodies {
+            let xb = &x[b.off..b.off + b.n];
+            for (o, row) in out[b.off..b.off + b.n].iter_mut().zip(self.mass[b.at..b.at + b.n * b.n].chunks_exact(b.n))
+            {
+                *o = row.iter().zip(xb).map(|(a, c)| a * c).sum();
+            }
+        }
+    }
+
     /// Sets the velocity (local) from a global vector.
     pub fn set_velocity(&mut self, v: &[f64]) {
         for (x, &g) in self.v.iter_mut().zip(&self.dofs) {
@@ -191,44 +212,55 @@ impl Unit {
         }
     }
 
-    /// Factors `K = M_u + β Σ J_eᵀ J_e` (Eqs. 40–41 in maximal coordinates), then the joint
-    /// Schur complement.
+    /// Factors `K_q = Nᵀ(M_u + β Σ J_eᵀ J_e)N` (Eqs. 40–41) and sets `K v⁰`.
     pub fn factor(&mut self, beta: f64) -> Result<(), String> {
         let n = self.dofs.len();
+        // K v⁰ = M v⁰ + β Σ J_eᵀ J_e v⁰
+        let mut kv0 = std::mem::take(&mut self.kv0);
+        let mut forest = self.forest.take().expect("forest set by the setup");
+        self.mass_times(&forest.v0, &mut kv0);
+        self.add_elements_transpose(&mut kv0, |el| {
+            let mut jv = [0.0; 3];
+            self.element_times(el, &forest.v0, &mut jv);
+            jv.map(|x| beta * x)
+        });
+        self.kv0 = kv0;
+        let nq = forest.nq();
         let mut k = self.k.take().expect("K storage");
-        match &mut k {
-            KFactor::Blocks(l) => {
-                l.clone_from(&self.mass);
+        let r = match &mut k {
+            KFactor::Tree { h, kq, work } => {
+                h.clone_from(&self.mass);
                 for el in &self.elements {
                     let b = self.bodies[el.body];
-                    self.add_gram(el, beta, &mut l[b.at..b.at + b.n * b.n], b.n, b.off);
+                    self.add_gram(el, beta, &mut h[b.at..b.at + b.n * b.n], b.n, b.off);
                 }
-                for b in &self.bodies {
-                    factor_in_place(b.n, &mut l[b.at..b.at + b.n * b.n])
-                        .map_err(|e| format!("body block of K: {e}"))?;
-                }
+                kq.resize(nq * nq, 0.0);
+                forest.crba(&self.bodies, h, kq, work);
+                tree_ldl::factor_in_place(&forest.parent_dof, kq).map_err(|e| format!("tree K_q (Eq. 40): {e}"))
             }
-            KFactor::Dense(l) => {
-                l.clear();
-                l.resize(n * n, 0.0);
+            KFactor::Dense { k, kq, e, col } => {
+                k.clear();
+                k.resize(n * n, 0.0);
                 for b in &self.bodies {
                     for r in 0..b.n {
                         let row = (b.off + r) * n + b.off;
-                        l[row..row + b.n].copy_from_slice(&self.mass[b.at + r * b.n..b.at + (r + 1) * b.n]);
+                        k[row..row + b.n].copy_from_slice(&self.mass[b.at + r * b.n..b.at + (r + 1) * b.n]);
                     }
                 }
                 for el in &self.elements {
-                    self.add_gram(el, beta, l, n, 0);
+                    self.add_gram(el, beta, k, n, 0);
                 }
-                factor_in_place(n, l).map_err(|e| format!("subsystem K: {e}"))?;
+                kq.resize(nq * nq, 0.0);
+                e.resize(nq, 0.0);
+                col.resize(n, 0.0);
+                forest.reduce_dense(k, kq, e, col);
+                dense_cholesky::factor_in_place(nq, kq).map_err(|e| format!("subsystem K_q: {e}"))
             }
-            KFactor::Sparse(s) => self.factor_sparse(s, beta)?,
-        }
-        if let Some(j) = self.joints.as_mut() {
-            j.factor(&mut k, &self.bodies, n)?;
-        }
+            KFactor::Sparse(s) => self.factor_sparse(s, beta),
+        };
+        self.forest = Some(forest);
         self.k = Some(k);
-        Ok(())
+        r
     }
 
     /// `m += β J_eᵀ J_e` into a row-major matrix of stride `stride` whose first row/column is the
@@ -246,19 +278,15 @@ impl Unit {
         }
     }
 
-    /// The global sparse `K` (split `none`): reuses the symbolic analysis while the pattern stays.
+    /// The global sparse `K_q` (split `none`): mass values plus `β (J_e N)ᵀ (J_e N)` per element.
     fn factor_sparse(&self, s: &mut SparseK, beta: f64) -> Result<(), String> {
         let nb = self.bodies.len();
-        s.values.iter_mut().for_each(|x| *x = 0.0);
-        for (k, b) in self.bodies.iter().enumerate() {
-            s.pattern.add_element(k, &self.mass[b.at..b.at + b.n * b.n], &mut s.values);
-        }
-        for (k, el) in self.elements.iter().enumerate() {
-            let m = el.len;
+        s.values.copy_from_slice(&s.mass_values);
+        for (k, (el, rows)) in self.elements.iter().zip(&s.rows).enumerate() {
+            let m = rows.len() / el.dim;
             s.local.clear();
             s.local.resize(m * m, 0.0);
-            for r in 0..el.dim {
-                let c = &self.coef[el.coef + r * m..el.coef + (r + 1) * m];
+            for c in rows.chunks_exact(m) {
                 for (a, &ca) in c.iter().enumerate() {
                     for (b, &cb) in c.iter().enumerate() {
                         s.local[a * m + b] += beta * ca * cb;
@@ -267,25 +295,41 @@ impl Unit {
             }
             s.pattern.add_element(nb + k, &s.local, &mut s.values);
         }
-        s.chol.factorize(&s.values).map_err(|e| e.to_string())
+        s.chol.factorize(&s.values).map_err(|e| format!("global K_q (Eq. 28): {e}"))
     }
 
-    /// Prepares the sparse `K` of split `none` for this step's elements: a new value scatter
-    /// map, and a new symbolic analysis only if the pattern differs from the previous step's.
+    /// Prepares the sparse `K_q` of split `none` for this step's elements: the reduced rows and
+    /// mass blocks, a new value scatter map, and a new symbolic analysis only if the pattern
+    /// differs from the previous step's.
     pub fn prepare_sparse(&mut self) -> Result<(), String> {
-        let n = self.dofs.len();
-        let mut elems: Vec<Vec<usize>> = self.bodies.iter().map(|b| (b.off..b.off + b.n).collect()).collect();
-        elems.extend(self.elements.iter().map(|el| self.local[el.start..el.start + el.len].to_vec()));
-        let pattern = SymmetricPattern::new(n, &elems);
+        let f = self.forest();
+        let nq = f.nq();
+        let mass = f.reduce_mass(&self.bodies, &self.mass);
+        let reduced: Vec<(Vec<usize>, Vec<f64>)> = self
+            .elements
+            .iter()
+            .map(|el| {
+                let cols = &self.local[el.start..el.start + el.len];
+                f.reduce_rows(&self.bodies, cols, &self.coef[el.coef..el.coef + el.dim * el.len], el.dim)
+            })
+            .collect();
+        let elems: Vec<Vec<usize>> =
+            mass.iter().map(|m| m.0.clone()).chain(reduced.iter().map(|r| r.0.clone())).collect();
+        let pattern = SymmetricPattern::new(nq, &elems);
         let chol = match self.k.take() {
             Some(KFactor::Sparse(s)) if s.chol.has_pattern(&pattern.col_ptr, &pattern.row_idx) => s.chol,
             _ => {
-                SparseCholesky::analyze(n, pattern.col_ptr.clone(), pattern.row_idx.clone(), CholeskyParams::default())
+                SparseCholesky::analyze(nq, pattern.col_ptr.clone(), pattern.row_idx.clone(), CholeskyParams::default())
                     .map_err(|e| e.to_string())?
             }
         };
-        let values = vec![0.0; pattern.nnz()];
-        self.k = Some(KFactor::Sparse(Box::new(SparseK { pattern, chol, values, local: vec![] })));
+        let mut mass_values = vec![0.0; pattern.nnz()];
+        for (k, (_, m)) in mass.iter().enumerate() {
+            pattern.add_element(k, m, &mut mass_values);
+        }
+        let values = mass_values.clone();
+        let rows = reduced.into_iter().map(|r| r.1).collect();
+        self.k = Some(KFactor::Sparse(Box::new(SparseK { pattern, chol, values, mass_values, rows, local: vec![] })));
         Ok(())
     }
 
@@ -294,41 +338,54 @@ impl Unit {
         self.k.take()
     }
 
-    /// The v-step (34): `K v = b_u + Σ_e J_eᵀ s(e) + G_uᵀ γ` with the joint rows exact; `s(e)`
-    /// is `β z_e + λ_e`.
+    /// The v-step (34) in reduced coordinates: `K_q q̇ = Nᵀ(b_u + Σ_e J_eᵀ s(e) − K v⁰)`,
+    /// `v = N q̇ + v⁰`; `s(e)` is `β z_e + λ_e`.
     pub fn solve(&mut self, s: impl Fn(&Element) -> [f64; 3]) {
-        let mut x = std::mem::take(&mut self.v);
-        x.copy_from_slice(&self.b);
-        self.add_elements_transpose(&mut x, s);
-        let k = self.k.as_mut().expect("unit factored");
-        k.solve(&self.bodies, &mut x);
-        if let Some(j) = self.joints.as_mut() {
-            j.correct(&mut x);
+        let mut x = std::mem::take(&mut self.work);
+        for ((xi, bi), ki) in x.iter_mut().zip(&self.b).zip(&self.kv0) {
+            *xi = bi - ki;
         }
-        self.v = x;
+        self.add_elements_transpose(&mut x, s);
+        let mut q = std::mem::take(&mut self.wq);
+        let forest = self.forest.as_ref().expect("forest set by the setup");
+        forest.project(&mut x, &mut q);
+        match self.k.as_mut().expect("unit factored") {
+            KFactor::Tree { kq, .. } => tree_ldl::solve_in_place(&forest.parent_dof, kq, &mut q),
+            KFactor::Dense { kq, .. } => dense_cholesky::solve_in_place(q.len(), kq, &mut q),
+            KFactor::Sparse(sk) => sk.chol.solve_in_place(&mut q),
+        }
+        forest.expand(&q, true, &mut self.v);
+        self.wq = q;
+        self.work = x;
     }
 
-    /// Dual residual (42) of the unit, `‖M_u v_u − b_u − Σ_e J_eᵀ λ_e − G_uᵀ γ‖`, and its scale
-    /// `max(‖b_u‖, ‖M_u v_u‖)`.
-    pub fn dual_residual(&mut self, lam: impl Fn(&Element) -> [f64; 3]) -> (f64, f64) {
+    /// `w = M_u v_u − b_u − Σ_e J_eᵀ λ_e` into the work vector; returns `‖M_u v_u‖`.
+    fn unbalanced(&mut self, lam: impl Fn(&Element) -> [f64; 3]) -> f64 {
         let mut r = std::mem::take(&mut self.work);
-        for b in &self.bodies {
-            let vb = &self.v[b.off..b.off + b.n];
-            for (ri, row) in r[b.off..b.off + b.n].iter_mut().zip(self.mass[b.at..b.at + b.n * b.n].chunks_exact(b.n)) {
-                *ri = dot(row, vb);
-            }
-        }
+        self.mass_times(&self.v, &mut r);
         let mv = norm(&r);
         for (ri, bi) in r.iter_mut().zip(&self.b) {
             *ri -= bi;
         }
         self.add_elements_transpose(&mut r, |e| lam(e).map(|x| -x));
-        if let Some(j) = &self.joints {
-            j.subtract_transpose(&mut r);
-        }
-        let nd = norm(&r);
         self.work = r;
-        (nd, mv.max(self.b_norm))
+        mv
+    }
+
+    /// Dual residual (42) of the unit in its reduced coordinates, `‖Nᵀ(M_u v_u − b_u − Σ_e J_eᵀ
+    /// λ_e)‖` (the tree joints' impulses do no work on `q̇`), and its scale `max(‖b_u‖, ‖M_u v_u‖)`.
+    pub fn dual_residual(&mut self, lam: impl Fn(&Element) -> [f64; 3]) -> (f64, f64) {
+        let mv = self.unbalanced(lam);
+        let forest = self.forest.as_ref().expect("forest set by the setup");
+        forest.project(&mut self.work, &mut self.wq);
+        (norm(&self.wq), mv.max(self.b_norm))
+    }
+
+    /// The impulses of the unit's tree joints (written at their global rows of `gamma`).
+    pub fn joint_impulses(&mut self, lam: impl Fn(&Element) -> [f64; 3], gamma: &mut [f64]) {
+        self.unbalanced(lam);
+        let forest = self.forest.as_ref().expect("forest set by the setup");
+        forest.joint_impulses(&mut self.work, gamma);
     }
 }
 
