@@ -150,7 +150,16 @@ impl Canal {
             return Err(SolveError::NonFinite { what: "problem data (free velocity or warm start)".into() });
         }
         if self.settings.inner() == Inner::Cascaded {
-            self.update_de_saxce(None, 1.0);
+            // z^0: warm-started from the previous step (paper §3.5), whose converged slack is
+            // z_t = J_t v_prev (README §3); J_t v at the start velocity without a warm start
+            match p.warm_start.filter(|w| self.settings.warm_start && w.velocity.len() == self.nv) {
+                Some(w) => {
+                    let v = std::mem::replace(&mut self.v, w.velocity.clone());
+                    self.update_de_saxce(None, 1.0);
+                    self.v = v;
+                }
+                None => self.update_de_saxce(None, 1.0),
+            }
             // Hessian pattern: mass blocks, then one dense block per constraint
             let mut elems: Vec<Vec<usize>> = (0..p.mass.blocks().len())
                 .map(|k| (p.mass.offset(k)..p.mass.offset(k) + p.mass.blocks()[k].nrows()).collect())

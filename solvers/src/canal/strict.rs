@@ -1,20 +1,36 @@
 //! The Table II baselines (Lee et al. 2025 §VIII-A): the AL surrogate (19) with the **strict**
 //! operator (17) solved directly, without the frozen De Saxcé term, by
 //! - `trdogleg`: trust-region dogleg on the merit `f = ½||r||²` (Nocedal & Wright Alg. 4.3 with
-//!   the Gauss–Newton model `m(s) = ½||r + 𝒥 s||²`), or
-//! - `damped_newton`: damped semismooth Newton, Armijo backtracking on `f` (De Luca, Facchinei &
-//!   Kanzow 1996, Algorithm 3.1), falling back to the steepest-descent direction `−𝒥ᵀ r` when the
-//!   Newton direction fails their sufficient-descent test `∇fᵀd ≤ −ρ||d||^p` or `𝒥` is singular.
+//!   the Gauss–Newton model `m(s) = ½||r + 𝒥 s||²`; radius from the first Newton step, `Δ ← ¼||s||`
+//!   if `ρ < ¼`, `Δ ← 2Δ` if `ρ > ¾` on the boundary, step accepted if `ρ > η = 1e-4`), or
+//! - `damped_newton`: damped semismooth Newton, Armijo backtracking `t = 1, ½, ¼, …` on `f` (De
+//!   Luca, Facchinei & Kanzow 1996, Algorithm 3.1, σ = 1e-4), falling back to the steepest-descent
+//!   direction `−𝒥ᵀ r` when the Newton direction fails their sufficient-descent test
+//!   `∇fᵀd ≤ −ρ||d||^p` (ρ = 1e-8, p = 2.1, their constants; in this problem's units, m/s and
+//!   N s) or `𝒥` is singular.
 //!
 //! `𝒥 = M + β Σ J_iᵀ D_i J_i` with the strict operator's generalized Jacobian `D_i`: not symmetric
 //! and possibly singular, so the step uses a dense LU (these variants exist for the ablation, on
 //! scenes of at most a few hundred DOFs). Every linear solve counts as one inner iteration.
 //!
-//! Table II protocol (README §6): the inner tolerance is CANAL's (`||r|| ≤ newton_tolerance ·
-//! scale`, or a Newton step below round-off of `v`). A solve that gets stuck — the merit cannot be
-//! decreased along the steepest-descent direction down to a step of 1e-12, or the trust radius
-//! falls below round-off of `v` — would repeat the same iterate until the cap, so it is counted as
-//! the cap (`max_newton_iterations`) and as a failure.
+//! Table II protocol (README §9): the inner tolerance is CANAL's (`||r|| ≤ newton_tolerance ·
+//! scale`, or a Newton step below round-off of `v`). A solve that gets stuck — the Armijo trial
+//! step `t||d||` falls below round-off of `v` (`below_roundoff`, as CANAL's step test) without a
+//! sufficient decrease, or the trust radius falls below round-off of `v` — would repeat the same
+//! iterate until the cap, so it is counted as the cap (`max_newton_iterations`) and as a failure.
+//! Both floors are relative to `||v||`: an absolute floor on `t` (formerly 1e-12) stopped the
+//! backtracking too early at large `β`, where `||−𝒥ᵀr|| ~ β||r||` and the acceptable `t` is
+//! `~1/||𝒥||²` (1e-18 at `β = 1e9`). The trust region's predicted reduction is evaluated as
+//! `−(∇fᵀs + ½||𝒥s||²)`, not as the difference `f − m(s)`, which cancels when `m(s) ≈ f`.
+//!
+//! Measured behaviour (README §9): with the strict operator `r` is only piecewise smooth, and the
+//! friction rows `(1, μ t̂)` of a sliding contact switch on and off with its normal trial impulse.
+//! The Gauss–Newton model of `f` holds only up to the nearest such kink, so the trust region
+//! walks in radius-sized steps and the Armijo steps are short; at an iterate lying on a kink (a
+//! contact with `λ_n = 0` and zero normal velocity, frequent in coplanar patches) the Newton
+//! direction of the chosen Jacobian element can increase `f` at every step length, and the solve
+//! is stuck. De Luca et al.'s convergence theory assumes a continuously differentiable merit,
+//! which `½||r||²` is not here.
 
 use super::model::Op;
 use super::settings::Inner;
@@ -93,24 +109,26 @@ impl Canal {
                         Some(d) if g.dot(&d) <= -DESCENT_RHO * d.norm().powf(DESCENT_P) => d,
                         _ => -&g,
                     };
-                    let slope = g.dot(&d);
+                    let (slope, dd) = (g.dot(&d), d.norm_squared());
+                    // Armijo backtracking t = 1, ½, ¼, … (De Luca et al. Alg. 3.1, step 4) until the
+                    // trial step t||d|| falls below round-off of v: scale invariant, unlike a floor
+                    // on t (the steepest-descent direction −𝒥ᵀr has length ~β||r||, so its
+                    // acceptable t is ~1/||𝒥||², ~1e-18 at β = 1e9)
                     let mut t = 1.0;
-                    let mut accepted = false;
-                    while t > 1e-12 {
+                    loop {
+                        if below_roundoff(t * t * dd, v2) {
+                            self.v.copy_from_slice(&v_old);
+                            self.evaluate(p, Op::Strict, beta, false);
+                            return stuck; // the merit cannot be decreased along d
+                        }
                         for (v, (vo, dk)) in self.v.iter_mut().zip(v_old.iter().zip(d.iter())) {
                             *v = vo + t * dk;
                         }
                         let (n1, _) = self.evaluate(p, Op::Strict, beta, false);
                         if 0.5 * n1 * n1 <= f0 + ARMIJO * t * slope {
-                            accepted = true;
                             break;
                         }
                         t *= 0.5;
-                    }
-                    if !accepted {
-                        self.v.copy_from_slice(&v_old);
-                        self.evaluate(p, Op::Strict, beta, false);
-                        return stuck; // the merit cannot be decreased along d
                     }
                 }
                 Inner::TrDogleg => {
@@ -135,7 +153,8 @@ impl Canal {
                         let tau = (-b + (b * b - 4.0 * a * c).max(0.0).sqrt()) / (2.0 * a);
                         &pu + tau * dvec
                     };
-                    let model_red = f0 - 0.5 * (&r + &jm * &step).norm_squared();
+                    // m(0) − m(s) = −(∇fᵀs + ½||𝒥s||²), free of the cancellation of f0 − m(s)
+                    let model_red = -(g.dot(&step) + 0.5 * (&jm * &step).norm_squared());
                     for (v, (vo, dk)) in self.v.iter_mut().zip(v_old.iter().zip(step.iter())) {
                         *v = vo + dk;
                     }

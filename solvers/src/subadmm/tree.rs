@@ -56,7 +56,8 @@ struct Link {
     rows: Vec<usize>,
 }
 
-/// A rigid joint's rows grouped per body: `(global row, unit-local body, coefficients)`.
+/// The rows of one joint: `(index into the unit's row list, row)`, the unit bodies they touch
+/// (sorted) and whether every row is rigid (`r = 0`).
 struct JointRows<'a> {
     rows: Vec<(usize, &'a ConstraintRows)>,
     bodies: Vec<usize>,
