@@ -321,3 +321,49 @@ fn invalid_settings_name_their_field(#[case] key: &str, #[case] value: &str) {
     assert!(SubAdmmSettings::default().validate().is_ok());
     let _ = entry();
 }
+
+/// Two planar links hinged end to end (and the first to the world) with frictionless contacts at
+/// the top and bottom of their shared face: the contacts lock the hinge and duplicate its rows;
+/// both penetrating (1e-5 m), the step is infeasible: the primal residual stalls while the
+/// joint-space dual residual vanishes. Rule (43) then raises β every `adapt_interval` iterations;
+/// `beta_range` bounds it (unbounded, β grows until the joint-space factorisation fails).
+#[test]
+fn beta_stays_within_its_range_on_a_redundant_step() {
+    use harness::model::DofMask;
+    let mut w = World::new();
+    w.gravity = Vector3::new(0.0, 0.0, -9.81);
+    let (l, wd) = (0.2, 0.02);
+    for i in 0..2 {
+        let c = Vector3::new((i as f64 + 0.5) * l, 0.0, 0.0);
+        let shape = Shape::Box { half_extents: [0.5 * l, 0.5 * wd, 0.5 * wd] };
+        w.bodies
+            .push(RigidBody::new(format!("l{i}"), shape, 0.1, c, Material::rigid(0.0)).with_dofs(DofMask::PLANAR_XZ));
+    }
+    w.joints.push(Joint::hinge_at(&w, 0, None, Vector3::zeros(), Vector3::y()));
+    w.joints.push(Joint::hinge_at(&w, 1, Some(0), Vector3::new(l, 0.0, 0.0), Vector3::y()));
+    let contacts = [0.5 * wd, -0.5 * wd]
+        .iter()
+        .enumerate()
+        .map(|(f, &z)| {
+            let key = ContactKey { a: ColliderId::Body(0), b: ColliderId::Body(1), feature: f as u64 };
+            Contact::new(&w, key, Vector3::new(l, 0.0, z), -Vector3::x(), -1e-5)
+        })
+        .collect();
+    let cs = ContactSet { contacts };
+    let p = StepProblem::new(&w, &cs, 1e-3, None).unwrap();
+    let run = |range: f64| {
+        let s = SubAdmmSettings { split: "none".into(), beta0: 1.0, beta_range: range, ..SubAdmmSettings::default() };
+        let mut solver = SubAdmm::new(s);
+        solver.step(&p, &mut IterationLog::new()).map(|_| solver.last_beta())
+    };
+    // the runaway this bound exists for: unbounded, β grows until the factorisation fails
+    match run(1e300) {
+        Err(SolveError::Factorization { .. }) => {}
+        Ok(b) => assert!(b > 1e6, "unbounded β ended at {b}"),
+        Err(e) => panic!("{e:?}"),
+    }
+    for range in [1e3, 1e6] {
+        let b = run(range).expect("bounded β keeps the factorisation");
+        assert!(b <= range, "{b} > {range}");
+    }
+}
