@@ -242,7 +242,7 @@ impl Case for BoxInHole {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resting::test_support::{every_parameter_is_overridable, resting_trace};
+    use crate::resting::test_support::resting_trace;
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -253,7 +253,7 @@ mod tests {
     fn defaults_build_a_dense_contact_scene() {
         let p: BoxInHoleParams = BoxInHole.defaults().decode("box_in_hole").unwrap();
         assert_eq!(p, BoxInHoleParams::default());
-        every_parameter_is_overridable(&BoxInHole, &BoxInHoleParams::default());
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<BoxInHoleParams>(&BoxInHole);
         // at rest on the floor: 4 floor + 4 x 4 wall contacts
         let sc = BoxInHole.build(&params(&[("drop_height", "0")])).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);

@@ -214,7 +214,7 @@ impl Case for DishStack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resting::test_support::{every_parameter_is_overridable, resting_trace};
+    use crate::resting::test_support::resting_trace;
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -225,7 +225,7 @@ mod tests {
     fn defaults_build_the_mass_ratio_stack() {
         let p = DishStackParams::default();
         assert_eq!(DishStack.defaults().decode::<DishStackParams>("dish_stack").unwrap(), p);
-        every_parameter_is_overridable(&DishStack, &p);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<DishStackParams>(&DishStack);
         assert_eq!(p.masses(), vec![0.1, 0.1, 0.1, 5.0]);
         let l = p.load_factors();
         assert!((l[0] - 53.0).abs() < 1e-9 && (l[1] - 104.0).abs() < 1e-9 && (l[3] - 51.0).abs() < 1e-9, "{l:?}");

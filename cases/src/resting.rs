@@ -61,29 +61,10 @@ pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
     }
 }
 
-/// Shared test helpers of the four cases.
+/// Shared test helper of the resting cases.
 #[cfg(test)]
 pub(crate) mod test_support {
-    use harness::{Case, Params, Scenario, StepMetrics, Trace};
-    use serde::Serialize;
-
-    /// Every key of the TOML is a field of the struct and back, and every default can be set
-    /// through `--set` syntax unchanged.
-    pub(crate) fn every_parameter_is_overridable<S: Serialize>(case: &dyn Case, defaults: &S) {
-        let toml = case.defaults();
-        let from_struct = Params::from_settings(defaults);
-        let mut a: Vec<_> = toml.0.keys().collect();
-        let mut b: Vec<_> = from_struct.0.keys().collect();
-        a.sort();
-        b.sort();
-        assert_eq!(a, b);
-        for (k, v) in &toml.0 {
-            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let mut p = toml.clone();
-            p.set(k, &raw, case.name()).unwrap();
-            assert_eq!(p, toml, "{k}");
-        }
-    }
+    use harness::{Scenario, StepMetrics, Trace};
 
     /// The initial state held for the whole run, with `impulse` (N s) of normal impulse per step
     /// and no penetration or joint violation.

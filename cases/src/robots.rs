@@ -317,7 +317,7 @@ impl Case for Robots {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resting::test_support::{every_parameter_is_overridable, resting_trace};
+    use crate::resting::test_support::resting_trace;
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -328,7 +328,7 @@ mod tests {
     fn each_robot_is_one_subsystem_of_nine_boxes() {
         let p = RobotsParams::default();
         assert_eq!(Robots.defaults().decode::<RobotsParams>("robots").unwrap(), p);
-        every_parameter_is_overridable(&Robots, &p);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<RobotsParams>(&Robots);
         let sc = Robots.build(&params(&[("robots", "3")])).unwrap();
         let w = &sc.world;
         assert_eq!((w.bodies.len(), w.joints.len()), (27, 24));

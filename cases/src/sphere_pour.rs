@@ -268,7 +268,7 @@ impl Case for SpherePour {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resting::test_support::{every_parameter_is_overridable, resting_trace};
+    use crate::resting::test_support::resting_trace;
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -279,7 +279,7 @@ mod tests {
     fn defaults_build_the_paper_spheres() {
         let p = SpherePourParams::default();
         assert_eq!(SpherePour.defaults().decode::<SpherePourParams>("sphere_pour").unwrap(), p);
-        every_parameter_is_overridable(&SpherePour, &p);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<SpherePourParams>(&SpherePour);
         // 5 mm at 10 g/cm^3: 5.236 g
         assert!((p.sphere_mass() - 5.235987755982989e-3).abs() < 1e-15);
         for n in [9, 18, 27, 36, 45] {
