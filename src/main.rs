@@ -79,7 +79,8 @@ enum Command {
         #[arg(long)]
         fail_on_regression: bool,
     },
-    /// Check accuracy gates against a run directory; exits non-zero if one fails.
+    /// Check a run directory: every oracle check must pass unless the gates file lists it as an
+    /// expected failure, and every metric gate must hold; exits non-zero otherwise.
     Gate {
         /// Run directory.
         #[arg(default_value = "runs/default")]
@@ -99,7 +100,7 @@ enum Command {
         /// Criterion output directory to include (used when it exists).
         #[arg(long, default_value = "target/criterion")]
         criterion: PathBuf,
-        /// Gates file whose verdicts go into the table.
+        /// Gates file (expected failures, metric gates) whose gate check goes into the report.
         #[arg(long)]
         gates: Option<PathBuf>,
     },
@@ -412,28 +413,15 @@ fn merge(out: &Path, dirs: &[PathBuf]) -> Result<ExitCode, String> {
 }
 
 fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
-    let text = std::fs::read_to_string(gates).map_err(|e| format!("{}: {e}", gates.display()))?;
-    let (mut gates, suite) = reports::gate::parse_file(&text, &gates.display().to_string())?;
-    if let Some(suite) = suite {
-        // pin every gate to the parameters its suite defines now (no silent drift)
-        let reg = signorini::registry();
-        let text =
-            std::fs::read_to_string(&suite).map_err(|e| format!("suite '{suite}' named by the gates file: {e}"))?;
-        let pairs = runner::prepare(&reg, &Suite::from_toml(&text, &suite, &reg)?)?;
-        let expected = pairs
-            .iter()
-            .map(|p| ((p.spec.solver.clone(), p.spec.label.clone()), (p.case_params.hash(), p.solver_params.hash())))
-            .collect();
-        reports::gate::pin(&mut gates, &expected)?;
-    }
-    let records = reports::read_run_dir(dir)?;
-    let (verdicts, table) = reports::gate::check_all(&gates, &records);
-    print!("{table}");
-    Ok(if verdicts.iter().all(|v| v.pass) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let gates = reports::gate::load(gates, &signorini::registry())?;
+    let rep = reports::gate::check_dir(dir, &gates)?;
+    print!("{}", rep.table());
+    Ok(if rep.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn report(dir: PathBuf, out: Option<PathBuf>, criterion: PathBuf, gates: Option<PathBuf>) -> Result<ExitCode, String> {
     let out_dir = out.unwrap_or_else(|| dir.join("report"));
+    let gates = gates.map(|g| reports::gate::load(&g, &signorini::registry())).transpose()?;
     let opts = reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates };
     let rep = reports::report::write(&opts)?;
     println!(

@@ -85,31 +85,50 @@ fn run_then_gate_end_to_end() {
         table.contains("FAIL") && table.contains("metrics.penetration_max.max") && table.contains("> max"),
         "{table}"
     );
+    assert!(table.contains("metric gates: 0 passed, 1 failed"), "{table}");
 }
 
-/// A gates file that names its suite pins every gate to the suite's parameters: records made
-/// with other parameters fail the gate instead of passing silently.
+/// A gates file that names its suite pins the records to the suite's parameters: records made
+/// with other parameters fail the gate instead of passing silently; expected failures must stay
+/// true (a listed check that passes, or one that does not exist, fails the gate).
 #[test]
-fn gate_detects_parameter_drift_against_its_suite() {
+fn gate_detects_parameter_drift_and_untrue_expected_failures() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("s.toml"),
         "solvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nset = { duration = 0.2 }\n",
     )
     .unwrap();
-    std::fs::write(
-        dir.path().join("g.toml"),
-        "suite = \"s.toml\"\n[[gate]]\nsolver = \"pgs\"\ncase = \"slope\"\nmetric = \"oracle.slides\"\nwhy = \"t\"\n",
-    )
-    .unwrap();
+    let gate = |gates: &str| {
+        std::fs::write(dir.path().join("g.toml"), format!("suite = \"s.toml\"\n{gates}")).unwrap();
+        signorini(&["gate", "r", "--gates", "g.toml"], dir.path())
+    };
     let run = |extra: &[&str]| {
         let mut args = vec!["run", "--suite", "s.toml", "--out", "r"];
         args.extend_from_slice(extra);
         assert!(signorini(&args, dir.path()).status.success());
-        signorini(&["gate", "r", "--gates", "g.toml"], dir.path())
     };
-    assert!(run(&[]).status.success());
-    let drifted = run(&["--set", "mu=0.25"]);
+    run(&[]);
+    let ok = gate("");
+    let table = String::from_utf8_lossy(&ok.stdout).to_string();
+    assert!(ok.status.success(), "{table}");
+    assert!(table.contains("0 expected failures, 0 unexpected failures, 0 unexpected passes"), "{table}");
+
+    let entry = |check: &str| {
+        format!(
+            "[[expected_failure]]\nsolver = \"pgs\"\ncase = \"slope\"\ncheck = \"{check}\"\nmeasured = 0\n\
+             reason = \"r\"\nsee = \"s\"\n"
+        )
+    };
+    let passes = gate(&entry("slides"));
+    assert_eq!(passes.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&passes.stdout).contains("UNEXPECTED PASS"));
+    let stale = gate(&entry("no_such_check"));
+    assert_eq!(stale.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&stale.stdout).contains("stale expected_failure slope / pgs / no_such_check"));
+
+    run(&["--set", "mu=0.25"]);
+    let drifted = gate("");
     assert_eq!(drifted.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&drifted.stdout).contains("case parameters changed"));
+    assert!(String::from_utf8_lossy(&drifted.stdout).contains("case parameters differ from s.toml"));
 }

@@ -76,11 +76,7 @@ fn fixture(dir: &Path) -> Vec<RunRecord> {
 
 fn build(dir: &Path, gates: Option<&str>) -> (report::Report, std::path::PathBuf) {
     let out = dir.join("report");
-    let gates = gates.map(|text| {
-        let p = dir.join("gates.toml.txt");
-        std::fs::write(&p, text).unwrap();
-        p
-    });
+    let gates = gates.map(|text| reports::gate::parse(text, "gates.toml").unwrap());
     let opts = Options { run_dir: dir.to_path_buf(), out_dir: out.clone(), criterion: None, gates };
     (report::write(&opts).unwrap(), out)
 }
@@ -150,9 +146,12 @@ fn md_row(md: &str, case: &str, solver: &str) -> Vec<String> {
 fn markdown_table_matches_the_records() {
     let dir = tempfile::tempdir().unwrap();
     let records = fixture(dir.path());
-    let gates = "[[gate]]\nsolver = \"pgs\"\ncase = \"stack\"\nmetric = \"oracle.weight_ratio\"\nwhy = \"t\"\n\n\
-                 [[gate]]\nsolver = \"pgs\"\ncase = \"slope-dt0.01\"\nmetric = \"iterations_per_step.mean\"\nmax = 0.5\nwhy = \"t\"\n\n\
-                 [[gate]]\nsolver = \"pgs\"\ncase = \"not-in-this-run\"\nmetric = \"oracle.x\"\nwhy = \"t\"\n";
+    // A metric gate that fails, an expected failure (the failed pair), an entry on a pair this
+    // run directory does not hold (noted, not checked).
+    let gates = "[[gate]]\nsolver = \"pgs\"\ncase = \"slope-dt0.01\"\nmetric = \"iterations_per_step.mean\"\nmax = 0.5\nwhy = \"t\"\n\n\
+                 [[gate]]\nsolver = \"pgs\"\ncase = \"not-in-this-run\"\nmetric = \"steps\"\nmin = 1\nwhy = \"t\"\n\n\
+                 [[expected_failure]]\nsolver = \"broken\"\ncase = \"slope-dt0.01\"\ncheck = \"completed\"\nmeasured = 3\n\
+                 reason = \"fails at step 3 by design\"\nsee = \"tests/report.rs\"\n";
     std::fs::write(dir.path().join("zz-not-a-record.json"), "{}").unwrap();
     let (_, out) = build(dir.path(), Some(gates));
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
@@ -200,10 +199,36 @@ fn markdown_table_matches_the_records() {
             )));
         }
     }
-    assert_eq!(md_row(&md, "stack", "pgs")[col("gates")], "PASS 1/1");
-    assert_eq!(md_row(&md, "slope-dt0.01", "pgs")[col("gates")], "FAIL 1/1: iterations_per_step.mean");
-    assert_eq!(md_row(&md, "slope-dt0.005", "pgs")[col("gates")], "no gate");
-    assert!(md.contains("1 gate(s) of") && md.contains("not in this run directory"));
+    let checks = |label: &str| {
+        let r = records.iter().find(|r| r.case.label == label && r.solver.name == "pgs").unwrap();
+        assert!(r.summary.oracle.values().all(|c| c.pass), "the fixture's oracle checks pass");
+        r.summary.oracle.len()
+    };
+    let n = checks("stack");
+    assert_eq!(md_row(&md, "stack", "pgs")[col("gates")], format!("PASS {n}/{n}"));
+    let n = checks("slope-dt0.01") + 1;
+    assert_eq!(md_row(&md, "slope-dt0.01", "pgs")[col("gates")], format!("FAIL 1/{n}: iterations_per_step.mean"));
+    assert_eq!(
+        md_row(&md, "slope-dt0.01", "broken")[col("gates")],
+        format!("PASS {n}/{n} (expected failures: completed)"),
+        "the failed pair's oracle checks and its listed completed check"
+    );
+    assert_eq!(md_row(&md, "stack", "other")[col("gates")], "not gated", "a skipped pair has no checks");
+    assert!(md.contains("**Gate: FAIL** (`gates.toml`)"), "the metric gate fails");
+    let counts_row = md
+        .split("## Gates")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("| ") && !l.contains("oracle checks passed"));
+    let total =
+        records.iter().filter(|r| r.status != RunStatus::Skipped).map(|r| r.summary.oracle.len()).sum::<usize>();
+    assert_eq!(counts_row.unwrap(), format!("| {total} | 1 | 0 | 0 | 0 | 1 | 0 |"));
+    assert!(
+        md.contains("| slope-dt0.01 | broken | completed | 3 | 3 | fails at step 3 by design | tests/report.rs |"),
+        "{md}"
+    );
+    assert!(md.contains("1 entr(ies) of `gates.toml` name pairs that are not in this run directory"));
     assert!(md.contains("7 run records: 5 ok, 1 failed, 1 skipped"));
 }
 

@@ -1,107 +1,299 @@
-//! Accuracy gates: thresholds on run-record values, checked by `signorini gate`.
+//! The gate check of `signorini gate`: every oracle check of every runnable pair must pass,
+//! unless it is a listed expected failure; plus metric thresholds the oracles do not cover.
 //!
-//! A gates file (`ci/gates.toml`) holds `[[gate]]` tables:
+//! # What is checked
+//!
+//! 1. **Oracle checks, all of them.** Each run record of the directory whose pair ran (status
+//!    `ok` or `failed`; `skipped` pairs have no checks) contributes every check of its
+//!    `summary.oracle`. A pair that did not complete (status `failed`) contributes one more
+//!    failing check, [`COMPLETED`], whose measured value is the number of completed steps. A new
+//!    solver or case needs no entry in the gates file: its checks are gated as soon as it runs.
+//! 2. **Expected failures** (`[[expected_failure]]`): a check that fails and is listed passes the
+//!    gate and is counted as an expected failure. A listed check that passes fails the gate as an
+//!    *unexpected pass* (remove the entry), and an entry whose pair or check is not in the run
+//!    directory is a stale entry (an error), so the list stays true.
+//! 3. **Metric gates** (`[[gate]]`): bounds on any numeric value under a record's `summary` that is
+//!    not itself an oracle verdict (`unconverged_steps`, `metrics.lee_residual.max`, ...).
+//! 4. **Provenance.** When the gates file names the suite its records come from, every record
+//!    must carry the parameter hashes that suite defines now ([`suite_pins`]), and — under
+//!    [`Scope::Suite`] — every pair of the suite must have a record. Two records of one
+//!    (case label, solver) with different parameters are an error naming both files.
+//!
+//! # The gates file (`ci/gates.toml`)
+//!
 //! ```toml
-//! [[gate]]
-//! solver = "pgs"
-//! case = "slope-stick-10"              # the case label in the run directory
-//! metric = "oracle.slides"             # an oracle check: must pass
-//! why = "Coulomb threshold: mu > tan(angle) sticks"
+//! suite = "ci/quick.toml"          # optional: pin records to this suite's parameters
 //!
 //! [[gate]]
-//! solver = "pgs"
-//! case = "sphere_stack"
-//! metric = "metrics.penetration_max.max"   # any numeric path under the record's `summary`
-//! max = 1e-4
-//! why = "..."
+//! solver = "pgs"                   # a name, a list of names, or "*" (every solver)
+//! case = ["slope-10-stick", "sphere_stack"]   # case labels, likewise
+//! metric = "unconverged_steps"     # a dotted path under the record's `summary`
+//! max = 0                          # and/or `min`; inclusive; NaN is refused
+//! why = "where the threshold comes from"
+//!
+//! [[expected_failure]]
+//! solver = "drumwright"
+//! case = "slope-10-slip"
+//! check = "acceleration"           # an oracle check, or "completed" for a failed pair
+//! measured = 0.229                 # the value when listed (shown beside today's)
+//! reason = "why it fails, honestly"
+//! see = "solvers/src/drumwright/README.md §7"
 //! ```
-//! A gate fails when its record is missing, when the pair did not run to completion, when the
-//! value is missing or NaN, when it lies outside `[min, max]`, when an oracle check fails, or when
-//! the record was produced with other parameters than the gate pins (`case_hash`, `solver_hash`).
+//!
+//! A gate that names both its solvers and its cases explicitly applies to each listed pair, which
+//! must have completed; a gate with `"*"` on either side applies to the completed pairs that
+//! match (a pair that failed is already an unexpected failure through [`COMPLETED`]). A gate that
+//! matches no record is stale. `metric = "oracle.<check>"` alone is refused (the check is gated
+//! already); a bound on `oracle.<check>.measured` is allowed, e.g. to keep an expected failure
+//! from growing, but it must contain the check's expected value, so that moving a solver toward
+//! its paper never breaks the gate.
 
 use harness::record::{RunRecord, RunStatus};
+use harness::runner::{self, Suite};
+use harness::Registry;
 use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
-/// One gate.
+/// The pseudo-check of a pair whose run did not complete (status `failed`).
+pub const COMPLETED: &str = "completed";
+
+/// Solver names or case labels a gate applies to: one name, a list, or `"*"` for all.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Names {
+    /// One name, or `"*"`.
+    One(String),
+    /// A list of names.
+    Many(Vec<String>),
+}
+
+impl Names {
+    /// Whether this is `"*"`.
+    pub fn is_all(&self) -> bool {
+        matches!(self, Names::One(n) if n == "*")
+    }
+
+    /// The names listed (empty for `"*"`).
+    pub fn listed(&self) -> Vec<&str> {
+        match self {
+            _ if self.is_all() => vec![],
+            Names::One(n) => vec![n.as_str()],
+            Names::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// Whether `name` is one of these names.
+    pub fn matches(&self, name: &str) -> bool {
+        self.is_all() || self.listed().contains(&name)
+    }
+}
+
+impl std::fmt::Display for Names {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Names::One(n) => write!(f, "{n}"),
+            Names::Many(v) => write!(f, "{}", v.join(",")),
+        }
+    }
+}
+
+/// One metric gate: a bound on a numeric value of the records it applies to.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gate {
-    /// Solver name.
-    pub solver: String,
-    /// Case label.
-    pub case: String,
-    /// `oracle.<check>` (the check must pass), or a dotted path under the record's summary, e.g.
-    /// `metrics.natmap_rel_l2.max`, `oracle.acceleration.error`, `iterations_per_step.mean`.
+    /// Solver name(s), or `"*"`.
+    pub solver: Names,
+    /// Case label(s), or `"*"`.
+    pub case: Names,
+    /// Dotted path under the record's summary, e.g. `metrics.natmap_rel_l2.max`,
+    /// `iterations_per_step.mean`, `unconverged_steps`, `oracle.weight_ratio.measured`.
     pub metric: String,
     /// Upper bound (inclusive).
     pub max: Option<f64>,
     /// Lower bound (inclusive).
     pub min: Option<f64>,
-    /// Expected case parameter hash, if pinned.
-    pub case_hash: Option<String>,
-    /// Expected solver parameter hash, if pinned.
-    pub solver_hash: Option<String>,
-    /// Where the threshold comes from (paper, oracle tolerance, method bound).
+    /// Where the threshold comes from (paper, method bound, measured margin).
     pub why: String,
+}
+
+/// One listed oracle check that is known to fail.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectedFailure {
+    /// Solver name.
+    pub solver: String,
+    /// Case label.
+    pub case: String,
+    /// Oracle check name, or [`COMPLETED`] for a pair that does not complete.
+    pub check: String,
+    /// The measured value when the entry was written (for the report).
+    pub measured: f64,
+    /// Why it fails.
+    pub reason: String,
+    /// Where that is explained (a README or paper section).
+    pub see: String,
+}
+
+/// Expected `(case hash, solver hash)` by `(solver, case label)`.
+pub type ExpectedHashes = BTreeMap<(String, String), (String, String)>;
+
+/// A parsed gates file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Gates {
+    /// Where it came from (for messages).
+    pub source: String,
+    /// The suite file its records come from, if named.
+    pub suite: Option<String>,
+    /// Metric gates.
+    pub gates: Vec<Gate>,
+    /// Expected failures.
+    pub expected_failures: Vec<ExpectedFailure>,
+    /// Parameter hashes of the suite's pairs ([`suite_pins`]); `None` when not pinned.
+    pub pins: Option<ExpectedHashes>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct GatesFile {
-    /// The suite file the gated records come from. When given, `signorini gate` resolves it and
-    /// pins every gate to the parameter hashes the suite defines now, so a record produced with
-    /// other parameters (a stale run, a `--set`, a changed default) fails instead of passing
-    /// silently.
     suite: Option<String>,
+    #[serde(default)]
     gate: Vec<Gate>,
+    #[serde(default)]
+    expected_failure: Vec<ExpectedFailure>,
 }
 
-/// Parses a gates file; `source` names it in errors.
-pub fn parse(text: &str, source: &str) -> Result<Vec<Gate>, String> {
-    parse_file(text, source).map(|(gates, _)| gates)
-}
-
-/// Parses a gates file into its gates and the suite file it names, if any.
-pub fn parse_file(text: &str, source: &str) -> Result<(Vec<Gate>, Option<String>), String> {
+/// Parses a gates file (no pinning); `source` names it in errors.
+pub fn parse(text: &str, source: &str) -> Result<Gates, String> {
     let f: GatesFile =
         toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
     for (i, g) in f.gate.iter().enumerate() {
-        if !g.metric.starts_with("oracle.") && g.max.is_none() && g.min.is_none() {
-            return Err(format!(
-                "{source}: gate {} ({} on {}, {}): needs max or min",
-                i + 1,
-                g.solver,
-                g.case,
-                g.metric
-            ));
+        let err =
+            |msg: &str| Err(format!("{source}: gate {} ({} on {}, {}): {msg}", i + 1, g.solver, g.case, g.metric));
+        let parts: Vec<&str> = g.metric.split('.').collect();
+        if parts.first() == Some(&"oracle") && parts.len() <= 2 {
+            return err("oracle checks are gated already; list a failing one as [[expected_failure]]");
+        }
+        if g.max.is_none() && g.min.is_none() {
+            return err("needs max or min");
+        }
+        if g.max.is_some_and(f64::is_nan) || g.min.is_some_and(f64::is_nan) {
+            return err("a NaN bound can never be checked");
+        }
+        if let (Some(a), Some(b)) = (g.min, g.max) {
+            if a > b {
+                return err("min > max");
+            }
+        }
+        if g.solver.listed().is_empty() && !g.solver.is_all() || g.case.listed().is_empty() && !g.case.is_all() {
+            return err("empty list of names");
+        }
+        if g.why.trim().is_empty() {
+            return err("needs a why");
         }
     }
-    Ok((f.gate, f.suite))
-}
-
-/// Expected `(case hash, solver hash)` by `(solver, case label)`.
-pub type ExpectedHashes = std::collections::BTreeMap<(String, String), (String, String)>;
-
-/// Pins every gate that has no explicit hash to the hashes the suite defines for its
-/// `(solver, case label)`. A gate whose pair is not in the suite is an error (it could never be
-/// checked).
-pub fn pin(gates: &mut [Gate], expected: &ExpectedHashes) -> Result<(), String> {
-    for g in gates {
-        let (case_hash, solver_hash) = expected.get(&(g.solver.clone(), g.case.clone())).ok_or_else(|| {
-            format!("gate on {} / {} ({}): that pair is not in the gates' suite", g.solver, g.case, g.metric)
-        })?;
-        g.case_hash.get_or_insert_with(|| case_hash.clone());
-        g.solver_hash.get_or_insert_with(|| solver_hash.clone());
+    let mut seen = BTreeSet::new();
+    for (i, e) in f.expected_failure.iter().enumerate() {
+        let what = format!("{source}: expected_failure {} ({} on {}, {})", i + 1, e.solver, e.case, e.check);
+        if e.reason.trim().is_empty() || e.see.trim().is_empty() {
+            return Err(format!("{what}: needs a reason and a see"));
+        }
+        if !seen.insert((&e.solver, &e.case, &e.check)) {
+            return Err(format!("{what}: listed twice"));
+        }
     }
-    Ok(())
+    Ok(Gates {
+        source: source.to_string(),
+        suite: f.suite,
+        gates: f.gate,
+        expected_failures: f.expected_failure,
+        pins: None,
+    })
 }
 
-/// The verdict of one gate.
+/// The parameter hashes every pair of the suite file `suite` gets now (`(solver, case label)` →
+/// `(case hash, solver hash)`).
+pub fn suite_pins(reg: &Registry, suite: &Path) -> Result<ExpectedHashes, String> {
+    let name = suite.display().to_string();
+    let text = std::fs::read_to_string(suite).map_err(|e| format!("suite '{name}' named by the gates file: {e}"))?;
+    let pairs = runner::prepare(reg, &Suite::from_toml(&text, &name, reg)?)?;
+    Ok(pairs
+        .iter()
+        .map(|p| ((p.spec.solver.clone(), p.spec.label.clone()), (p.case_params.hash(), p.solver_params.hash())))
+        .collect())
+}
+
+/// Reads and parses a gates file and, when it names a suite (a path relative to the working
+/// directory), pins it to the parameter hashes that suite defines with `reg`.
+pub fn load(path: &Path, reg: &Registry) -> Result<Gates, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut gates = parse(&text, &path.display().to_string())?;
+    if let Some(suite) = &gates.suite {
+        gates.pins = Some(suite_pins(reg, Path::new(suite))?);
+    }
+    Ok(gates)
+}
+
+/// Which pairs the run directory is supposed to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The whole run the gates describe (`signorini gate`): every pair of the pinned suite must
+    /// have a record, and an entry or gate naming a pair that is not there is stale.
+    Suite,
+    /// Whatever the directory holds (`signorini report`): entries on other pairs are only listed
+    /// as not checked here.
+    Directory,
+}
+
+/// How one oracle check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Passed, not listed.
+    Pass,
+    /// Failed, listed as expected.
+    ExpectedFailure,
+    /// Failed, not listed: fails the gate.
+    UnexpectedFailure,
+    /// Listed, but passed: fails the gate (remove the entry).
+    UnexpectedPass,
+}
+
+impl Outcome {
+    /// Whether this outcome lets the gate pass.
+    pub fn ok(self) -> bool {
+        matches!(self, Outcome::Pass | Outcome::ExpectedFailure)
+    }
+}
+
+/// The verdict on one oracle check of one pair.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckVerdict {
+    /// Solver name.
+    pub solver: String,
+    /// Case label.
+    pub case: String,
+    /// Check name ([`COMPLETED`] for a pair that did not complete).
+    pub check: String,
+    /// Measured value now.
+    pub measured: f64,
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The check's error against its tolerance, or the failed run's reason.
+    pub note: String,
+    /// The expected-failure entry, when listed.
+    pub entry: Option<ExpectedFailure>,
+}
+
+/// The verdict of one metric gate on one pair.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
     /// The gate.
     pub gate: Gate,
-    /// The measured value, if found.
+    /// Solver of the pair.
+    pub solver: String,
+    /// Case label of the pair.
+    pub case: String,
+    /// The value, if found.
     pub value: Option<f64>,
     /// Pass or fail.
     pub pass: bool,
@@ -109,75 +301,257 @@ pub struct Verdict {
     pub note: String,
 }
 
-fn lookup<'a>(v: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
-    path.split('.').try_fold(v, |v, k| v.get(k))
+/// Everything the gate check found.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GateReport {
+    /// Where the gates came from.
+    pub source: String,
+    /// One verdict per oracle check of every runnable pair (and per listed check of a pair).
+    pub checks: Vec<CheckVerdict>,
+    /// One verdict per metric gate and pair it applies to.
+    pub gates: Vec<Verdict>,
+    /// Errors that fail the gate by themselves: stale entries, conflicting or unpinned records,
+    /// pairs of the suite without a record.
+    pub errors: Vec<String>,
+    /// Entries and gates on pairs not in this directory (only under [`Scope::Directory`]).
+    pub not_here: Vec<String>,
 }
 
-/// Checks one gate against the records.
-pub fn check(gate: &Gate, records: &[RunRecord]) -> Verdict {
-    let fail = |value, note: String| Verdict { gate: gate.clone(), value, pass: false, note };
-    let Some(r) = records.iter().find(|r| r.solver.name == gate.solver && r.case.label == gate.case) else {
-        return fail(None, "no run record for this pair".into());
-    };
-    if r.status != RunStatus::Ok {
-        return fail(None, format!("pair did not run: {:?} ({})", r.status, r.reason.clone().unwrap_or_default()));
-    }
-    if let Some(h) = &gate.case_hash {
-        if *h != r.case.params_hash {
-            return fail(None, format!("case parameters changed (hash {} != pinned {h})", r.case.params_hash));
+/// The counts the gate prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    /// Oracle checks that passed.
+    pub checks_passed: usize,
+    /// Listed checks that failed.
+    pub expected_failures: usize,
+    /// Unlisted checks that failed.
+    pub unexpected_failures: usize,
+    /// Listed checks that passed.
+    pub unexpected_passes: usize,
+    /// Metric gate verdicts that passed.
+    pub gates_passed: usize,
+    /// Metric gate verdicts that failed.
+    pub gates_failed: usize,
+    /// Errors.
+    pub errors: usize,
+}
+
+impl GateReport {
+    /// The counts.
+    pub fn counts(&self) -> Counts {
+        let n = |o: Outcome| self.checks.iter().filter(|c| c.outcome == o).count();
+        Counts {
+            checks_passed: n(Outcome::Pass),
+            expected_failures: n(Outcome::ExpectedFailure),
+            unexpected_failures: n(Outcome::UnexpectedFailure),
+            unexpected_passes: n(Outcome::UnexpectedPass),
+            gates_passed: self.gates.iter().filter(|v| v.pass).count(),
+            gates_failed: self.gates.iter().filter(|v| !v.pass).count(),
+            errors: self.errors.len(),
         }
     }
-    if let Some(h) = &gate.solver_hash {
-        if *h != r.solver.params_hash {
-            return fail(None, format!("solver parameters changed (hash {} != pinned {h})", r.solver.params_hash));
-        }
+
+    /// Whether the gate passes.
+    pub fn passed(&self) -> bool {
+        self.errors.is_empty() && self.checks.iter().all(|c| c.outcome.ok()) && self.gates.iter().all(|v| v.pass)
     }
-    let summary = serde_json::to_value(&r.summary).unwrap_or_default();
-    let Some(found) = lookup(&summary, &gate.metric) else {
-        return fail(None, format!("'{}' not in the record", gate.metric));
-    };
-    // An oracle check by itself: its own verdict decides, unless bounds are given on it.
-    if found.is_object() && found.get("pass").is_some() && gate.max.is_none() && gate.min.is_none() {
-        let measured = found.get("measured").and_then(|x| x.as_f64());
-        let pass = found.get("pass").and_then(|x| x.as_bool()).unwrap_or(false);
-        let note = if pass {
-            String::new()
+
+    /// The two count lines.
+    pub fn count_lines(&self) -> String {
+        let c = self.counts();
+        format!(
+            "oracle checks: {} passed, {} expected failures, {} unexpected failures, {} unexpected passes\n\
+             metric gates: {} passed, {} failed; errors: {}\n",
+            c.checks_passed,
+            c.expected_failures,
+            c.unexpected_failures,
+            c.unexpected_passes,
+            c.gates_passed,
+            c.gates_failed,
+            c.errors
+        )
+    }
+
+    /// The gate's verdict on one pair, for the results table: `(text, passes)`, `None` when
+    /// nothing of the gates applies to it.
+    pub fn pair_cell(&self, solver: &str, case: &str) -> Option<(String, bool)> {
+        let checks: Vec<&CheckVerdict> = self.checks.iter().filter(|c| c.solver == solver && c.case == case).collect();
+        let gates: Vec<&Verdict> = self.gates.iter().filter(|v| v.solver == solver && v.case == case).collect();
+        if checks.is_empty() && gates.is_empty() {
+            return None;
+        }
+        let mut bad: Vec<String> = checks
+            .iter()
+            .filter(|c| !c.outcome.ok())
+            .map(|c| match c.outcome {
+                Outcome::UnexpectedPass => format!("{} (unexpected pass)", c.check),
+                _ => c.check.clone(),
+            })
+            .collect();
+        bad.extend(gates.iter().filter(|v| !v.pass).map(|v| v.gate.metric.clone()));
+        let expected: Vec<&str> =
+            checks.iter().filter(|c| c.outcome == Outcome::ExpectedFailure).map(|c| c.check.as_str()).collect();
+        let n = checks.len() + gates.len();
+        let mut text = if bad.is_empty() {
+            format!("PASS {n}/{n}")
         } else {
-            format!(
-                "oracle failed: error {} > tolerance {} (expected {})",
-                fmt(found.get("error").and_then(|x| x.as_f64())),
-                fmt(found.get("tolerance").and_then(|x| x.as_f64())),
-                fmt(found.get("expected").and_then(|x| x.as_f64()))
-            )
+            format!("FAIL {}/{n}: {}", bad.len(), bad.join(", "))
         };
-        return Verdict { gate: gate.clone(), value: measured, pass, note };
-    }
-    let value = match found {
-        serde_json::Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
-        // non-finite numbers are serialized as null (harness::record::nullable_f64)
-        serde_json::Value::Null => Some(f64::NAN),
-        v => v.as_f64(),
-    };
-    let Some(x) = value else {
-        return fail(None, format!("'{}' is not a number", gate.metric));
-    };
-    if x.is_nan() {
-        return fail(Some(x), "value is NaN".into());
-    }
-    if let Some(m) = gate.max {
-        if x > m {
-            return fail(Some(x), format!("{} > max {}", fmt(Some(x)), fmt(Some(m))));
+        if !expected.is_empty() {
+            text += &format!(" (expected failures: {})", expected.join(", "));
         }
+        Some((text, bad.is_empty()))
     }
-    if let Some(m) = gate.min {
-        if x < m {
-            return fail(Some(x), format!("{} < min {}", fmt(Some(x)), fmt(Some(m))));
+
+    /// Every reason the gate fails, one line each (empty when it passes).
+    pub fn problems(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|c| !c.outcome.ok())
+            .map(|c| match c.outcome {
+                Outcome::UnexpectedPass => format!(
+                    "{} / {}: oracle.{} = {} passes but is listed as an expected failure: remove the entry",
+                    c.case,
+                    c.solver,
+                    c.check,
+                    fmt(Some(c.measured))
+                ),
+                _ => format!(
+                    "{} / {}: oracle.{} = {} fails: {}",
+                    c.case,
+                    c.solver,
+                    c.check,
+                    fmt(Some(c.measured)),
+                    c.note
+                ),
+            })
+            .collect();
+        out.extend(self.gates.iter().filter(|v| !v.pass).map(|v| {
+            format!(
+                "{} / {}: {} = {} fails {}: {}",
+                v.case,
+                v.solver,
+                v.gate.metric,
+                fmt(v.value),
+                bounds(&v.gate),
+                v.note
+            )
+        }));
+        out.extend(self.errors.iter().cloned());
+        out
+    }
+
+    /// The readable report: counts, then every problem, then the expected failures.
+    pub fn table(&self) -> String {
+        let mut out = format!("gates of {}\n", self.source);
+        out += &self.count_lines();
+        let problems: Vec<[String; 5]> = self
+            .checks
+            .iter()
+            .filter(|c| !c.outcome.ok())
+            .map(|c| {
+                let (word, note) = match c.outcome {
+                    Outcome::UnexpectedPass => {
+                        ("UNEXPECTED PASS", "listed as expected failure; remove the entry".into())
+                    }
+                    _ => ("FAIL", c.note.clone()),
+                };
+                [
+                    word.into(),
+                    c.solver.clone(),
+                    c.case.clone(),
+                    format!("oracle.{} = {}", c.check, fmt(Some(c.measured))),
+                    note,
+                ]
+            })
+            .chain(self.gates.iter().filter(|v| !v.pass).map(|v| {
+                [
+                    "FAIL".into(),
+                    v.solver.clone(),
+                    v.case.clone(),
+                    format!("{} = {}", v.gate.metric, fmt(v.value)),
+                    format!("{}: {}", bounds(&v.gate), v.note),
+                ]
+            }))
+            .collect();
+        if !problems.is_empty() {
+            out += "\nfailing:\n";
+            out += &columns(&["result", "solver", "case", "value", "why it fails"], &problems);
         }
+        if !self.errors.is_empty() {
+            out += "\nerrors:\n";
+            for e in &self.errors {
+                out += &format!("  {e}\n");
+            }
+        }
+        let expected: Vec<[String; 5]> = self
+            .checks
+            .iter()
+            .filter(|c| c.outcome == Outcome::ExpectedFailure)
+            .filter_map(|c| {
+                let e = c.entry.as_ref()?;
+                Some([
+                    c.solver.clone(),
+                    c.case.clone(),
+                    c.check.clone(),
+                    format!("{} (listed {})", fmt(Some(c.measured)), fmt(Some(e.measured))),
+                    format!("{} (see {})", e.reason, e.see),
+                ])
+            })
+            .collect();
+        if !expected.is_empty() {
+            out += "\nexpected failures:\n";
+            out += &columns(&["solver", "case", "check", "measured", "reason"], &expected);
+        }
+        if !self.not_here.is_empty() {
+            out += &format!(
+                "\n{} entr(ies) of {} name pairs that are not in this run directory (not checked here)\n",
+                self.not_here.len(),
+                self.source
+            );
+        }
+        out += if self.passed() { "\ngate: PASS\n" } else { "\ngate: FAIL\n" };
+        out
     }
-    Verdict { gate: gate.clone(), value: Some(x), pass: true, note: String::new() }
 }
 
-fn fmt(x: Option<f64>) -> String {
+fn columns<const N: usize>(headers: &[&str; N], rows: &[[String; N]]) -> String {
+    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate().take(N - 1) {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut s = String::from("  ");
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 < N {
+                s += &format!("{c:<width$}  ", width = w[i]);
+            } else {
+                s += c;
+            }
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&headers.map(String::from));
+    for r in rows {
+        out += &line(r);
+    }
+    out
+}
+
+fn bounds(g: &Gate) -> String {
+    match (g.min, g.max) {
+        (Some(a), None) => format!(">= {}", fmt(Some(a))),
+        (None, Some(b)) => format!("<= {}", fmt(Some(b))),
+        (Some(a), Some(b)) => format!("in [{}, {}]", fmt(Some(a)), fmt(Some(b))),
+        (None, None) => "-".into(),
+    }
+}
+
+/// A number for the tables.
+pub fn fmt(x: Option<f64>) -> String {
     match x {
         Some(v) if v != 0.0 && (v.abs() < 1e-3 || v.abs() >= 1e4) => format!("{v:.3e}"),
         Some(v) => format!("{v:.4}"),
@@ -185,54 +559,233 @@ fn fmt(x: Option<f64>) -> String {
     }
 }
 
-/// Checks every gate; returns the verdicts and a readable table.
-pub fn check_all(gates: &[Gate], records: &[RunRecord]) -> (Vec<Verdict>, String) {
-    let verdicts: Vec<Verdict> = gates.iter().map(|g| check(g, records)).collect();
-    let rows: Vec<[String; 6]> = verdicts
-        .iter()
-        .map(|v| {
-            let threshold = match (v.gate.min, v.gate.max) {
-                (None, None) => "oracle passes".to_string(),
-                (Some(a), None) => format!(">= {}", fmt(Some(a))),
-                (None, Some(b)) => format!("<= {}", fmt(Some(b))),
-                (Some(a), Some(b)) => format!("in [{}, {}]", fmt(Some(a)), fmt(Some(b))),
-            };
-            [
-                if v.pass { "PASS".into() } else { "FAIL".into() },
-                v.gate.solver.clone(),
-                v.gate.case.clone(),
-                v.gate.metric.clone(),
-                fmt(v.value),
-                if v.pass { threshold } else { format!("{threshold}: {}", v.note) },
-            ]
-        })
-        .collect();
-    let headers = ["result", "solver", "case", "metric", "value", "threshold"];
-    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
-    for r in &rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
+fn lookup<'a>(v: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    path.split('.').try_fold(v, |v, k| v.get(k))
+}
+
+/// Checks one metric gate on one record.
+pub fn check_metric(gate: &Gate, r: &RunRecord) -> Verdict {
+    let verdict = |value, pass, note: String| Verdict {
+        gate: gate.clone(),
+        solver: r.solver.name.clone(),
+        case: r.case.label.clone(),
+        value,
+        pass,
+        note,
+    };
+    if r.status != RunStatus::Ok {
+        let status = if r.status == RunStatus::Failed { "did not complete" } else { "was skipped" };
+        return verdict(None, false, format!("pair {status}: {}", r.reason.clone().unwrap_or_default()));
+    }
+    let summary = serde_json::to_value(&r.summary).unwrap_or_default();
+    let value = match lookup(&summary, &gate.metric) {
+        None => return verdict(None, false, format!("'{}' not in the record", gate.metric)),
+        Some(serde_json::Value::Bool(b)) => Some(if *b { 1.0 } else { 0.0 }),
+        // non-finite numbers are serialized as null (harness::record::nullable_f64)
+        Some(serde_json::Value::Null) => Some(f64::NAN),
+        Some(v) => v.as_f64(),
+    };
+    let Some(x) = value else {
+        return verdict(None, false, format!("'{}' is not a number", gate.metric));
+    };
+    if x.is_nan() {
+        return verdict(Some(x), false, "value is NaN".into());
+    }
+    if let Some(m) = gate.max.filter(|&m| x > m) {
+        return verdict(Some(x), false, format!("{} > max {}", fmt(Some(x)), fmt(Some(m))));
+    }
+    if let Some(m) = gate.min.filter(|&m| x < m) {
+        return verdict(Some(x), false, format!("{} < min {}", fmt(Some(x)), fmt(Some(m))));
+    }
+    verdict(Some(x), true, String::new())
+}
+
+/// Checks the records of a run directory (`(file, record)`, e.g. from
+/// [`crate::read_run_dir_files`]) against `gates`.
+pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -> GateReport {
+    let mut rep = GateReport { source: gates.source.clone(), ..Default::default() };
+    // One record per (solver, case label); conflicting duplicates are errors.
+    let mut pairs: BTreeMap<(String, String), (&Path, &RunRecord)> = BTreeMap::new();
+    let mut conflicted = BTreeSet::new();
+    for (path, r) in records {
+        let key = (r.solver.name.clone(), r.case.label.clone());
+        match pairs.get(&key) {
+            Some((first, q))
+                if (&q.case.params_hash, &q.solver.params_hash) != (&r.case.params_hash, &r.solver.params_hash) =>
+            {
+                rep.errors.push(format!(
+                    "{} / {}: two records with different parameters: {} and {}",
+                    key.1,
+                    key.0,
+                    first.display(),
+                    path.display()
+                ));
+                conflicted.insert(key);
+            }
+            Some(_) => {}
+            None => {
+                pairs.insert(key, (path.as_path(), r));
+            }
         }
     }
-    let line = |cells: &[String]| {
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| format!("{c:<width$}", width = w[i]))
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
-            + "\n"
-    };
-    let mut table = line(&headers.map(String::from));
-    table += &line(&w.iter().map(|&n| "-".repeat(n)).collect::<Vec<_>>());
-    for r in &rows {
-        table += &line(r);
+    for k in &conflicted {
+        pairs.remove(k);
     }
-    let failed = verdicts.iter().filter(|v| !v.pass).count();
-    table += &format!("gates: {} checked, {} failing\n", verdicts.len(), failed);
-    (verdicts, table)
+    if let Some(pins) = &gates.pins {
+        let suite = gates.suite.as_deref().unwrap_or("the suite");
+        for ((solver, case), (path, r)) in &pairs {
+            match pins.get(&(solver.clone(), case.clone())) {
+                None => rep.errors.push(format!("{}: {case} / {solver} is not a pair of {suite}", path.display())),
+                Some((ch, sh)) => {
+                    if *ch != r.case.params_hash {
+                        rep.errors.push(format!(
+                            "{}: case parameters differ from {suite} (hash {} != pinned {ch})",
+                            path.display(),
+                            r.case.params_hash
+                        ));
+                    }
+                    if *sh != r.solver.params_hash {
+                        rep.errors.push(format!(
+                            "{}: solver parameters differ from {suite} (hash {} != pinned {sh})",
+                            path.display(),
+                            r.solver.params_hash
+                        ));
+                    }
+                }
+            }
+        }
+        if scope == Scope::Suite {
+            for (solver, case) in pins.keys() {
+                let key = (solver.clone(), case.clone());
+                if !pairs.contains_key(&key) && !conflicted.contains(&key) {
+                    rep.errors.push(format!("{case} / {solver}: pair of {suite} has no run record"));
+                }
+            }
+        }
+    }
+    let stale = |rep: &mut GateReport, what: String, pair_here: bool| {
+        if pair_here || scope == Scope::Suite {
+            rep.errors.push(what);
+        } else {
+            rep.not_here.push(what);
+        }
+    };
+
+    // Oracle checks and expected failures.
+    let mut listed: BTreeMap<(&str, &str, &str), &ExpectedFailure> = BTreeMap::new();
+    for e in &gates.expected_failures {
+        listed.insert((&e.solver, &e.case, &e.check), e);
+    }
+    let mut used = BTreeSet::new();
+    for ((solver, case), (_, r)) in &pairs {
+        if r.status == RunStatus::Skipped {
+            continue;
+        }
+        let mut checks: Vec<(String, f64, bool, String)> = r
+            .summary
+            .oracle
+            .values()
+            .map(|c| {
+                let note = format!(
+                    "error {} > tolerance {} (expected {})",
+                    fmt(Some(c.error)),
+                    fmt(Some(c.tolerance)),
+                    fmt(Some(c.expected))
+                );
+                (c.name.clone(), c.measured, c.pass, note)
+            })
+            .collect();
+        let completed_listed = listed.contains_key(&(solver.as_str(), case.as_str(), COMPLETED));
+        if r.status == RunStatus::Failed || completed_listed {
+            let note = format!("did not complete: {}", r.reason.clone().unwrap_or_default());
+            checks.push((COMPLETED.into(), r.summary.steps as f64, r.status == RunStatus::Ok, note));
+        }
+        for (check, measured, pass, note) in checks {
+            let entry = listed.get(&(solver.as_str(), case.as_str(), check.as_str())).copied();
+            if let Some(e) = entry {
+                used.insert((e.solver.as_str(), e.case.as_str(), e.check.as_str()));
+            }
+            let outcome = match (pass, entry.is_some()) {
+                (true, false) => Outcome::Pass,
+                (false, true) => Outcome::ExpectedFailure,
+                (false, false) => Outcome::UnexpectedFailure,
+                (true, true) => Outcome::UnexpectedPass,
+            };
+            rep.checks.push(CheckVerdict {
+                solver: solver.clone(),
+                case: case.clone(),
+                check,
+                measured,
+                outcome,
+                note: if pass { String::new() } else { note },
+                entry: entry.cloned(),
+            });
+        }
+    }
+    for e in &gates.expected_failures {
+        if used.contains(&(e.solver.as_str(), e.case.as_str(), e.check.as_str())) {
+            continue;
+        }
+        let here = pairs.get(&(e.solver.clone(), e.case.clone()));
+        let why = match here {
+            None if conflicted.contains(&(e.solver.clone(), e.case.clone())) => continue,
+            None => "no run record for this pair".to_string(),
+            Some((_, r)) if r.status == RunStatus::Skipped => {
+                format!("the pair is skipped ({})", r.reason.clone().unwrap_or_default())
+            }
+            Some((_, r)) => format!(
+                "no such check (the pair has: {})",
+                r.summary.oracle.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        };
+        stale(
+            &mut rep,
+            format!("stale expected_failure {} / {} / {}: {why}", e.case, e.solver, e.check),
+            here.is_some(),
+        );
+    }
+
+    // Metric gates.
+    for g in &gates.gates {
+        let what = format!("gate {} on {} / {}", g.metric, g.case, g.solver);
+        if !g.solver.is_all() && !g.case.is_all() {
+            for s in g.solver.listed() {
+                for c in g.case.listed() {
+                    match pairs.get(&(s.to_string(), c.to_string())) {
+                        Some((_, r)) => rep.gates.push(check_metric(g, r)),
+                        None if conflicted.contains(&(s.to_string(), c.to_string())) => {}
+                        None => stale(&mut rep, format!("{what}: no run record for {c} / {s}"), false),
+                    }
+                }
+            }
+            continue;
+        }
+        let matching: Vec<&RunRecord> = pairs
+            .values()
+            .map(|(_, r)| *r)
+            .filter(|r| g.solver.matches(&r.solver.name) && g.case.matches(&r.case.label))
+            .collect();
+        let named_here = |name: &str, of: fn(&RunRecord) -> &str| pairs.values().any(|(_, r)| of(r) == name);
+        for s in g.solver.listed() {
+            if !named_here(s, |r| &r.solver.name) {
+                stale(&mut rep, format!("{what}: no run record of solver {s}"), false);
+            }
+        }
+        for c in g.case.listed() {
+            if !named_here(c, |r| &r.case.label) {
+                stale(&mut rep, format!("{what}: no run record of case {c}"), false);
+            }
+        }
+        for r in matching.into_iter().filter(|r| r.status == RunStatus::Ok) {
+            rep.gates.push(check_metric(g, r));
+        }
+    }
+    rep
+}
+
+/// Reads the run directory `dir` and checks it against `gates` under [`Scope::Suite`].
+pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, String> {
+    Ok(evaluate(gates, &crate::read_run_dir_files(dir)?, Scope::Suite))
 }
 
 #[cfg(test)]
@@ -241,10 +794,13 @@ mod tests {
     use harness::record::{CaseRecord, MetricStat, Provenance, SolverRecord, Summary, SCHEMA};
     use harness::{OracleCheck, Params};
 
-    fn record(status: RunStatus, natmap_max: f64, oracle_pass: bool) -> RunRecord {
+    /// A record of `solver` on `case` with one oracle check `slides` (passing or not) and a
+    /// natural-map residual.
+    fn record(solver: &str, case: &str, status: RunStatus, slides_pass: bool, natmap_max: f64) -> RunRecord {
         let mut summary = Summary::default();
+        summary.steps = 10;
         summary.metrics.insert("natmap_rel_l2".into(), MetricStat { max: natmap_max, mean: 0.0, last: 0.0 });
-        let err = if oracle_pass { 0.0 } else { 2.0 };
+        let err = if slides_pass { 0.0 } else { 1.0 };
         summary.oracle.insert("slides".into(), OracleCheck::with_error("slides", err, 0.0, err, 0.5));
         RunRecord {
             schema: SCHEMA.into(),
@@ -258,11 +814,11 @@ mod tests {
             },
             case: CaseRecord {
                 name: "slope".into(),
-                label: "slope-a".into(),
+                label: case.into(),
                 params: Params::default(),
                 params_hash: "h1".into(),
             },
-            solver: SolverRecord { name: "pgs".into(), params: Params::default(), params_hash: "h2".into() },
+            solver: SolverRecord { name: solver.into(), params: Params::default(), params_hash: "h2".into() },
             status,
             reason: (status != RunStatus::Ok).then(|| "step 3: boom".into()),
             summary,
@@ -272,99 +828,190 @@ mod tests {
         }
     }
 
-    fn gate(metric: &str, max: Option<f64>) -> Gate {
-        Gate {
-            solver: "pgs".into(),
-            case: "slope-a".into(),
-            metric: metric.into(),
-            max,
-            min: None,
-            case_hash: None,
-            solver_hash: None,
-            why: "test".into(),
+    fn dir(records: Vec<RunRecord>) -> Vec<(PathBuf, RunRecord)> {
+        records
+            .into_iter()
+            .map(|r| (PathBuf::from(format!("run/{}__{}.json", r.case.label, r.solver.name)), r))
+            .collect()
+    }
+
+    const EXPECTED: &str = "[[expected_failure]]\nsolver = \"pgs\"\ncase = \"slope-a\"\ncheck = \"slides\"\n\
+                            measured = 1.0\nreason = \"it slides\"\nsee = \"README §7\"\n";
+
+    fn check(gates: &str, records: Vec<RunRecord>) -> GateReport {
+        evaluate(&parse(gates, "g.toml").unwrap(), &dir(records), Scope::Suite)
+    }
+
+    #[test]
+    fn every_passing_oracle_check_passes_without_any_gate() {
+        let rep = check("", vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
+        assert!(rep.passed(), "{}", rep.table());
+        assert_eq!(rep.counts(), Counts { checks_passed: 1, ..Default::default() });
+        assert_eq!(rep.pair_cell("pgs", "slope-a"), Some(("PASS 1/1".into(), true)));
+    }
+
+    #[test]
+    fn an_unlisted_failing_oracle_check_fails_the_gate() {
+        let rep = check("", vec![record("pgs", "slope-a", RunStatus::Ok, false, 0.0)]);
+        assert!(!rep.passed());
+        assert_eq!(rep.counts().unexpected_failures, 1);
+        let table = rep.table();
+        for needle in ["FAIL", "pgs", "slope-a", "oracle.slides = 1.0000", "tolerance 0.5000", "1 unexpected failures"]
+        {
+            assert!(table.contains(needle), "missing {needle} in\n{table}");
         }
+        assert!(table.ends_with("gate: FAIL\n"), "{table}");
     }
 
     #[test]
-    fn numeric_bounds() {
-        let r = [record(RunStatus::Ok, 1e-7, true)];
-        assert!(check(&gate("metrics.natmap_rel_l2.max", Some(1e-6)), &r).pass);
-        let v = check(&gate("metrics.natmap_rel_l2.max", Some(1e-8)), &r);
-        assert!(!v.pass && v.note.contains("> max"), "{}", v.note);
+    fn a_listed_expected_failure_passes_and_is_counted_with_its_reason() {
+        let rep = check(EXPECTED, vec![record("pgs", "slope-a", RunStatus::Ok, false, 0.0)]);
+        assert!(rep.passed(), "{}", rep.table());
+        assert_eq!(rep.counts(), Counts { expected_failures: 1, ..Default::default() });
+        let table = rep.table();
+        for needle in [
+            "0 passed, 1 expected failures, 0 unexpected failures, 0 unexpected passes",
+            "it slides (see README §7)",
+            "1.0000 (listed 1.0000)",
+        ] {
+            assert!(table.contains(needle), "missing {needle} in\n{table}");
+        }
+        assert_eq!(rep.pair_cell("pgs", "slope-a"), Some(("PASS 1/1 (expected failures: slides)".into(), true)));
     }
 
     #[test]
-    fn nan_missing_and_failed_runs_fail() {
-        let nan = [record(RunStatus::Ok, f64::NAN, true)];
-        assert_eq!(check(&gate("metrics.natmap_rel_l2.max", Some(1.0)), &nan).note, "value is NaN");
-        let ok = [record(RunStatus::Ok, 0.0, true)];
-        assert!(check(&gate("metrics.nope.max", Some(1.0)), &ok).note.contains("not in the record"));
-        let mut other = gate("metrics.natmap_rel_l2.max", Some(1.0));
-        other.case = "elsewhere".into();
-        assert_eq!(check(&other, &ok).note, "no run record for this pair");
-        let failed = [record(RunStatus::Failed, 0.0, true)];
-        assert!(check(&gate("metrics.natmap_rel_l2.max", Some(1.0)), &failed).note.contains("step 3: boom"));
+    fn an_expected_failure_that_passes_fails_as_unexpected_pass() {
+        let rep = check(EXPECTED, vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
+        assert!(!rep.passed());
+        assert_eq!(rep.counts().unexpected_passes, 1);
+        assert!(rep.table().contains("UNEXPECTED PASS"), "{}", rep.table());
+        assert!(rep.problems()[0].contains("remove the entry"), "{:?}", rep.problems());
     }
 
     #[test]
-    fn oracle_gate_follows_the_check() {
-        assert!(check(&gate("oracle.slides", None), &[record(RunStatus::Ok, 0.0, true)]).pass);
-        let v = check(&gate("oracle.slides", None), &[record(RunStatus::Ok, 0.0, false)]);
-        assert!(!v.pass && v.note.contains("tolerance"), "{}", v.note);
+    fn stale_entries_are_errors() {
+        let other_check = EXPECTED.replace("check = \"slides\"", "check = \"acceleration\"");
+        let rep = check(&other_check, vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
+        assert!(!rep.passed());
+        assert!(
+            rep.errors[0]
+                .contains("stale expected_failure slope-a / pgs / acceleration: no such check (the pair has: slides)"),
+            "{:?}",
+            rep.errors
+        );
+        let other_pair = EXPECTED.replace("slope-a", "slope-b");
+        let rep = check(&other_pair, vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
+        assert!(rep.errors[0].contains("no run record for this pair"), "{:?}", rep.errors);
+        let rep = check(EXPECTED, vec![record("pgs", "slope-a", RunStatus::Skipped, true, 0.0)]);
+        assert!(rep.errors[0].contains("the pair is skipped"), "{:?}", rep.errors);
+        // A report on part of a run only notes entries on pairs it does not hold.
+        let g = parse(&other_pair, "g.toml").unwrap();
+        let rep = evaluate(&g, &dir(vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]), Scope::Directory);
+        assert!(rep.passed() && rep.not_here.len() == 1, "{}", rep.table());
     }
 
     #[test]
-    fn pinned_hashes_detect_parameter_drift() {
-        let r = [record(RunStatus::Ok, 0.0, true)];
-        let mut g = gate("oracle.slides", None);
-        g.case_hash = Some("h1".into());
-        assert!(check(&g, &r).pass);
-        g.solver_hash = Some("other".into());
-        assert!(check(&g, &r).note.contains("solver parameters changed"));
+    fn a_failed_pair_fails_its_completed_check_unless_listed() {
+        let failed = || vec![record("pgs", "slope-a", RunStatus::Failed, true, 0.0)];
+        let rep = check("", failed());
+        assert!(!rep.passed());
+        let c = rep.checks.iter().find(|c| c.check == COMPLETED).unwrap();
+        assert_eq!((c.outcome, c.measured), (Outcome::UnexpectedFailure, 10.0));
+        assert!(c.note.contains("step 3: boom"), "{}", c.note);
+        let listed = EXPECTED.replace("check = \"slides\"", "check = \"completed\"");
+        assert!(check(&listed, failed()).passed());
+        // and a pair that completes again makes the entry an unexpected pass
+        let rep = check(&listed, vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
+        assert_eq!(rep.counts().unexpected_passes, 1, "{}", rep.table());
     }
 
     #[test]
-    fn pinning_to_the_suite_catches_records_from_other_parameters() {
-        let r = [record(RunStatus::Ok, 0.0, true)];
-        let (mut gates, suite) =
-            parse_file("suite = \"s.toml\"\n[[gate]]\nsolver = \"pgs\"\ncase = \"slope-a\"\nmetric = \"oracle.slides\"\nwhy = \"w\"\n", "g")
-                .unwrap();
-        assert_eq!(suite.as_deref(), Some("s.toml"));
-        let mut expected = ExpectedHashes::new();
-        assert!(pin(&mut gates.clone(), &expected).unwrap_err().contains("not in the gates' suite"));
-        expected.insert(("pgs".into(), "slope-a".into()), ("h1".into(), "h2".into()));
-        pin(&mut gates, &expected).unwrap();
-        assert!(check(&gates[0], &r).pass);
-        expected.insert(("pgs".into(), "slope-a".into()), ("changed".into(), "h2".into()));
-        let mut drifted =
-            parse("[[gate]]\nsolver = \"pgs\"\ncase = \"slope-a\"\nmetric = \"oracle.slides\"\nwhy = \"w\"\n", "g")
-                .unwrap();
-        pin(&mut drifted, &expected).unwrap();
-        assert!(check(&drifted[0], &r).note.contains("case parameters changed"));
+    fn skipped_pairs_have_no_checks() {
+        let rep = check("", vec![record("pgs", "slope-a", RunStatus::Skipped, false, 0.0)]);
+        assert!(rep.passed() && rep.checks.is_empty());
+        assert_eq!(rep.pair_cell("pgs", "slope-a"), None);
     }
 
     #[test]
-    fn parse_requires_a_bound_for_numeric_metrics() {
-        let e = parse("[[gate]]\nsolver = \"pgs\"\ncase = \"c\"\nmetric = \"metrics.x.max\"\nwhy = \"w\"\n", "g.toml")
-            .unwrap_err();
-        assert!(e.starts_with("g.toml: gate 1") && e.contains("needs max or min"), "{e}");
+    fn nan_bounds_and_redundant_oracle_gates_are_refused() {
+        let gate = |body: &str| format!("[[gate]]\nsolver = \"pgs\"\ncase = \"c\"\n{body}\nwhy = \"w\"\n");
+        for (body, needle) in [
+            ("metric = \"metrics.x.max\"\nmax = nan", "NaN bound"),
+            ("metric = \"metrics.x.max\"\nmin = nan", "NaN bound"),
+            ("metric = \"metrics.x.max\"", "needs max or min"),
+            ("metric = \"metrics.x.max\"\nmin = 2\nmax = 1", "min > max"),
+            ("metric = \"oracle.slides\"", "gated already"),
+        ] {
+            let e = parse(&gate(body), "g.toml").unwrap_err();
+            assert!(e.starts_with("g.toml: gate 1 (pgs on c") && e.contains(needle), "{body}: {e}");
+        }
+        assert!(parse(&format!("{EXPECTED}{EXPECTED}"), "g.toml").unwrap_err().contains("listed twice"));
         assert!(parse("[[gate]]\nsolver = 1\n", "g.toml").unwrap_err().starts_with("g.toml:"));
     }
 
     #[test]
-    fn table_names_solver_case_metric_value_threshold() {
-        let (_, table) =
-            check_all(&[gate("metrics.natmap_rel_l2.max", Some(1e-8))], &[record(RunStatus::Ok, 1e-7, true)]);
-        for needle in [
-            "FAIL",
-            "pgs",
-            "slope-a",
-            "metrics.natmap_rel_l2.max",
-            "1.000e-7",
-            "<= 1.000e-8",
-            "gates: 1 checked, 1 failing",
-        ] {
-            assert!(table.contains(needle), "missing {needle} in\n{table}");
-        }
+    fn metric_gates_apply_to_listed_pairs_and_wildcards() {
+        let records = || {
+            vec![
+                record("pgs", "slope-a", RunStatus::Ok, true, 1e-7),
+                record("pgs", "slope-b", RunStatus::Ok, true, 1e-3),
+                record("sap", "slope-a", RunStatus::Ok, true, 1e-3),
+            ]
+        };
+        let gate = |solver: &str, case: &str| {
+            format!("[[gate]]\nsolver = {solver}\ncase = {case}\nmetric = \"metrics.natmap_rel_l2.max\"\nmax = 1e-6\nwhy = \"w\"\n")
+        };
+        let rep = check(&gate("\"pgs\"", "\"*\""), records());
+        assert_eq!((rep.counts().gates_passed, rep.counts().gates_failed), (1, 1));
+        assert!(rep.table().contains("slope-b") && rep.table().contains("> max 1.000e-6"), "{}", rep.table());
+        assert_eq!(rep.pair_cell("pgs", "slope-b").unwrap().0, "FAIL 1/2: metrics.natmap_rel_l2.max");
+        let rep = check(&gate("[\"pgs\", \"sap\"]", "\"slope-a\""), records());
+        assert_eq!((rep.counts().gates_passed, rep.counts().gates_failed), (1, 1));
+        assert!(check(&gate("\"pgs\"", "[\"slope-a\"]"), records()).passed());
+        // a gate naming a pair that is not there is stale
+        let rep = check(&gate("\"pgs\"", "\"slope-c\""), records());
+        assert!(rep.errors[0].contains("no run record for slope-c / pgs"), "{:?}", rep.errors);
+        let rep = check(&gate("\"nsn\"", "\"*\""), records());
+        assert!(rep.errors[0].contains("no run record of solver nsn"), "{:?}", rep.errors);
+        // a NaN value fails
+        let rep = check(&gate("\"pgs\"", "\"slope-a\""), vec![record("pgs", "slope-a", RunStatus::Ok, true, f64::NAN)]);
+        assert_eq!(rep.gates[0].note, "value is NaN");
+    }
+
+    #[test]
+    fn records_with_other_parameters_than_the_suite_pins_are_flagged() {
+        let mut g = parse("suite = \"s.toml\"\n", "g.toml").unwrap();
+        let mut pins = ExpectedHashes::new();
+        pins.insert(("pgs".into(), "slope-a".into()), ("h1".into(), "h2".into()));
+        pins.insert(("pgs".into(), "slope-b".into()), ("h1".into(), "h2".into()));
+        g.pins = Some(pins.clone());
+        let r = dir(vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
+        let rep = evaluate(&g, &r, Scope::Suite);
+        assert_eq!(rep.errors, ["slope-b / pgs: pair of s.toml has no run record"]);
+        assert!(evaluate(&g, &r, Scope::Directory).passed());
+        pins.insert(("pgs".into(), "slope-a".into()), ("changed".into(), "h2".into()));
+        g.pins = Some(pins);
+        let rep = evaluate(&g, &r, Scope::Directory);
+        assert_eq!(
+            rep.errors,
+            ["run/slope-a__pgs.json: case parameters differ from s.toml (hash h1 != pinned changed)"]
+        );
+        let extra = dir(vec![record("nsn", "slope-a", RunStatus::Ok, true, 0.0)]);
+        let rep = evaluate(&g, &extra, Scope::Directory);
+        assert!(rep.errors[0].contains("slope-a / nsn is not a pair of s.toml"), "{:?}", rep.errors);
+    }
+
+    #[test]
+    fn two_records_of_one_pair_with_different_parameters_are_an_error_naming_both() {
+        let a = record("pgs", "slope-a", RunStatus::Ok, true, 0.0);
+        let mut b = a.clone();
+        b.solver.params_hash = "other".into();
+        let records = vec![(PathBuf::from("run/a.json"), a.clone()), (PathBuf::from("run/sub/a.json"), b)];
+        let rep = evaluate(&parse("", "g.toml").unwrap(), &records, Scope::Suite);
+        assert!(!rep.passed());
+        assert_eq!(rep.errors, ["slope-a / pgs: two records with different parameters: run/a.json and run/sub/a.json"]);
+        // the same parameters twice (a copy) are one pair
+        let same = vec![(PathBuf::from("run/a.json"), a.clone()), (PathBuf::from("run/b.json"), a)];
+        assert!(evaluate(&parse("", "g.toml").unwrap(), &same, Scope::Suite).passed());
     }
 }

@@ -1,8 +1,9 @@
 //! `index.html`: a self-contained page (inline CSS, no scripts, no external resources) with the
-//! solver × case table, gate verdicts, reasons for skipped/failed pairs, criterion estimates and
+//! solver × case table, the gate check (counts, failures, expected failures), reasons for skipped/failed pairs, criterion estimates and
 //! every figure (`<img>` of the SVG files in `figures/`) with a caption naming its run records.
 
 use crate::figures::Figure;
+use crate::gate::{GateReport, Outcome};
 use crate::report::{case_labels, commits, Report};
 use crate::table::{cell, row, Tone, HEADERS, MISSING};
 use harness::record::RunStatus;
@@ -53,6 +54,73 @@ fn figure(f: &Figure) -> String {
         s += &format!("<li>{}</li>", esc(src));
     }
     s += "</ul></figcaption>\n</figure>\n";
+    s
+}
+
+/// The gate section: verdict, counts, what fails, the expected failures.
+fn gates(g: &GateReport) -> String {
+    let c = g.counts();
+    let verdict = if g.passed() { "<span class=\"good\">PASS</span>" } else { "<span class=\"bad\">FAIL</span>" };
+    let mut s = format!("<h3>Gates</h3>\n<p><b>Gate: {verdict}</b> ({})</p>\n", esc(&g.source));
+    let count = |n: usize, bad: bool| (n.to_string(), if bad && n > 0 { Tone::Bad } else { Tone::Plain });
+    let cells = [
+        count(c.checks_passed, false),
+        count(c.expected_failures, false),
+        count(c.unexpected_failures, true),
+        count(c.unexpected_passes, true),
+        count(c.gates_passed, false),
+        count(c.gates_failed, true),
+        count(c.errors, true),
+    ];
+    s += &table(
+        &[
+            "oracle checks passed",
+            "expected failures",
+            "unexpected failures",
+            "unexpected passes",
+            "metric gates passed",
+            "metric gates failed",
+            "errors",
+        ],
+        &[(cells.iter().map(|(t, _)| t.clone()).collect(), cells.iter().map(|(_, t)| *t).collect())],
+    );
+    let problems = g.problems();
+    if !problems.is_empty() {
+        s += "<p class=\"bad\"><b>What fails:</b></p>\n<ul>\n";
+        for p in problems {
+            s += &format!("<li>{}</li>\n", esc(&p));
+        }
+        s += "</ul>\n";
+    }
+    let expected: Vec<(Vec<String>, Vec<Tone>)> = g
+        .checks
+        .iter()
+        .filter(|v| v.outcome == Outcome::ExpectedFailure)
+        .filter_map(|v| {
+            let e = v.entry.as_ref()?;
+            let cells = vec![
+                v.case.clone(),
+                v.solver.clone(),
+                v.check.clone(),
+                cell(Some(v.measured)),
+                cell(Some(e.measured)),
+                e.reason.clone(),
+                e.see.clone(),
+            ];
+            Some((cells, vec![]))
+        })
+        .collect();
+    if !expected.is_empty() {
+        s += "<h4>Expected failures</h4>\n";
+        s += &table(&["case", "solver", "check", "measured", "listed", "reason", "see"], &expected);
+    }
+    if !g.not_here.is_empty() {
+        s += &format!(
+            "<p class=\"muted\">{} entr(ies) of {} name pairs that are not in this run directory (not checked here).</p>\n",
+            g.not_here.len(),
+            esc(&g.source)
+        );
+    }
     s
 }
 
@@ -109,7 +177,7 @@ pub fn index(rep: &Report) -> String {
         body += "<a href=\"#criterion\">Benchmarks</a>";
     }
     body += "</nav>\n<h2 id=\"results\">Results</h2>\n";
-    let verdicts = rep.gates.as_ref().map(|(v, _)| v.as_slice());
+    let verdicts = rep.gates.as_ref();
     let rows: Vec<(Vec<String>, Vec<Tone>)> = recs
         .iter()
         .map(|r| {
@@ -163,8 +231,8 @@ pub fn index(rep: &Report) -> String {
         }
         body += "</ul>\n";
     }
-    if let Some((_, text)) = &rep.gates {
-        body += &format!("<h3>Gates</h3>\n<pre>{}</pre>\n", esc(text));
+    if let Some(g) = &rep.gates {
+        body += &gates(g);
     }
     let section = |kind: &str| -> String {
         let figs: Vec<&Figure> = rep.figures.iter().filter(|f| f.kind == kind).collect();

@@ -2,7 +2,8 @@
 //!
 //! - [`read_run_dir`]: every run record of a run directory, sorted by file name.
 //! - [`summary`]: the plain-text / Markdown table printed at the end of `signorini run`.
-//! - [`gate`]: accuracy gates (`ci/gates.toml`) checked against a run directory.
+//! - [`gate`]: the gate check: every oracle check of a run directory, expected failures and
+//!   metric gates (`ci/gates.toml`).
 //! - [`report`]: `signorini report`: the HTML + Markdown comparison report, built from
 //!   [`figures`] (plotters SVGs), [`profile`] (Dolan–Moré performance profiles), [`table`]
 //!   (the solver × case table), [`html`], [`markdown`] and [`criterion`] (estimates reader).
@@ -19,11 +20,16 @@ pub mod summary;
 pub mod table;
 
 use harness::record::RunRecord;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Reads every `*.json` run record in `dir` (not recursive), sorted by file name. Files that are
 /// not run records are errors naming the file.
 pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
+    Ok(read_run_dir_files(dir)?.into_iter().map(|(_, r)| r).collect())
+}
+
+/// [`read_run_dir`] with the file each record came from.
+pub fn read_run_dir_files(dir: &Path) -> Result<Vec<(PathBuf, RunRecord)>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut paths: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -33,7 +39,7 @@ pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
         })
         .collect();
     paths.sort();
-    paths.iter().map(|p| RunRecord::read(p)).collect()
+    paths.into_iter().map(|p| RunRecord::read(&p).map(|r| (p, r))).collect()
 }
 
 /// Like [`read_run_dir`], but a file that is not a readable run record is returned as an error
@@ -42,6 +48,12 @@ pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
 /// directory: one subdirectory per variant of a suite, e.g. `runs/nsn-convergence/r-one`, whose
 /// records share file names and differ in a setting; ci/studies/nsn-convergence.toml).
 pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>), String> {
+    let (records, errors) = read_run_dir_partial_files(dir)?;
+    Ok((records.into_iter().map(|(_, r)| r).collect(), errors))
+}
+
+/// [`read_run_dir_partial`] with the file each record came from.
+pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<(PathBuf, RunRecord)>, Vec<String>), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let (mut subdirs, mut paths) = (vec![], vec![]);
     for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
@@ -70,9 +82,9 @@ pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>),
         paths.extend(inner);
     }
     let (mut records, mut errors) = (vec![], vec![]);
-    for p in &paths {
-        match RunRecord::read(p) {
-            Ok(r) => records.push(r),
+    for p in paths {
+        match RunRecord::read(&p) {
+            Ok(r) => records.push((p, r)),
             Err(e) => errors.push(e),
         }
     }

@@ -1,7 +1,8 @@
 //! `summary.md`: the report as Markdown for a pull request — counts, the solver × case table,
-//! oracle checks, gate verdicts, skipped/failed pairs with reasons, criterion estimates and the
+//! oracle checks, the gate check (counts, failures, expected failures), skipped/failed pairs with reasons, criterion estimates and the
 //! list of figures (which live in the HTML report).
 
+use crate::gate::{GateReport, Outcome};
 use crate::report::{commits, Report};
 use crate::table::{cell, row, status_word, HEADERS, MISSING};
 use harness::record::RunStatus;
@@ -14,6 +15,71 @@ fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(headers.len()));
     for r in rows {
         out += &format!("| {} |\n", r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" | "));
+    }
+    out
+}
+
+/// The gate section: verdict, counts, what fails, the expected failures.
+fn gates(g: &GateReport) -> String {
+    let c = g.counts();
+    let mut out =
+        format!("\n## Gates\n\n**Gate: {}** (`{}`)\n\n", if g.passed() { "PASS" } else { "FAIL" }, esc(&g.source));
+    out += &table(
+        &[
+            "oracle checks passed",
+            "expected failures",
+            "unexpected failures",
+            "unexpected passes",
+            "metric gates passed",
+            "metric gates failed",
+            "errors",
+        ],
+        &[[
+            c.checks_passed,
+            c.expected_failures,
+            c.unexpected_failures,
+            c.unexpected_passes,
+            c.gates_passed,
+            c.gates_failed,
+            c.errors,
+        ]
+        .map(|n| n.to_string())
+        .to_vec()],
+    );
+    let problems = g.problems();
+    if !problems.is_empty() {
+        out += "\n**What fails:**\n\n";
+        for p in problems {
+            out += &format!("- {}\n", esc(&p));
+        }
+    }
+    let expected: Vec<Vec<String>> = g
+        .checks
+        .iter()
+        .filter(|v| v.outcome == Outcome::ExpectedFailure)
+        .filter_map(|v| {
+            let e = v.entry.as_ref()?;
+            Some(vec![
+                v.case.clone(),
+                v.solver.clone(),
+                v.check.clone(),
+                cell(Some(v.measured)),
+                cell(Some(e.measured)),
+                e.reason.clone(),
+                e.see.clone(),
+            ])
+        })
+        .collect();
+    if !expected.is_empty() {
+        out += "\n### Expected failures\n\n";
+        out += &table(&["case", "solver", "check", "measured", "listed", "reason", "see"], &expected);
+    }
+    if !g.not_here.is_empty() {
+        out += &format!(
+            "\n{} entr(ies) of `{}` name pairs that are not in this run directory (not checked here).\n",
+            g.not_here.len(),
+            esc(&g.source)
+        );
     }
     out
 }
@@ -39,7 +105,7 @@ pub fn summary(rep: &Report) -> String {
         out += "\n";
     }
     out += &format!("Missing values are shown as {MISSING}; NaN as NaN.\n\n## Results\n\n");
-    let verdicts = rep.gates.as_ref().map(|(v, _)| v.as_slice());
+    let verdicts = rep.gates.as_ref();
     let rows: Vec<Vec<String>> = recs.iter().map(|r| row(r, verdicts).cells).collect();
     out += &table(&HEADERS, &rows);
 
@@ -63,8 +129,8 @@ pub fn summary(rep: &Report) -> String {
         out +=
             &table(&["case", "solver", "check", "measured", "expected", "error", "tolerance", "result"], &oracle_rows);
     }
-    if let Some((_, text)) = &rep.gates {
-        out += &format!("\n## Gates\n\n```\n{text}```\n");
+    if let Some(g) = &rep.gates {
+        out += &gates(g);
     }
     let not_ok: Vec<String> = recs
         .iter()

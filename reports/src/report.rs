@@ -4,7 +4,7 @@
 
 use crate::criterion::{self, Estimate};
 use crate::figures::{self, Figure};
-use crate::gate::{self, Verdict};
+use crate::gate::{self, GateReport, Gates};
 use harness::record::RunRecord;
 use std::path::{Path, PathBuf};
 
@@ -17,8 +17,10 @@ pub struct Options {
     pub out_dir: PathBuf,
     /// Criterion output directory (e.g. `target/criterion`); skipped when `None` or absent.
     pub criterion: Option<PathBuf>,
-    /// Gates file (`ci/gates.toml`), checked against the records when given.
-    pub gates: Option<PathBuf>,
+    /// Gates (`ci/gates.toml`, loaded with [`gate::load`]), checked against the records when
+    /// given (under [`gate::Scope::Directory`]: entries on pairs not in the run directory are
+    /// listed as not checked).
+    pub gates: Option<Gates>,
 }
 
 /// Everything the HTML and Markdown writers show.
@@ -32,8 +34,8 @@ pub struct Report {
     pub unreadable: Vec<String>,
     /// Rendered figures, in report order.
     pub figures: Vec<Figure>,
-    /// Gate verdicts and the readable gate table, when a gates file was given.
-    pub gates: Option<(Vec<Verdict>, String)>,
+    /// The gate check of the records, when gates were given.
+    pub gates: Option<GateReport>,
     /// Criterion estimates and the directory they came from.
     pub criterion: Option<(PathBuf, Vec<Estimate>)>,
 }
@@ -67,33 +69,15 @@ pub fn draw_figures(records: &[RunRecord], out_dir: &Path) -> Result<Vec<Figure>
 
 /// Reads the inputs and draws the figures (writes only `out_dir/figures`).
 pub fn build(opts: &Options) -> Result<Report, String> {
-    let (records, unreadable) = crate::read_run_dir_partial(&opts.run_dir)?;
-    if records.is_empty() {
+    let (files, unreadable) = crate::read_run_dir_partial_files(&opts.run_dir)?;
+    if files.is_empty() {
         if let Some(first) = unreadable.first() {
             return Err(first.clone());
         }
         return Err(format!("{}: no run records (*.json) to report on", opts.run_dir.display()));
     }
-    let gates = match &opts.gates {
-        Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let all = gate::parse(&text, &path.display().to_string())?;
-            // Only gates on pairs of this run directory: the others would all read "no run record".
-            let (mine, other): (Vec<_>, Vec<_>) = all
-                .into_iter()
-                .partition(|g| records.iter().any(|r| r.solver.name == g.solver && r.case.label == g.case));
-            let (verdicts, mut text) = gate::check_all(&mine, &records);
-            if !other.is_empty() {
-                text += &format!(
-                    "{} gate(s) of {} name pairs that are not in this run directory (not checked here)\n",
-                    other.len(),
-                    path.display()
-                );
-            }
-            Some((verdicts, text))
-        }
-        None => None,
-    };
+    let gates = opts.gates.as_ref().map(|g| gate::evaluate(g, &files, gate::Scope::Directory));
+    let records: Vec<RunRecord> = files.into_iter().map(|(_, r)| r).collect();
     let criterion = match &opts.criterion {
         Some(dir) if dir.is_dir() => Some((dir.clone(), criterion::read(dir)?)),
         _ => None,

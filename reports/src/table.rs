@@ -6,7 +6,7 @@
 //! written "NaN". Cost and metric cells of a pair that completed no step are missing.
 
 use crate::figures::fmt_num;
-use crate::gate::Verdict;
+use crate::gate::GateReport;
 use harness::record::{RunRecord, RunStatus};
 
 /// How a missing value is shown.
@@ -75,8 +75,8 @@ pub fn status_word(r: &RunRecord) -> &'static str {
     }
 }
 
-/// The row of `r`; `gates` are all verdicts of a gates file (`None`: no gates file given).
-pub fn row(r: &RunRecord, gates: Option<&[Verdict]>) -> Row {
+/// The row of `r`; `gates` is the gate check of the run directory (`None`: no gates given).
+pub fn row(r: &RunRecord, gates: Option<&GateReport>) -> Row {
     let s = &r.summary;
     let ran = s.steps > 0;
     let when = |x: f64| if ran { Some(x) } else { None };
@@ -94,16 +94,11 @@ pub fn row(r: &RunRecord, gates: Option<&[Verdict]>) -> Row {
     };
     let (gate, gate_tone) = match gates {
         None => (MISSING.to_string(), Tone::Plain),
-        Some(all) => {
-            let mine: Vec<&Verdict> =
-                all.iter().filter(|v| v.gate.solver == r.solver.name && v.gate.case == r.case.label).collect();
-            let failed: Vec<String> = mine.iter().filter(|v| !v.pass).map(|v| v.gate.metric.clone()).collect();
-            match (mine.len(), failed.len()) {
-                (0, _) => ("no gate".to_string(), Tone::Muted),
-                (n, 0) => (format!("PASS {n}/{n}"), Tone::Good),
-                (n, f) => (format!("FAIL {f}/{n}: {}", failed.join(", ")), Tone::Bad),
-            }
-        }
+        Some(rep) => match rep.pair_cell(&r.solver.name, &r.case.label) {
+            None => ("not gated".to_string(), Tone::Muted),
+            Some((text, true)) => (text, Tone::Good),
+            Some((text, false)) => (text, Tone::Bad),
+        },
     };
     let status_tone = match r.status {
         RunStatus::Ok => Tone::Good,
