@@ -797,8 +797,7 @@ mod tests {
     /// A record of `solver` on `case` with one oracle check `slides` (passing or not) and a
     /// natural-map residual.
     fn record(solver: &str, case: &str, status: RunStatus, slides_pass: bool, natmap_max: f64) -> RunRecord {
-        let mut summary = Summary::default();
-        summary.steps = 10;
+        let mut summary = Summary { steps: 10, ..Default::default() };
         summary.metrics.insert("natmap_rel_l2".into(), MetricStat { max: natmap_max, mean: 0.0, last: 0.0 });
         let err = if slides_pass { 0.0 } else { 1.0 };
         summary.oracle.insert("slides".into(), OracleCheck::with_error("slides", err, 0.0, err, 0.5));

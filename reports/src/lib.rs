@@ -28,8 +28,11 @@ pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
     Ok(read_run_dir_files(dir)?.into_iter().map(|(_, r)| r).collect())
 }
 
+/// A run record with the file it was read from.
+pub type RecordFile = (PathBuf, RunRecord);
+
 /// [`read_run_dir`] with the file each record came from.
-pub fn read_run_dir_files(dir: &Path) -> Result<Vec<(PathBuf, RunRecord)>, String> {
+pub fn read_run_dir_files(dir: &Path) -> Result<Vec<RecordFile>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut paths: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -53,7 +56,7 @@ pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>),
 }
 
 /// [`read_run_dir_partial`] with the file each record came from.
-pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<(PathBuf, RunRecord)>, Vec<String>), String> {
+pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<String>), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let (mut subdirs, mut paths) = (vec![], vec![]);
     for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
