@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A named member of the two-stage theta-method family (Castro et al. §II-C, Table in
-/// seed-003 §2.4): `(theta, theta_vq)`.
+/// A named member of the two-stage theta-method family (Castro et al. §II-C): `(theta, theta_vq)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
     /// `(0, 0)`: explicit Euler, first order.
