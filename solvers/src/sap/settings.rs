@@ -81,7 +81,7 @@ pub struct SapSettings {
     /// Absolute cost-stagnation tolerance (J, default 1e-30, Drake's; not in the paper).
     pub cost_abs_tolerance: f64,
     /// Relative cost-stagnation tolerance (default 1e-15, Drake's; not in the paper). Stagnation
-    /// with α > 0.5 ends the solve with status `AlmostSolved` (round-off floor, pitfall 15).
+    /// with α > 0.5 ends the solve with status `AlmostSolved` (round-off floor, README §7).
     pub cost_rel_tolerance: f64,
     /// Start Newton from the previous step's velocity (default true, §IV); false starts from v*.
     pub warm_start: bool,
