@@ -145,7 +145,7 @@ fn order(dts: &[f64], es: &[f64]) -> f64 {
 fn spring_cylinder_order_of_accuracy(#[case] scheme: &str, #[case] expected: f64, #[case] dts: &[f64]) {
     // e_q over T = 5 s, rolling (μ = 1): order 2 for midpoint even with frictional contact, 1 for
     // the Euler schemes (Fig. 7). ±0.3: the fitted slope over a factor-8 range of δt still holds the
-    // next-order term (symplectic Euler's local rates go 1.31 → 1.09 over this range in an independent run; sap README §9).
+    // next-order term (symplectic Euler's local rates go 1.31 → 1.09 over this range, sap README §9).
     // Near-rigid contact: with the case's compliant k = 1e4 the static penetration m g/k = 0.5 mm
     // moves the harness's contact point (midway between the surfaces) off the rim, which changes
     // the rolling radius by 0.5 % and leaves a δt-independent phase error (e_q floor ≈ 4e-3 m); the

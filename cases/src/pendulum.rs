@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn reference_angle_matches_the_notes() {
-        // high-accuracy reference (drumwright README §10.4): theta(1 s) = -2.965836575631 for m = 1, I = 0.01, L = 1, g = 9.8
+        // reference (drumwright README §10.4): theta(1 s) = -2.965836575631 for m = 1, I = 0.01, L = 1, g = 9.8
         let p = PendulumParams::default();
         assert!((p.theta_exact(1.0) + 2.965836575631).abs() < 1e-9);
         assert!((p.drift() - 9.703e-6).abs() < 1e-8);

@@ -1,5 +1,5 @@
 //! `spring_cylinder`: a solid cylinder on the ground pulled by a horizontal spring — Castro et
-//! al. (SAP) §VI-B, Figs. 4–7 (exact solutions: solvers/src/sap/README.md §9). It oscillates sliding (frictionless) or rolling
+//! al. (SAP) §VI-B, Figs. 4–7 (exact solutions: sap README §9). It oscillates sliding (frictionless) or rolling
 //! (enough friction), and grades the time integration: position error, frequency and energy.
 //!
 //! # Scene
@@ -520,8 +520,8 @@ mod tests {
 
     #[test]
     fn reference_reproduces_the_seed_numbers() {
-        // independent SAP run (solvers/src/sap/README.md §9): symplectic Euler, dt = 0.02, 5 s: e_q 1.300e-2 (rolling), band 23.5 % (rolling,
-        // SAP) and 28.9 % (frictionless); band ~ omega dt.
+        // independent SAP run (sap README §9): symplectic Euler, dt = 0.02, 5 s: e_q 1.300e-2
+        // (rolling), band 23.5 % (rolling, SAP) and 28.9 % (frictionless); band ~ omega dt.
         let p = SpringCylinderParams::default();
         let r = Reference::symplectic_euler(p.omega_rolling(), p.x0, p.dt, p.steps());
         let e_q = l2_error(&r.x, p.dt, |t| p.x0 * (p.omega_rolling() * t).cos());

@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(normal_row(Ncp::FischerBurmeister, 0.0, 0.0, 0.3), NormalRow { phi: 0.0, alpha: 0.0, s: 0.3 });
     }
 
-    /// Macklin Fig. 6 setup (nsn README §Errata): `u = 0.5 m/s`, `μλ_n = 5 N`, `r = 1`: at the cone limit both maps give
+    /// Macklin Fig. 6 setup (nsn README): `u = 0.5 m/s`, `μλ_n = 5 N`, `r = 1`: at the cone limit both maps give
     /// `W = v/(μλ_n) = 0.1`; FB curve values of an independent evaluation (3 digits) for the raw Eq. 104, and
     /// the projection branch of [`friction_w`] outside the cone.
     #[test]

@@ -1,6 +1,6 @@
 //! A cone program in clarabel's standard form (`min ½xᵀPx + qᵀx`, `Ax + s = b`, `s ∈ K`), assembled
 //! from triplets, and its solve with clarabel's status mapped onto the harness's status and errors
-//! (a status is not an error, as in clarabel's `SolverStatus`): `Solved`/`AlmostSolved`/`MaxIterations`/`InsufficientProgress` keep the iterate;
+//! (as clarabel does): `Solved`/`AlmostSolved`/`MaxIterations`/`InsufficientProgress` keep the iterate;
 //! infeasibility certificates become [`SolveError::Infeasible`], `NumericalError` and the rest
 //! [`SolveError::Numerical`]. Nothing panics: clarabel's constructor errors are mapped too.
 
