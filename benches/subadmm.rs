@@ -1,4 +1,4 @@
-//! Criterion benchmark of Lee et al.'s Table III ablation (seed-002 notes §5.5): one SubADMM step
+//! Criterion benchmark of Lee et al.'s Table III ablation (§VII-D2, Fig. 12): one SubADMM step
 //! on the `robots` case (unactuated box-and-hinge quadrupeds standing on the floor) with 1, 4, 8
 //! and 27 robots, for the three slack splits of `solvers/src/subadmm` (README §2):
 //!

@@ -77,7 +77,7 @@ fn heavy_stack_rests_with_effective_mass(
 
 /// Measured behaviour of `r = 1` on the heavy-on-top stack (Macklin Fig. 17). With the default
 /// budget (40 iterations, tolerance 1e-9) all three r modes converge in f64 (24 vs 23 iterations per
-/// step measured), as notes §15 warn. With the paper's fixed budget of 8 Newton iterations
+/// step measured), as nsn README §Errata predicts. With the paper's fixed budget of 8 Newton iterations
 /// (tolerance 0) the effective-mass `r` still passes every oracle, while `r = 1` lets the stack sink:
 /// measured max penetration 0.18 m (spheres) / 0.17 m (boxes), over 100x the 1 mm allowance.
 #[rstest]

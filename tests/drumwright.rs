@@ -1,6 +1,6 @@
 //! End-to-end tests of the Drumwright solver on the paper's scenes (cases `ramp_feet`,
 //! `pendulum`) and the canonical ones: the Coulomb closed form where the method can match it, and
-//! the documented artifacts of the faithful variant as measured, asserted behaviour (notes §10:
+//! the documented artifacts of the faithful variant as measured, asserted behaviour (drumwright README §10.1:
 //! P2 normal-force inflation, P4 false infeasibility).
 
 use harness::record::{RunRecord, RunStatus};
@@ -78,7 +78,8 @@ fn pendulum_large_step_stays_bounded() {
     let r = run("pendulum", &[("dt", "0.1")], &[]);
     assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
     let drift = r.summary.metrics["bilateral_violation_max"].max;
-    // notes §12.2: 0.10 m without the Ġv term at h = 0.1 (L = 1); bounded, not exploding
+    // an independent run of this scheme stays within 0.10 m of the joint without the Ġv term at
+    // h = 0.1 (L = 1; 0.68 m with it, P6); bounded, not exploding
     assert!(drift < 0.2, "{drift}");
 }
 
@@ -93,7 +94,7 @@ fn canonical_cases_pass(#[case] case: &str, #[case] sets: &[(&str, &str)]) {
     assert!(r.summary.oracle.values().all(|c| c.pass), "{case}: {:?}", r.summary.oracle);
 }
 
-/// Winkler cube (§5.5, notes §6.4/§9.10), 100 elements, E = 1e7: the state follows the
+/// Winkler cube (§5.5; statics: README §10.4), 100 elements, E = 1e7: the state follows the
 /// quasi-static statics of a rigid plate on tensionless springs within the oracle's
 /// one-step-lag tolerances (heave, tilt, contact fraction) — at 5 N (full contact) with the
 /// paper's min-norm QP, at 50 N (the far side lifts) with the LCP-consistent variant. 0.3 s
@@ -107,7 +108,7 @@ fn winkler_matches_the_winkler_statics(#[case] load: &str, #[case] law: &str) {
     assert!(r.summary.oracle.values().all(|c| c.pass), "load {load}: {:?}", r.summary.oracle);
 }
 
-/// P1 reproduced (notes §10): with part of the face lifted (50 N), the paper's min-norm QP is
+/// P1 reproduced (README §10.1): with part of the face lifted (50 N), the paper's min-norm QP is
 /// not the per-element max law — some elements push harder than their springs ask so that others
 /// can push less — and the cube rides high: mean sinkage 4 % below the statics (measured
 /// 1.207e-5 vs 1.259e-5 m over 1 s; 1.207e-5 vs 1.2587e-5 over 0.3 s), far outside the one-step
@@ -134,7 +135,7 @@ fn winkler_slack_at_mu_zero_lifts_the_cube() {
     assert!(!c.pass && c.error > 10.0 * c.tolerance && c.measured < c.expected, "{c:?}");
 }
 
-/// Spring–mass–damper (§3, notes §9.2–9.3): the identified per-step iteration matrix has the
+/// Spring–mass–damper (§3; README §10.4): the identified per-step iteration matrix has the
 /// implicit-Euler spectral radius to round-off (1e-9 relative; the case's own tolerance is
 /// 1e-3 (1 − ρ)) for the paper's Fig. 3 cases and a damped one. In the L-stable limit
 /// (k = 1e15, h = 0.1: ρ = 3.16e-7) the identification loses digits to the cancellation in
@@ -152,7 +153,7 @@ fn spring_mass_damper_is_implicit_euler(#[case] sets: &[(&str, &str)], #[case] r
     assert!(c.error <= rel * c.expected, "{sets:?}: {c:?}");
 }
 
-/// Notes §9.4: restitution of the implicit-Euler unilateral spring (b = 0) for a contact that
+/// README §10.4 "Restitution": restitution of the implicit-Euler unilateral spring (b = 0) for a contact that
 /// starts at a step boundary with approach speed 1 (m̂ = 1): the scalar law
 /// `λ = max(0, r/(1 + h²k/m̂))`, `r = −k φ₀ − h k φ̇₀`.
 fn restitution_scalar(h_omega: f64) -> f64 {
@@ -171,13 +172,13 @@ fn restitution_scalar(h_omega: f64) -> f64 {
     v
 }
 
-/// ROM limit (§5.4, Fig. 6; notes §6.3, §9.4): the pendulum (rigid hinge) hits its
+/// ROM limit (§5.4, Fig. 6; README §10.4): the pendulum (rigid hinge) hits its
 /// range-of-motion stop (k = 1e12, b = 0) exactly at a step boundary with normal approach speed
 /// 1 m/s; the rebound speed equals the scalar implicit-Euler restitution at the contact's
 /// `h ω`, `ω = √(k/m̂)`, `m̂ = (I + m L²)/c²` the constrained inertia along the stop normal
-/// (`c` the bob centre's depth below the pivot). Tolerance 1 % for hω ≤ 0.1, 5 % above (notes
-/// §13.3; the stop normal turns slightly during the contact). The scalar law reproduces the
-/// notes' table (0.9844 / 0.8559 / 0.2500 / 0.0097) to 1e-4: h = 1e-5 is a "dead" impact, small h
+/// (`c` the bob centre's depth below the pivot). Tolerance 1 % for hω ≤ 0.1, 5 % above (phase
+/// dependence; the stop normal turns slightly during the contact). The scalar law reproduces the
+/// README's table (0.9844 / 0.8559 / 0.2500 / 0.0097) to 1e-4: h = 1e-5 is a "dead" impact, small h
 /// nearly elastic.
 #[test]
 fn rom_restitution_matches_the_implicit_euler_table() {

@@ -1,4 +1,4 @@
-//! Macklin et al.'s remaining §10 cases (notes §15) with nsn through the runner the CLI uses. The
+//! Macklin et al.'s remaining §10.1 cases with nsn through the runner the CLI uses. The
 //! tolerances live in the oracles (cases/src/arch.rs).
 
 use harness::record::{RunRecord, RunStatus};

@@ -111,14 +111,14 @@ fn spring_cylinder_energy_behaviour(#[case] mu: f64) {
         // to solver tolerance: ε_r = 1e-10 on impulses of O(m g δt) changes E by ~1e-9 E0
         assert!(band <= 1e-6, "midpoint band {band:e}");
     } else {
-        assert!(band <= 5e-3, "midpoint band {band:e} (paper 0.16 %, notes §10 0.23 %)");
+        assert!(band <= 5e-3, "midpoint band {band:e} (paper 0.16 %, independent run 0.23 %)");
     }
-    // symplectic Euler: bounded band ≈ ω δt (28 % frictionless, 23 % rolling, notes §10)
+    // symplectic Euler: bounded band ≈ ω δt (28 % frictionless, 23 % rolling; sap README §9)
     let (_, band, r) = cylinder("symplectic_euler", mu, 0.02, "compliant");
     assert_all_pass(&r);
     let expected = if mu == 0.0 { 0.289 } else { 0.235 };
     assert!((band - expected).abs() <= 0.03, "symplectic band {band}");
-    // implicit Euler dissipates: most of the energy is gone by 5 s (notes §10: all of it)
+    // implicit Euler dissipates: most of the energy is gone by 5 s (an independent run: all of it)
     let (_, band, r) = cylinder("implicit_euler", mu, 0.02, "compliant");
     assert!(band > 0.8, "implicit Euler band {band}");
     // oscillation energy left at 5 s (kinetic + spring; gravity is constant at rest height)
@@ -140,12 +140,12 @@ fn order(dts: &[f64], es: &[f64]) -> f64 {
 #[rstest]
 #[case::midpoint("midpoint", 2.0, &[0.02, 0.01, 0.005, 0.0025])]
 #[case::symplectic_euler("symplectic_euler", 1.0, &[0.02, 0.01, 0.005, 0.0025])]
-// implicit Euler is pre-asymptotic at coarse steps (notes §10: rates 0.1 … 0.64 above 2.5 ms)
+// implicit Euler is pre-asymptotic at coarse steps (sap README §9: rates 0.1 … 0.64 above 2.5 ms)
 #[case::implicit_euler("implicit_euler", 1.0, &[0.0025, 0.00125, 0.000625])]
 fn spring_cylinder_order_of_accuracy(#[case] scheme: &str, #[case] expected: f64, #[case] dts: &[f64]) {
     // e_q over T = 5 s, rolling (μ = 1): order 2 for midpoint even with frictional contact, 1 for
     // the Euler schemes (Fig. 7). ±0.3: the fitted slope over a factor-8 range of δt still holds the
-    // next-order term (symplectic Euler's local rates go 1.31 → 1.09 over this range, notes §10).
+    // next-order term (symplectic Euler's local rates go 1.31 → 1.09 over this range, sap README §9).
     // Near-rigid contact: with the case's compliant k = 1e4 the static penetration m g/k = 0.5 mm
     // moves the harness's contact point (midway between the surfaces) off the rim, which changes
     // the rolling radius by 0.5 % and leaves a δt-independent phase error (e_q floor ≈ 4e-3 m); the
@@ -159,7 +159,7 @@ fn spring_cylinder_order_of_accuracy(#[case] scheme: &str, #[case] expected: f64
 fn pizza_saver_stick_and_slip(#[values("compliant", "rigid")] contact: &str, #[values(20.0, 40.0)] torque: f64) {
     // below M_crit = μ m g R = 30 N m: stiction with friction Mz/(n R) per contact and slip below
     // σ δt g; above: sliding at full friction, ω' = (Mz − M_crit)/I_z (cases/src/pizza_saver.rs)
-    // sliding: the convex approximation glides (notes §7 item 8): the body rises to
+    // sliding: the convex approximation glides (sap README §9, Gliding): the body rises to
     // φ ≈ (δt + τ_d) μ ‖v_t‖, 3.6 cm at the end of the run, beyond the case's 1 cm detection margin,
     // where the contacts are lost and the body drops back; a 5 cm margin (below twice the half
     // height, so still only the bottom corners) keeps them

@@ -1,5 +1,5 @@
-//! `arch`: Macklin et al.'s arch of 20 rigid blocks (§10 "rigid-body contact", Fig. 14; notes
-//! §11.3, §15), `mu = 0.6`, block masses 15 .. 110 kg. The paper's claim: direct or Krylov inner
+//! `arch`: Macklin et al.'s arch of 20 rigid blocks (§10.1.5 "rigid-body contact", Fig. 14,
+//! Table 2), `mu = 0.6`, block masses 15 .. 110 kg. The paper's claim: direct or Krylov inner
 //! solves hold the arch without drift; Jacobi / Gauss–Seidel relaxation eventually collapses it.
 //!
 //! # Deviation from the paper: a corbelled arch of boxes

@@ -1,5 +1,5 @@
 //! `box_in_hole`: a box peg resting in a square hole made of static boxes — the dense,
-//! over-specified contact of Lee et al.'s bolt–nut scene (seed-002 notes §5.1, §5.7), with the
+//! over-specified contact of Lee et al.'s bolt–nut scene (§VII-A, Figs. 6–7), with the
 //! peg touching (within the detection margin) a floor and four walls at once.
 //!
 //! # Scene

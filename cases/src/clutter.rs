@@ -1,5 +1,5 @@
 //! `clutter`: spheres and boxes dropped in four columns into a container — Castro et al. (SAP)
-//! §VI-C, seed-003 §4.2, anchors.md §4 "Clutter scene". A many-contact, strongly coupled scene
+//! §VI-C, Figs. 8–15, after Drake's `examples/multibody/clutter`. A many-contact, strongly coupled scene
 //! for robustness, iteration counts and cost per step; its oracle checks physically meaningful
 //! properties of the result, not a trajectory.
 //!
@@ -73,7 +73,7 @@
 //!   `n_c` objects, each at most `m_max`, resting on an object of mass `m_min` (the Delassus entry
 //!   of two bodies is `1/m_a + 1/m_b <= 2/m_min`). The column is the tallest stack the drop builds
 //!   (the pile only spreads from there). SAP's near-rigid contact rests at about
-//!   `beta^2 g dt^2 (1 + tau_d/dt) / (4 pi^2) = 0.05 g dt^2` per unit load (seed-003 §7 item 5,
+//!   `beta^2 g dt^2 (1 + tau_d/dt) / (4 pi^2) = 0.05 g dt^2` per unit load (sap README §9,
 //!   `1.155 beta^2 g dt^2 / (4 pi^2)` for a point mass with `tau_d = dt`), half the accepted level.
 //!   At the defaults (5 per column, both kinds): `L = 19.1`, tolerance `1.9e-3 m`.
 //!   **Why not over the whole run:** during the drop, objects hit box edges and corners at up to

@@ -1,4 +1,4 @@
-//! `dish_stack`: Lee et al.'s dish piling as a mass-ratio stack (seed-002 notes §5.2, §5.7) — light
+//! `dish_stack`: Lee et al.'s dish piling as a mass-ratio stack (§VII-B, Figs. 8–9) — light
 //! plates (thin boxes, 0.1 kg) under a heavy pot (a 5 kg box), the 50:1 ratio that separates CANAL
 //! (residual < 1e-8) from first-order SubADMM (floor about 1e-6) in their Fig. 9.
 //!

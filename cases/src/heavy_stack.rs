@@ -1,5 +1,5 @@
 //! `heavy_stack`: Macklin et al.'s stack of geometrically heavier bodies (total mass ratio
-//! 4096:1, §10 "heavy stack", notes §15) — spheres or boxes, heavy on top or light on top. The
+//! 4096:1, §10.1.5 "heavy stack", Figs. 14 and 17) — spheres or boxes, heavy on top or light on top. The
 //! mass ratio makes the contact problem ill-conditioned; it is the test case of the
 //! complementarity preconditioner (`r = 1 | h^2 | effective mass`, Fig. 17).
 //!

@@ -1,7 +1,7 @@
 //! `jointed_beam`: a chain of `n` rigid box links joined end to end by hinges about y, the first
 //! link hinged to the world at its free end, released horizontal at rest under gravity — a
-//! frictionless compound-pendulum chain (Macklin et al. notes §15, "beam of 16 jointed rigid
-//! links"; the notes give no link geometry and no bending stiffness model the harness has, so the
+//! frictionless compound-pendulum chain (Macklin et al. §10.1.2, Fig. 7, "16 rigid
+//! bodies connected by joints"; the paper gives no link geometry and no bending stiffness model the harness has, so the
 //! joints here are free hinges and the beam swings).
 //!
 //! # Scene
@@ -19,7 +19,7 @@
 //!
 //! * `joint_violation` — `max_k StepMetrics.bilateral_violation_max` (m); expected 0. A
 //!   velocity-level (linearised) joint leaves a position error of `h² ω² r / 2` per step at an
-//!   anchor a distance `r` from a centre turning at `ω` (notes §9.5, the pendulum case's
+//!   anchor a distance `r` from a centre turning at `ω` (drumwright README §10.4, the pendulum case's
 //!   `h² v² / (2 L)`); two anchors of `r = L/2` at `ω <= ω_max` give `h² ω_max² L / 2 = 6 n² g h² ·
 //!   L²/(L² + w²)`. Tolerance: `g h²` times that factor `6 n² L²/(L² + w²)` (about `150 g h²` =
 //!   1.5e-3 m at the defaults). Stabilised solvers sit far below it; an unstabilised drift that

@@ -32,7 +32,7 @@
 //!   per step under gravity; it may leave a penetration of at most 10 % of that per unit of load
 //!   carried (the load factor being the contact's normal impulse over the impulse that would stop
 //!   the lighter side's own weight). For reference, SAP's near-rigid regularisation rests at about
-//!   `beta^2 w m (1 + tau_d/dt) / (4 pi^2) = 0.04 .. 0.09` of that (seed-003 §7.5), so it is
+//!   `beta^2 w m (1 + tau_d/dt) / (4 pi^2) = 0.04 .. 0.09` of that (solvers/src/sap/README.md §9), so it is
 //!   inside, but not by much.
 //!
 //! # Traces the oracles accept

@@ -1,6 +1,6 @@
 //! `material_extension`: an elastic tetrahedral bar with its end face `x = 0` fixed and its end
 //! face `x = length` pulled along the bar axis at constant speed by prescribed motion, to a small
-//! strain; no gravity, no contacts (Macklin et al. notes §15 "material extension", Fig. 13).
+//! strain; no gravity, no contacts (Macklin et al. §10.1.6 "material extension", Fig. 13).
 //!
 //! # Scene
 //!

@@ -1,6 +1,6 @@
-//! `pendulum`: Drumwright's absolute-coordinate pendulum (§4.4, Fig. 4; notes §6.2, §9.5–9.6), a
+//! `pendulum`: Drumwright's absolute-coordinate pendulum (§4.4, Fig. 4), a
 //! planar body hinged to the world through a very stiff joint (`k = 1e15`, `b = 1`), released
-//! horizontal at rest; optionally with a range-of-motion stop (§5.4, Fig. 6; notes §6.3).
+//! horizontal at rest; optionally with a range-of-motion stop (§5.4, Fig. 6).
 //!
 //! # Scene
 //!
@@ -13,13 +13,13 @@
 //! # Oracles
 //!
 //! * `drift` — `max_k |C(q_k)|` over the run (`StepMetrics::bilateral_violation_max`, m). The
-//!   linearised joint leaves `h² v²/(2L)` per step, not accumulated (notes §9.5), with the
+//!   linearised joint leaves `h² v²/(2L)` per step, not accumulated (drumwright README §10.4), with the
 //!   compound pendulum's peak speed `v² = 2 g L · m L²/(I + m L²)`: expected `h² g m L³/(I + m L²)`,
 //!   tolerance 25 % (first-order speed error and sampling of the peak; 9.7e-4 / 9.7e-6 / 9.7e-8 m at
-//!   h = 1e-2 / 1e-3 / 1e-4 in the notes' check).
+//!   h = 1e-2 / 1e-3 / 1e-4 in an independent run).
 //! * `theta_end` (no stop only) — the angle of the body after `T` against the compound pendulum
-//!   `(I + m L²) θ̈ = −m g L cos θ` (RK4 with 1e5 steps); tolerance `5 h` rad (first order: the
-//!   notes' check has error 1e-4 rad at `h = 1e-4`).
+//!   `(I + m L²) θ̈ = −m g L cos θ` (RK4 with 1e5 steps); tolerance `5 h` rad (first order: an
+//!   independent run has error 1e-4 rad at `h = 1e-4`).
 
 use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
 use harness::model::{DofMask, Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn reference_angle_matches_the_notes() {
-        // notes §9.6: theta(1 s) = -2.965836575631 for m = 1, I = 0.01, L = 1, g = 9.8
+        // reference (drumwright README §10.4): theta(1 s) = -2.965836575631 for m = 1, I = 0.01, L = 1, g = 9.8
         let p = PendulumParams::default();
         assert!((p.theta_exact(1.0) + 2.965836575631).abs() < 1e-9);
         assert!((p.drift() - 9.703e-6).abs() < 1e-8);

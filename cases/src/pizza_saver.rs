@@ -1,5 +1,5 @@
 //! `pizza_saver`: Drake's torsional stick/slip test (`multibody/contact_solvers/sap/test/
-//! sap_solver_test.cc`, anchors.md §4 and §11) — a flat body on point contacts at radius `R` about
+//! sap_solver_test.cc`) — a flat body on point contacts at radius `R` about
 //! its vertical axis, twisted by a torque `Mz`. It sticks below the transition torque
 //! `M_crit = mu m g R` and spins up above it.
 //!

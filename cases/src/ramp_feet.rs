@@ -1,4 +1,4 @@
-//! `ramp_feet`: Drumwright's sliding block (§6.4, Fig. 9; notes §6.5): a 1 kg box,
+//! `ramp_feet`: Drumwright's sliding block (§6.4, Fig. 9): a 1 kg box,
 //! 0.2 × 0.1 × 0.05 m, released from rest on a 15° ramp, touching it with its four bottom corners
 //! (the paper's four spherical "feet"), for `mu ∈ {0, 0.125, 0.25, 0.375}`.
 //!
@@ -9,7 +9,7 @@
 //! slope. Each corner is a compliant contact with the linear spring `k_foot` and `tau_d`
 //! (`B = k_foot tau_d`); the box starts at the static penetration `m g cos a / (4 k_foot)`.
 //!
-//! # Oracle (Coulomb, rigid block; notes §6.5 / §9.7)
+//! # Oracle (Coulomb, rigid block)
 //!
 //! Sticks iff `mu ≥ tan a`, else `a_s = g (sin a − mu cos a)`. Symplectic Euler from rest moves
 //! the centre `a_s h² N (N + 1) / 2` in `N` steps (1.2809 / 0.6834 / 0.0858 / 0 m at the paper's
@@ -22,7 +22,7 @@
 //! * `normal_force_peak` — the largest total normal impulse of a step divided by `m g cos a h`
 //!   (the quasi-static value); expected 1; tolerance 0.5 (the contact starts at equilibrium, and
 //!   a sliding box only redistributes the load between the feet). A method that inflates the
-//!   normal force (Drumwright's joint QP, notes P2) fails it by orders of magnitude.
+//!   normal force (Drumwright's joint QP, P2 of its README) fails it by orders of magnitude.
 
 use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL};

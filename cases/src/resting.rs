@@ -1,4 +1,4 @@
-//! Trace measurements shared by the scenes standing in for Lee et al.'s (seed-002 §5.7):
+//! Trace measurements shared by the scenes standing in for Lee et al.'s (§VII, whose meshes and robots are not public):
 //! `box_in_hole`, `dish_stack`, `sphere_pour` and `robots`. Each reads only the trace (states and
 //! the harness's per-step metrics), never a solver's report.
 

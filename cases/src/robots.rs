@@ -1,5 +1,5 @@
-//! `robots`: Lee et al.'s Table III scene (8 Laikago quadrupeds dropped on the floor; seed-002
-//! notes §5.5, §5.7) as `robots` unactuated quadruped-like articulated robots made of boxes and
+//! `robots`: Lee et al.'s Table III scene (8 Laikago quadrupeds dropped on the floor;
+//! §VII-D2, Fig. 12) as `robots` unactuated quadruped-like articulated robots made of boxes and
 //! hinge joints — the scene of the SubADMM splitting ablation (`benches/subadmm.rs`).
 //!
 //! # Scene

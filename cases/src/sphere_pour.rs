@@ -1,4 +1,4 @@
-//! `sphere_pour`: Lee et al.'s particle pouring (seed-002 notes §5.3, §5.7) without the robot — 9
+//! `sphere_pour`: Lee et al.'s particle pouring (§VII-C, Figs. 10–11) without the robot — 9
 //! to 45 small dense spheres (radius 5 mm, 10 g/cm³) poured into a rigid square container: many
 //! light bodies, sparse coupling, the scaling scene of their Fig. 11.
 //!

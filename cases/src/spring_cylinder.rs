@@ -1,5 +1,5 @@
 //! `spring_cylinder`: a solid cylinder on the ground pulled by a horizontal spring — Castro et
-//! al. (SAP) §VI-B, seed-003 §4.1 and §7 items 9–10. It oscillates sliding (frictionless) or rolling
+//! al. (SAP) §VI-B, Figs. 4–7 (exact solutions: sap README §9). It oscillates sliding (frictionless) or rolling
 //! (enough friction), and grades the time integration: position error, frequency and energy.
 //!
 //! # Scene
@@ -24,7 +24,7 @@
 //!   represents the lying cylinder by the 2 ends of its lowest generator, so each point gets
 //!   `k / 2` (and `tau_d`), and the total normal force per unit penetration is `k`.
 //! * Initial state: axis at `x = x0`, at rest, at the resting height `z0 = R` (rigid) or
-//!   `z0 = R - m g / k` (compliant: the static penetration, as in seed-003 §10).
+//!   `z0 = R - m g / k` (compliant: the static penetration, as in the independent run of solvers/src/sap/README.md §9).
 //! * Defaults are the paper's: R = 0.05, m = 0.5, k_s = 100, x0 = 0.1, mu = 1, k = 1e4,
 //!   tau_d = 0.02, dt = 0.02, 5 s.
 //!
@@ -44,11 +44,11 @@
 //! The harness's default integration is symplectic Euler (`v+ = v + dt M^-1 f(q)`,
 //! `q+ = q + dt v+`). On the linear oscillator `x'' = -omega^2 x` its iterates are exactly samples
 //! of a sinusoid of frequency `omega_d = (2/dt) asin(omega dt / 2)`, and its energy oscillates in a
-//! band of relative width about `omega dt` (seed-003 §7.10). The oracle runs this recurrence for the
+//! band of relative width about `omega dt` (solvers/src/sap/README.md §9). The oracle runs this recurrence for the
 //! regime's `omega` from `(x0, 0)` over the same steps — the *reference* — and derives tolerances
 //! from it: a solver is accepted if it is no less accurate than symplectic Euler with a safety
 //! factor. At the defaults (rolling): reference `e_q = 1.30e-2 m`, band `23.4 %`; frictionless:
-//! `1.92e-2 m`, `28.9 %` (seed-003 §10 reports 1.300e-2, 23.5 % and 28.9 % with SAP).
+//! `1.92e-2 m`, `28.9 %` (an independent SAP run, solvers/src/sap/README.md §9, reports 1.300e-2, 23.5 % and 28.9 %).
 //!
 //! # Oracle checks
 //!
@@ -520,8 +520,8 @@ mod tests {
 
     #[test]
     fn reference_reproduces_the_seed_numbers() {
-        // seed-003 §10: symplectic Euler, dt = 0.02, 5 s: e_q 1.300e-2 (rolling), band 23.5 % (rolling,
-        // SAP) and 28.9 % (frictionless); §7.10: band ~ omega dt.
+        // independent SAP run (sap README §9): symplectic Euler, dt = 0.02, 5 s: e_q 1.300e-2
+        // (rolling), band 23.5 % (rolling, SAP) and 28.9 % (frictionless); band ~ omega dt.
         let p = SpringCylinderParams::default();
         let r = Reference::symplectic_euler(p.omega_rolling(), p.x0, p.dt, p.steps());
         let e_q = l2_error(&r.x, p.dt, |t| p.x0 * (p.omega_rolling() * t).cos());

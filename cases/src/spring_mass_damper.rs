@@ -1,4 +1,4 @@
-//! `spring_mass_damper`: Drumwright's stability demo (§3, Figs. 1–3; notes §6.1, §9.1–9.3), one
+//! `spring_mass_damper`: Drumwright's stability demo (§3, Figs. 1–3), one
 //! mass on a spring–damper, `m ẍ + b ẋ + k x = 0`.
 //!
 //! # Scene
@@ -9,10 +9,10 @@
 //! spring–damper, `λ = −k x − b ẋ`), and it needs no non-contact damping in the model: the
 //! harness's `Spring` has none, the joint compliance has both `k` and `b`. Start `(x0, v0)`.
 //!
-//! # Scheme and oracles (notes §9.2)
+//! # Scheme and oracles
 //!
 //! The harness's compliant-joint law (`BilateralRow::law`: `γ = −h(k(C + h G v⁺) + b G v⁺)`)
-//! makes every solver that enforces it exactly an implicit-Euler step (Eqs. 13–14, notes §9.3):
+//! makes every solver that enforces it exactly an implicit-Euler step (Eqs. 13–14; drumwright README §10.4):
 //! `y₁ = A y₀` with `Δ = 1 + hb/m + h²k/m`, `A = [[1 − h²k/(mΔ), h/Δ], [−hk/(mΔ), 1/Δ]]`.
 //!
 //! * `spectral_radius` — ρ of the iteration matrix identified from the first three states,
@@ -86,7 +86,7 @@ impl SpringMassDamperParams {
     pub fn steps(&self) -> usize {
         (self.duration / self.dt).round() as usize
     }
-    /// The implicit-Euler iteration matrix (notes §3.1).
+    /// The implicit-Euler iteration matrix (the paper's §3.1).
     pub fn iteration_matrix(&self) -> Matrix2<f64> {
         let (m, k, b, h) = (self.mass, self.k, self.b, self.dt);
         let d = 1.0 + h * b / m + h * h * k / m;
@@ -198,7 +198,7 @@ impl Case for SpringMassDamper {
 mod tests {
     use super::*;
 
-    /// Notes §9.2: implicit Euler, m = 1, b = 0: rho = 0.9999500037 (h = 1e-5, k = 1e6) and
+    /// Drumwright README §10.4: implicit Euler, m = 1, b = 0: rho = 0.9999500037 (h = 1e-5, k = 1e6) and
     /// 0.0995037190 (h = 1e-2); the amplitude after 0.01 s at h = 1e-5 is x0.951.
     #[test]
     fn closed_forms_match_the_notes() {

@@ -1,4 +1,4 @@
-//! `table_pile`: Macklin et al.'s table pile (§10, Table 2; notes §11.2, §15): "unstructured
+//! `table_pile`: Macklin et al.'s table pile (§10.1.5, Table 2): "unstructured
 //! piling of non-convex tables, each m = 4.7 kg, mu = 0.7", 54 bodies and 936 contacts at
 //! `h = 0.0083 s`, 4 Newton × 20 linear iterations. The paper's claim: the solver captures
 //! stick/slip transitions and forms stable piles. Each table is one non-convex rigid body, the

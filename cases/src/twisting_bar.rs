@@ -1,6 +1,6 @@
 //! `twisting_bar`: an elastic bar whose two end faces are turned about its axis in opposite
 //! directions by prescribed motion — large rotations and shear in a tetrahedral FEM body
-//! (Zeng et al. §7.3 / Fig. 9, Table 3; Macklin et al. notes §15 "twisting bar").
+//! (Zeng et al. §7.3 / Fig. 9, Table 3; Macklin et al. §10.1.6 for the material models).
 //!
 //! # Scene
 //!

@@ -1,5 +1,5 @@
 //! `winkler_cube`: Drumwright's rigid cube on an elastic (Winkler) foundation (§5.5, Tables 1–2,
-//! Fig. 7; notes §6.4, §9.10), frictionless, with 100 or 900 foundation elements and a load
+//! Fig. 7), frictionless, with 100 or 900 foundation elements and a load
 //! circling the top face.
 //!
 //! # Scene (model choices)
@@ -16,12 +16,12 @@
 //!   what the paper does with the elements; a spring pulls nothing when the face lifts off, and
 //!   the normal is the face normal (`G_i` = normal Jacobian of the face point above the element).
 //!   A bilateral `JointKind::Axial` spring would pull the lifted side down, which is wrong for
-//!   the 50 N load (the far side separates, §9.10).
+//!   the 50 N load (the far side separates, see Oracles).
 //! * Load: the constant world force `(0, 0, −F)` at the cube-frame point
 //!   `(s/2)(cos ω t, sin ω t, 1)`, ω = 10 rad/s ([`PointLoad`], explicit in each step like
 //!   gravity: step `k` sees the load at `t_k = k h`).
 //!
-//! # Oracles (quasi-static Winkler statics, notes §9.10)
+//! # Oracles (quasi-static Winkler statics)
 //!
 //! The heave and rocking frequencies (`√(E s²/(depth m))` ≈ 1118 rad/s at E = 1e7) are ≫ ω, so
 //! the cube follows the quasi-static solution of a rigid plate on tensionless springs: find the
@@ -146,7 +146,7 @@ impl WinklerCubeParams {
         let a = self.load_frequency * t;
         (0.5 * self.side * a.cos(), 0.5 * self.side * a.sin())
     }
-    /// Whether the continuous face stays in full contact at every load phase (notes §9.10):
+    /// Whether the continuous face stays in full contact at every load phase:
     /// `W + F − 3√2 F > 0` for the unit-face formula, scaled: corner pressure
     /// `(W + F)/s² − 3 √2 F/s² > 0`.
     pub fn full_contact(&self) -> bool {
@@ -284,7 +284,7 @@ impl Case for WinklerCube {
 mod tests {
     use super::*;
 
-    /// Notes §9.10: uniform sinkage 7.84e-6 m under the 78.4 N weight at E = 1e7 (any element
+    /// Drumwright README §10.4: uniform sinkage 7.84e-6 m under the 78.4 N weight at E = 1e7 (any element
     /// count); full contact at 5 N, lift-off at 50 N; 0.784 N per element at rest (100 elements).
     #[test]
     fn statics_match_the_notes() {

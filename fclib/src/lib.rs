@@ -2,7 +2,7 @@
 //! files as [`harness::linear::LinearProblem`]s that every velocity-level solver can run, and the
 //! FCLIB/Siconos natural-map error to compare our answer with a stored solution.
 //!
-//! # Mapping (anchors.md §1, §3)
+//! # Mapping (FCLIB `fclib.h`; docs/metrics.md)
 //! FCLIB's global problem is `M v = H r + f`, `u = H^T v + w`, `K_mu ∋ r ⊥ u + (mu ||u_T||, 0, 0)
 //! ∈ K_mu*`, per-contact vectors **normal first** `(n, t1, t2)`, the order of signorini's contact
 //! space, so no permutation is needed (ContactBench stores the normal last: `(t1, t2, n)`; convert

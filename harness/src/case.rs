@@ -37,7 +37,8 @@ pub struct Trace {
     pub completed: bool,
 }
 
-/// One oracle check, with the same name across solvers (design.md "Run record").
+/// One oracle check, with the same name across solvers (stored in the run record's
+/// `oracle` list).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OracleCheck {
     /// Check name (e.g. `acceleration`, `slides`, `e_q`).

@@ -1,6 +1,6 @@
 //! Contacts of one time step: frames, gaps, Jacobians, friction and compliance.
 //!
-//! Conventions (design.md): per-contact vectors are ordered `(n, t1, t2)`; the normal points from
+//! Conventions (common to all solvers): per-contact vectors are ordered `(n, t1, t2)`; the normal points from
 //! body B to body A; the gap `phi > 0` means separated; the contact velocity
 //! `u = R^T (v_A(p) - v_B(p))` with `R = [n t1 t2]`, so `u_n > 0` is separating; contact-space
 //! quantities are impulses (N s).

@@ -2,7 +2,7 @@
 //! [`Solver`](solver::Solver) plugin trait, the stepper (time loop), solver-independent metrics,
 //! run records, registries and the suite runner.
 //!
-//! Data flow of one run (design.md):
+//! Data flow of one run:
 //! `Case::build -> World`; per step `geometry::detect -> ContactSet`,
 //! `StepProblem::new`, `Solver::step -> StepSolution`, `metrics::evaluate -> StepMetrics`, advance;
 //! finally `Case::oracle` grades the [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord)

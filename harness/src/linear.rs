@@ -7,7 +7,7 @@
 //! 0, 0)`, `mu` and contact model. [`LinearProblem`] owns exactly that data, plus an empty
 //! placeholder world, and lends a [`StepProblem`] view of it ([`LinearProblem::step_problem`]).
 //!
-//! The mapping from the global FCLIB form `M v = H r + f`, `u = H^T v + w` (anchors.md §1):
+//! The mapping from the global FCLIB form `M v = H r + f`, `u = H^T v + w` (`fclib.h`, normal component first):
 //! `dt = 1`, `v0 = 0`, `forces = f` (so `v* = M^-1 f`), the Jacobian `J = H^T`, contact `i`'s gap
 //! `phi0_i = w_{3i}` (so the bias is exactly `w_{3i}`), every contact rigid. The DOF layout has one
 //! block per diagonal block of `M`, tagged [`BlockKind::RigidBody`] with the block's index.

@@ -1,11 +1,12 @@
 //! The per-step problem every solver receives.
 //!
-//! Discrete dynamics (velocity level, design.md): find `v+` and contact impulses `lambda` with
+//! Discrete dynamics (velocity level, the same for every solver): find `v+` and contact impulses `lambda` with
 //! `M (v+ - v*) = J^T lambda`, `v* = v0 + dt M^-1 f(q0, v0)`, where `f` holds gravity, springs and
 //! gyroscopic forces. The reference contact law used by the harness metrics is the rigid Coulomb
 //! NCP on the contact velocity `u = J v+ + w` with the gap bias `w = (phi0 / dt, 0, 0)`: the
 //! linearised Signorini condition `phi0 + dt u_n >= 0 ⊥ lambda_n >= 0`, and the De Saxcé form of
-//! Coulomb friction `K_mu ∋ lambda ⊥ u + (mu ||u_t||, 0, 0) ∈ K_mu*` (anchors.md §1).
+//! Coulomb friction `K_mu ∋ lambda ⊥ u + (mu ||u_t||, 0, 0) ∈ K_mu*` (the FCLIB convention, normal
+//! component first).
 //! Solvers with other models (compliance, position level) still return `v+`, `lambda` and
 //! optionally `q+`, and are measured against the same law.
 

@@ -1,6 +1,6 @@
 //! Run records: one versioned JSON file per (case, solver, parameters), written atomically.
-//! Users, reports and gates parse them; the layout is design.md "Run record" (schema
-//! `signorini.run/1`).
+//! Users, reports and gates parse them; the layout is [`RunRecord`] below (schema
+//! `signorini.run/1`); changing it means a new schema version.
 
 use crate::case::OracleCheck;
 use crate::log::IterationLog;
@@ -255,7 +255,7 @@ pub struct IterationRecord {
     pub log: IterationLog,
 }
 
-/// One run record (design.md "Run record").
+/// One run record: the file format users, reports and gates parse.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     /// Always [`SCHEMA`].

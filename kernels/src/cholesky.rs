@@ -29,7 +29,7 @@ use faer::{Conj, MatMut, Par, Side};
 pub struct CholeskyParams {
     /// Run the numeric factorization and the solves with faer's rayon parallelism instead of
     /// sequentially (default false: sequential is faster below about 10⁴ unknowns on two cores,
-    /// rust-ecosystem.md §2).
+    /// measured with faer 0.24).
     pub parallel: bool,
 }
 

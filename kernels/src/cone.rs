@@ -1,7 +1,7 @@
 //! The Coulomb friction cone `K_mu = { r = (r_n, r_t) : ||r_t|| <= mu r_n }` in FCLIB order
 //! `(n, t1, t2)`, its dual `K_mu* = K_{1/mu}`, and the De Saxcé shift used by the natural map.
 //!
-//! The closed form (anchors.md §1, identical in FCLIB and ContactBench):
+//! The closed form (identical in FCLIB/Siconos and ContactBench; docs/metrics.md):
 //! if `mu ||x_t|| <= -x_n` the projection is 0; if `||x_t|| <= mu x_n` it is `x`; otherwise
 //! `x_n' = (mu ||x_t|| + x_n) / (mu^2 + 1)`, `x_t' = mu x_n' x_t / ||x_t||`.
 
@@ -38,7 +38,7 @@ pub fn project_dual(x: [f64; 3], mu: f64) -> [f64; 3] {
     project(x, 1.0 / mu)
 }
 
-/// The De Saxcé shifted velocity `u_hat = u + (mu ||u_t||, 0, 0)` (FCLIB, anchors.md §1).
+/// The De Saxcé shifted velocity `u_hat = u + (mu ||u_t||, 0, 0)` (FCLIB convention, normal first).
 #[inline]
 pub fn de_saxce(u: [f64; 3], mu: f64) -> [f64; 3] {
     [u[0] + mu * (u[1] * u[1] + u[2] * u[2]).sqrt(), u[1], u[2]]
@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn clarabel_reference_point() {
-        // rust-ecosystem.md §4: P = I, q = (-1, -2, 0), mu = 0.5 -> x = (1.6, 0.8, 0).
+        // clarabel 0.11 on min ½|x|² − (1, 2, 0)·x over the cone, mu = 0.5 -> x = (1.6, 0.8, 0).
         // (there the cone is ||x_t|| <= mu x_n with x = (n, t1, t2) = proj of (1, 2, 0))
         let p = project([1.0, 2.0, 0.0], 0.5);
         assert!((p[0] - 1.6).abs() < 1e-15 && (p[1] - 0.8).abs() < 1e-15 && p[2] == 0.0);

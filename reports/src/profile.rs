@@ -1,4 +1,5 @@
-//! Dolan–Moré performance profiles (Dolan & Moré 2002; anchors.md §3.3, as used by Siconos `faf`).
+//! Dolan–Moré performance profiles (Dolan & Moré 2002, as used by Siconos' `faf` benchmark campaign;
+//! docs/metrics.md).
 //!
 //! For problems `p` and solvers `s` with cost `t_{p,s}` (time or iterations to reach the
 //! tolerance):

@@ -1,7 +1,7 @@
 //! The contact solvers of signorini, one module folder per method.
 //!
-//! Each folder (`pgs/`, and later `sap/`, `drumwright/`, `canal/`, `subadmm/`, `nsn/`,
-//! `local_global/`) holds the method's [`harness::Solver`] implementation, its settings struct
+//! Each folder (`pgs/`, `sap/`, `drumwright/`, `canal/`, `subadmm/`, `nsn/`, `local_global/`)
+//! holds the method's [`harness::Solver`] implementation, its settings struct
 //! (serde defaults + [`harness::Settings::validate`]), its tests, and a `README.md` with the paper,
 //! the equations implemented, every choice the paper left open and known deviations. A module
 //! exposes `pub fn entry() -> harness::SolverEntry`, which the root crate registers with one line,

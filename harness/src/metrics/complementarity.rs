@@ -1,5 +1,5 @@
 //! The rigid Coulomb NCP residuals: natural map (Siconos/FCLIB), Signorini product, cone
-//! violation (anchors.md §1, §3.3, §12 items 1-2).
+//! violation (docs/metrics.md).
 //!
 //! Per contact `i`: `u_i = J_i v+ + w_i` with `w_i = (phi0_i / dt, 0, 0)`
 //! ([`StepProblem::contact_velocities`]), `u_hat_i = u_i + (mu_i ||u_t,i||, 0, 0)` (De Saxcé),

@@ -1,4 +1,4 @@
-//! Energies, momenta and penetration of a world state (design.md "Metrics").
+//! Energies, momenta and penetration of a world state (harness metrics, see `metrics/mod.rs`).
 
 use super::nan_max;
 use crate::contact::ContactSet;

@@ -1,5 +1,5 @@
 //! Friction metrics: maximum-dissipation direction, stick/slip classification, creep and slip
-//! speeds (anchors.md §12 items 2 and 5).
+//! speeds (docs/metrics.md).
 
 use crate::problem::StepProblem;
 use crate::solver::StepSolution;

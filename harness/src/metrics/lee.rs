@@ -1,5 +1,5 @@
 //! The cross-solver contact residual of Lee et al. 2025 ("Variations of augmented Lagrangian for
-//! robotic multi-contact simulation", §VII; seed-002 notes §6.1), which their figures and
+//! robotic multi-contact simulation", §VII), which their figures and
 //! Tables II–III report as `−log10`.
 //!
 //! Only the solver's impulses are used, so dual (PGS) and primal–dual (CANAL, SubADMM) solvers are

@@ -1,13 +1,13 @@
 //! Solver-independent metrics of one step, computed by the harness from what a solver returns
-//! (never trusted from the solver's own report). Definitions: anchors.md §3.3 and §12,
-//! Castro et al. Eq. 32 (momentum), design.md "Metrics".
+//! (never trusted from the solver's own report). Definitions: the natural map of
+//! Siconos/FCLIB (`fc3d_compute_error`), Castro et al. Eq. 32 (momentum), Lee et al. §VII; docs/metrics.md.
 //!
 //! Modules: [`momentum`] (Castro Eq. 32), [`complementarity`] (natural map, Signorini, cone),
 //! [`friction`] (maximum dissipation, stick/slip, creep), [`energy`] (energies, penetration).
 //! [`evaluate`] computes all of them for one step; the `*_per_contact` functions give the
 //! per-contact values (ContactBench habit) for diagnostics.
 //!
-//! NaN policy (anchors.md §12 item 8): if the solution holds a NaN or infinity anywhere, every
+//! NaN policy (as in Newton's Kamino solver): if the solution holds a NaN or infinity anywhere, every
 //! floating-point metric of the step is NaN (counts are computed from the finite entries);
 //! nothing panics. Maxima are NaN-propagating.
 

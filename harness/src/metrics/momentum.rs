@@ -1,5 +1,5 @@
 //! Momentum balance of the discrete dynamics `M (v+ - v*) = J^T lambda` (problem.rs), measured
-//! with Castro et al.'s dimensionless momentum error (Eq. 32, seed-003-castro-sap.md §5).
+//! with Castro et al.'s dimensionless momentum error (Eq. 32, §VI-C1).
 
 use super::nan_max;
 use crate::problem::StepProblem;

@@ -19,7 +19,7 @@
 //! | `stable_neo_hookean` | `C₁ (I_C − 3) + D₁ ((J − α)² − (1 − α)²)` (Macklin et al. 2019 Eq. 107) | `2C₁ F + 2D₁ (J − α) cof F` |
 //!
 //! with `I_C = ‖F‖²`, `J = det F`, `C₁ = μ/2`, `D₁ = λ/2`, `α = 1 + μ/λ` (zero stress at `F = I`;
-//! notes §9.3: the paper's gradient prints `J − 1`, we use `J − α` consistently). The Hessian
+//! Macklin App. B leaves this mapping open; its gradient prints `J − 1`, we use `J − α` consistently). The Hessian
 //! `∂²Ψ/∂F²` is exact, including the rotation derivative `∂R/∂F` (from the SVD: with
 //! `F = U Σ Vᵀ`, `M = Uᵀ δF V`, `δR = U Y Vᵀ`, `Y_ij = (M_ij − M_ji)/(σ_i + σ_j)`); Newton
 //! solvers take the per-element PSD projection ([`DeformableBody::hessian_triplets`] with
@@ -155,7 +155,7 @@ impl ElasticMaterial {
     }
 }
 
-/// `(C₁, D₁, α)` of the Stable Neo-Hookean energy from the Lamé parameters (notes §9.3).
+/// `(C₁, D₁, α)` of the Stable Neo-Hookean energy from the Lamé parameters (zero stress at `F = I`).
 fn snh_params(mu: f64, la: f64) -> (f64, f64, f64) {
     (0.5 * mu, 0.5 * la, 1.0 + mu / la)
 }

@@ -1,7 +1,7 @@
 //! The mechanical model: rigid bodies with shapes and materials, static colliders, springs,
 //! gravity, and the generalized-coordinate layout that every solver sees.
 //!
-//! Conventions (design.md): SI units, gravity along -z, right-handed frames. A rigid body's
+//! Conventions (common to all solvers): SI units, gravity along -z, right-handed frames. A rigid body's
 //! generalized velocity is `(v, w)`: linear velocity of the centre of mass and angular velocity,
 //! both in the world frame; its position is the centre of mass and a unit quaternion.
 //! A body may be restricted to a subset of these six velocity components ([`DofMask`]); the

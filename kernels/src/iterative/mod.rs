@@ -4,7 +4,7 @@
 //! [`Backend`](crate::backend::Backend).
 //!
 //! Each solver has a `Params`/`Info`/`Error` triad (faer's `CgParams`/`CgInfo`/`CgError`,
-//! style.md §2). One difference from faer: running out of iterations is *not* an error here —
+//! `faer/src/operator`). One difference from faer: running out of iterations is *not* an error here —
 //! contact solvers run these with a fixed budget and use the last iterate (Macklin §8.2:
 //! "can be stopped early with a useful result"), so [`KrylovInfo::converged`] says whether the
 //! tolerance was met, and [`KrylovError`] is reserved for breakdowns (a non-positive or

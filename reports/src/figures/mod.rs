@@ -1,6 +1,6 @@
 //! Figures of the comparison report, one module per figure type, all drawn with plotters into
 //! SVG files (pure-Rust text layout: the DejaVu Sans font is embedded with the `dejavu` crate and
-//! registered once, so no system font is needed; rust-ecosystem.md §5).
+//! registered once, so no system font is needed).
 //!
 //! - [`convergence`]: solver residual vs iteration and vs time, per case.
 //! - [`setting_convergence`]: residual vs iteration, one line per value of a swept solver

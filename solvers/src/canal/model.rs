@@ -2,7 +2,7 @@
 //!
 //! Constraints are contacts (3 rows, `(n, t1, t2)`) and bilateral rows (1 row), flattened into
 //! one impulse vector (`off[i]..off[i] + dim_i`). For an AL iteration with outer impulses `λ^l`
-//! and penalty `β`, constraint `i` at velocity `v` has the trial impulse (seed-002 §3.7)
+//! and penalty `β`, constraint `i` at velocity `v` has the trial impulse (README §10)
 //! `λ̃*_i = λ^l_i − β (J_i v + ẽ_i)`, with `ẽ_i = (φ_i/dt + p_i, 0, 0)` for a contact (`p_i` the
 //! frozen De Saxcé term `μ ||z^l_t||`, Eq. 21) and `ẽ_k = −v̂_k` for a bilateral row, and the
 //! impulse `λ_i = op(λ̃*_i)`:

@@ -1,5 +1,5 @@
 //! [`CanalSettings`]: the options of CANAL, their defaults (paper values where the paper gives
-//! them, otherwise the implementer notes' choices, seed-002 §3.8) and their validation.
+//! them, otherwise this crate's choices, README §10) and their validation.
 
 use serde::{Deserialize, Serialize};
 

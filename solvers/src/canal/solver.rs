@@ -1,4 +1,4 @@
-//! [`Canal`]: Algorithm 1 of Lee et al. 2025 in λ-form (seed-002 §3.7): the AL outer loop with
+//! [`Canal`]: Algorithm 1 of Lee et al. 2025 in λ-form (README §10): the AL outer loop with
 //! the frozen De Saxcé term, the cascaded Newton inner solve (Eqs. 21–26) and the penalty update
 //! (Eq. 27). The Table II baselines' inner solves are in `strict.rs`.
 

@@ -1,5 +1,5 @@
 //! Physics and convergence tests of CANAL on hand-built worlds (no collision detection). Tolerances
-//! are tied to the solver's tolerances or to the AL identity `||Δλ|| = β ||J v − z||` (notes §3.7).
+//! are tied to the solver's tolerances or to the AL identity `||Δλ|| = β ||J v − z||` (README §10).
 
 use super::*;
 use harness::model::{DofMask, Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
@@ -51,7 +51,7 @@ pub(crate) fn mass_ratio_column() -> World {
 }
 
 /// A 1 kg box of half extents (0.2, 0.15, 0.1) resting on the ground with an `n x n` grid of
-/// contact points on its bottom face (the dense, rank-deficient contact of notes §5.7), moving
+/// contact points on its bottom face (dense, rank-deficient contact standing in for the bolt–nut scene, §VII-A), moving
 /// sideways and spinning, with small gaps of either sign.
 pub(crate) fn dense_box(mu: f64, n: usize) -> (World, ContactSet) {
     dense_box_moving(mu, n, Vector3::new(0.04, -0.02, -0.01), Vector3::new(0.05, -0.03, 0.3))
@@ -88,8 +88,8 @@ fn solve(w: &World, cs: &ContactSet, s: CanalSettings) -> (StepSolution, Iterati
     (sol, log, solver.stats())
 }
 
-/// Frictionless contact reduces to the QP `min ½vᵀMv − bᵀv s.t. J_n v + φ/dt ≥ 0` (paper §VIII,
-/// notes §7.6): CANAL's `v+` equals clarabel's to 1e-7 relative (clarabel's own tolerance 1e-10
+/// Frictionless contact reduces to the QP `min ½vᵀMv − bᵀv s.t. J_n v + φ/dt ≥ 0` (paper §VIII;
+/// README §10): CANAL's `v+` equals clarabel's to 1e-7 relative (clarabel's own tolerance 1e-10
 /// on the gap and feasibility, CANAL's AL tolerance 1e-10 m/s), and the normal impulses sum the same.
 #[test]
 fn frictionless_step_equals_the_clarabel_qp() {
@@ -202,7 +202,7 @@ fn slope_world(deg: f64, mu: f64) -> (World, ContactSet) {
 }
 
 /// Point mass on a 30° slope (the box's rotation locked): sticks with `v+ = 0` (no creep, unlike a
-/// single soft iteration, notes §7.7) for `μ > tan a`, slides on the cone boundary with
+/// single soft iteration, README §10) for `μ > tan a`, slides on the cone boundary with
 /// `Δv = dt g (sin a − μ cos a)` for `μ < tan a`. Tolerances 1e-8 g dt: the AL stops at
 /// `||Δλ|| / β < 1e-10 m/s`.
 #[rstest]
@@ -482,8 +482,8 @@ fn table_ii_settings(inner: &str) -> CanalSettings {
 /// One Table II case: the world at the start of the step, its contacts and the warm start.
 type Case = (World, ContactSet, Option<WarmStart>);
 
-/// The dish-piling trajectory of Table II (paper §VIII-A: "100 cases from the dish piling
-/// simulation"; notes §3.5): [`dish_stack`] at `mu`, simulated by CANAL with the Table II settings
+/// The dish-piling trajectory of Table II (paper §VII-D1: "100 cases from the dish piling
+/// simulation"; warm start as in §V-D): [`dish_stack`] at `mu`, simulated by CANAL with the Table II settings
 /// for `1 + steps` steps of `DT`, each step warm-started from the previous one (impulses by
 /// contact key, as `harness::stepper`), with a random impulsive wrench on every body at every step:
 /// velocity kicks uniform in `±kick` (m/s) per linear component and `±kick / h_x` (rad/s) per

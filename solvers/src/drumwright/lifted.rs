@@ -1,4 +1,4 @@
-//! The lifted sparse form (notes §5.5): `v+`, the impulses and the tangential slacks are all
+//! The lifted sparse form (README §10.3): `v+`, the impulses and the tangential slacks are all
 //! variables, so nothing dense (`M⁻¹`, `Λ`, `E`, `F`) is formed. Variables
 //! `x = [v (nv) | γn (na) | γt (2 na: r, s per contact) | γb (nb) | β (2 na)]`.
 //!
@@ -7,7 +7,7 @@
 //! | momentum (nv) | zero | `M v - Jnᵀγn - Jtᵀγt - Gbᵀγb = M v*` (Eq. 37) |
 //! | joints (nb) | zero | `scale (G_b v + r γb) = scale v̂` (Eq. 141; `min_norm` only) |
 //! | tangential law (2 na) | zero | `β - γt - c_t J_t v = 0` (Eqs. 139–140, `K_r = 0`, `c_t = h B_r`) |
-//! | μ = 0 (2 per contact) | zero | `γt = 0` (notes P14: the cone has no interior); with `mu_zero = "unilateral"` the contact has no tangential-law rows (β = 0) |
+//! | μ = 0 (2 per contact) | zero | `γt = 0` (README P14: the cone has no interior); with `mu_zero = "unilateral"` the contact has no tangential-law rows (β = 0) |
 //! | fixed normal (na) | zero | `γn = γn_fixed` (two-stage, stage 2) |
 //! | normal law (na) | nonneg | `scale (J_n v + r γn) ≥ scale v̂` (Eqs. 84 / 137) |
 //! | `γn ≥ 0` (na) | nonneg | Eq. 85 |
@@ -15,7 +15,7 @@
 //!
 //! Objective (Eq. 109 in impulse units, same minimiser): `½ζ‖γn‖² + ½‖γt‖² + ½‖β‖²`.
 //! `normal_law = "lcp"` instead minimises `½(v - v*)ᵀM(v - v*) + ½ Σ r γ² + Σ γ (G v* - v̂)` over
-//! the normal and joint impulses (the dual of the per-row max law, notes §5.2), plus the same
+//! the normal and joint impulses (the dual of the per-row max law, README §10.3), plus the same
 //! friction terms.
 
 use super::model::Model;

@@ -6,7 +6,7 @@
 //! `γ = hλ ≥ -hKφ₀ - (h²K + hB)(G v+ + hĠv₀) - hψ` with `ψ = M̂ Ġ v₀`, i.e.
 //! `r = 1/(h(hK + B))`, `v̂ = -Kφ₀/(hK + B) - hĠv₀ - r hψ`. Rigid rows are the limit `K → ∞`:
 //! `r = 0`, `v̂ = -φ₀/h - hĠv₀`. With `row_scaling = "paper"` a compliant row is multiplied back by
-//! `scale = 1/r = h(hK + B)` (the force form of Eq. 84 / notes §5.5).
+//! `scale = 1/r = h(hK + B)` (the force form of Eq. 84; README §10.3).
 
 use super::settings::DrumwrightSettings;
 use harness::model::ContactCompliance;
@@ -66,7 +66,7 @@ impl Model {
                         // Eqs. 121–123, sign-corrected: φ = -d^{3/2}, K = E* √r (N/m^{3/2})
                         (s.hertz_modulus * s.hertz_radius.sqrt(), if c.gap <= 0.0 { -d.powf(1.5) } else { c.gap })
                     } else {
-                        // secant stiffness of f = E* √r d^{3/2} at d0 (notes P5)
+                        // secant stiffness of f = E* √r d^{3/2} at d0 (README P5)
                         (s.hertz_modulus * (s.hertz_radius * d.max(s.hertz_d_min)).sqrt(), c.gap)
                     };
                     let w = h * k + s.hertz_damping;
@@ -126,7 +126,7 @@ fn psi_term(p: &StepProblem<'_>, gdv: &[f64], exact: bool) -> Result<Vec<f64>, S
     let b = nalgebra::DVector::from_column_slice(gdv);
     let x = if exact {
         let ch = s.clone().cholesky().ok_or_else(|| SolveError::Factorization {
-            what: "G_b M⁻¹ G_bᵀ is singular (redundant joint rows): M̂ Ġ v needs its inverse (notes P6); \
+            what: "G_b M⁻¹ G_bᵀ is singular (redundant joint rows): M̂ Ġ v needs its inverse (README P6); \
                    use gdot_term = \"pseudo_inverse\" or \"off\""
                 .into(),
         })?;

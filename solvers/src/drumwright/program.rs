@@ -1,6 +1,6 @@
 //! A cone program in clarabel's standard form (`min ½xᵀPx + qᵀx`, `Ax + s = b`, `s ∈ K`), assembled
 //! from triplets, and its solve with clarabel's status mapped onto the harness's status and errors
-//! (style.md §3): `Solved`/`AlmostSolved`/`MaxIterations`/`InsufficientProgress` keep the iterate;
+//! (as clarabel does): `Solved`/`AlmostSolved`/`MaxIterations`/`InsufficientProgress` keep the iterate;
 //! infeasibility certificates become [`SolveError::Infeasible`], `NumericalError` and the rest
 //! [`SolveError::Numerical`]. Nothing panics: clarabel's constructor errors are mapped too.
 
@@ -154,7 +154,7 @@ impl Program {
                 return Err(SolveError::Infeasible {
                     what: format!(
                         "clarabel reports {st:?} for the {stage} problem after {} iterations; the problem is \
-                         always feasible (notes §5), so this is numerical (large h B_r, notes P4)",
+                         always feasible (README §10.3), so this is numerical (large h B_r, README P4)",
                         sol.iterations
                     ),
                 })

@@ -1,4 +1,4 @@
-//! The paper's reduced form (Appendix A, Eqs. 181–188, with the corrected `d`, `e` of notes §3.7):
+//! The paper's reduced form (Appendix A, Eqs. 181–188, with the corrected `d`, `e` of README §10.2):
 //! `v+`, the joint impulses and the slacks are eliminated and the cone program is posed in
 //! `λ* = [γn (na); γt (2 na)]` with a dense Hessian.
 //!
@@ -8,7 +8,7 @@
 //! `H = diag(ζ I, I) + T_tᵀ T_t`, `T_t = S_t + c_t D_t` (Eq. 183), `g = T_tᵀ c_t J_t ṽ` (Eq. 184),
 //! normal rows `scale (D_n λ* + r γn) ≥ scale (v̂ - J_n ṽ)` (Eqs. 185–186), then `γn ≥ 0` and one
 //! SOC(3) per contact. Post-solve (after Eq. 163): `γ_b = A_b⁻¹ (v̂_b - G_b v* - G_b M⁻¹ J*ᵀ λ*)`.
-//! Cost `O(n³)` (notes P15); kept as the faithful option.
+//! Cost `O(n³)` (README P15); kept as the faithful option.
 
 use super::lifted::{contact_row, joint_row};
 use super::model::{minv_columns, Model};

@@ -1,4 +1,4 @@
-//! [`DrumwrightSettings`]: every choice the paper leaves open or gets wrong (notes §10, §13.1),
+//! [`DrumwrightSettings`]: every choice the paper leaves open or gets wrong (README §6 and §10),
 //! with defaults and validation.
 
 use serde::{Deserialize, Serialize};
@@ -23,20 +23,20 @@ pub struct DrumwrightSettings {
     /// `ζ` when `zeta_rule = "fixed"` (> 0; default 100 = 1/h at h = 10 ms).
     pub zeta: f64,
     /// Tangential damping as `h B_r` (kg; `B_r = B_s`, Eqs. 139–140 with `K_r = 0`). The paper uses
-    /// `B_r = 10⁶/h`, i.e. 1e6; that value makes clarabel report false infeasibility (notes P4).
+    /// `B_r = 10⁶/h`, i.e. 1e6; that value makes clarabel report false infeasibility (README P4).
     /// Default 100: stiction creep `≈ v_free m̂_t / (h B_r)` stays below 1 % of `g h` for bodies of
-    /// up to about 1 kg per contact (notes §9.7).
+    /// up to about 1 kg per contact (README §10.4).
     pub tangential_damping_dt: f64,
-    /// Solve formulation: `"lifted"` (sparse, `v+` and slacks as variables, notes §5.5) or
+    /// Solve formulation: `"lifted"` (sparse, `v+` and slacks as variables, README §10.3) or
     /// `"reduced"` (the paper's dense Appendix-A QCQP in `λ* = [γn; γr; γs]`, Eqs. 181–188)
     /// (default `"lifted"`).
     pub form: String,
     /// Normal/unilateral law: `"min_norm"` (the paper's QP, Eqs. 83–85: minimum-norm impulses
-    /// above the spring law) or `"lcp"` (variant, notes §5.2: the convex QP whose KKT conditions are
+    /// above the spring law) or `"lcp"` (variant, README §10.3: the convex QP whose KKT conditions are
     /// the per-constraint max law, Eq. 68, exactly) (default `"min_norm"`).
     pub normal_law: String,
     /// `"joint"` (the paper: normal and friction in one cone program) or `"two_stage"` (variant,
-    /// notes §12.7: the frictionless normal QP first, then the friction cone program with `γ_n`
+    /// README §10.4: the frictionless normal QP first, then the friction cone program with `γ_n`
     /// fixed) (default `"joint"`).
     pub friction_solve: String,
     /// Frictionless (μ = 0) contacts: `"unilateral"` (a §5 unilateral row, Eqs. 83–85: no
@@ -47,7 +47,7 @@ pub struct DrumwrightSettings {
     /// on `ramp_feet` at μ = 0) (default `"unilateral"`).
     pub mu_zero: String,
     /// The `M̂ Ġ v` term of Eq. 53 for joints: `"off"` (`Ġ v := 0`), `"exact"`
-    /// (`M̂_b = (G_b M⁻¹ G_bᵀ)⁻¹` by Cholesky; fails on redundant rows, notes P6) or
+    /// (`M̂_b = (G_b M⁻¹ G_bᵀ)⁻¹` by Cholesky; fails on redundant rows, README P6) or
     /// `"pseudo_inverse"` (default `"off"`; contacts never carry it: the harness gives no `Ġ` for
     /// contacts).
     pub gdot_term: String,
@@ -65,11 +65,11 @@ pub struct DrumwrightSettings {
     /// Normal damping `B_n` of the Hertz models (N s/m; default 1, the paper's "little damping").
     pub hertz_damping: f64,
     /// Include contacts within the detection margin with their signed gap (true) or only touching
-    /// or penetrating ones, as the paper does (false: "disjoint ⇒ φ = 0", notes P9)
+    /// or penetrating ones, as the paper does (false: "disjoint ⇒ φ = 0", README P9)
     /// (default true, so that rigid contact does not fall one step into the ground).
     pub speculative: bool,
-    /// Row scaling of the spring laws: `"paper"` (force rows `λ + (hK + B) G v ≥ …`, Eq. 84 / notes
-    /// §5.5) or `"velocity"` (divided by `h(hK + B)`: `G v + r γ ≥ v̂`) (default `"paper"`;
+    /// Row scaling of the spring laws: `"paper"` (force rows `λ + (hK + B) G v ≥ …`, Eq. 84 / README
+    /// §10.3) or `"velocity"` (divided by `h(hK + B)`: `G v + r γ ≥ v̂`) (default `"paper"`;
     /// rigid rows always use `"velocity"`).
     pub row_scaling: String,
     /// clarabel: most interior-point iterations (default 200, clarabel's default).

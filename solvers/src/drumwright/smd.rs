@@ -1,7 +1,7 @@
 //! The spring–mass–damper schemes of §3 (Eqs. 7–14) as exact iteration matrices
 //! `y₁ = A y₀`, `y = (x, v)`, for `m ẍ + b ẋ + k x = 0`, and their spectral radii: the oracle
-//! layer behind the paper's stability figures (Figs. 1–3, notes §3.1 and §9.2). The constraint
-//! solver applied to one spring is the implicit scheme exactly (notes §9.3, tested in `tests.rs`).
+//! layer behind the paper's stability figures (Figs. 1–3, §3.1; README §10.4). The constraint
+//! solver applied to one spring is the implicit scheme exactly (README §10.4, tested in `tests.rs`).
 
 /// Time-stepping scheme of §3.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +15,7 @@ pub enum Scheme {
 }
 
 /// The iteration matrix `A` (row-major 2×2) of `scheme` for mass `m`, stiffness `k`, damping `b`
-/// and step `h` (notes §3.1 table).
+/// and step `h` (the paper's §3.1).
 pub fn iteration_matrix(scheme: Scheme, m: f64, k: f64, b: f64, h: f64) -> [[f64; 2]; 2] {
     match scheme {
         Scheme::Explicit => [[1.0, h], [-h * k / m, 1.0 - h * b / m]],
@@ -44,7 +44,7 @@ pub fn spectral_radius(a: [[f64; 2]; 2]) -> f64 {
     }
 }
 
-/// Closed-form stability verdicts (notes §9.2): explicit Euler is stable iff `|1 + h λ_c| < 1` for
+/// Closed-form stability verdicts (README §10.4): explicit Euler is stable iff `|1 + h λ_c| < 1` for
 /// both continuous eigenvalues `λ_c = (-b ± √(b² - 4mk))/(2m)`; semi-implicit iff
 /// `h² k/m < 4 + 2 h b/m`; implicit always (for `k, b ≥ 0`, `h > 0`).
 pub fn is_stable_closed_form(scheme: Scheme, m: f64, k: f64, b: f64, h: f64) -> bool {

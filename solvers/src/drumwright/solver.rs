@@ -20,7 +20,7 @@ impl Drumwright {
         Self { settings }
     }
 
-    /// Joints only (§4, Eqs. 59–62 in the C-form of notes §3.3): one dense linear solve
+    /// Joints only (§4, Eqs. 59–62 in the C-form of README §10.3): one dense linear solve
     /// `scale (G_b M⁻¹ G_bᵀ + R_b) γ_b = scale (v̂_b - G_b v*)`, then `v+ = v* + M⁻¹ G_bᵀ γ_b`.
     fn bilateral_only(&self, p: &StepProblem<'_>, m: &Model, log: &mut IterationLog) -> Result<Outcome, SolveError> {
         let nb = p.nb();
@@ -92,7 +92,7 @@ impl Solver for Drumwright {
         } else {
             self.cone_program(p, &m, Stage::Joint, &mut stats)?
         };
-        // diagnostics (notes §7): by how much the normal impulse exceeds its spring law (P1/P2)
+        // diagnostics (README §5): by how much the normal impulse exceeds its spring law (P1/P2)
         let mut excess = 0.0f64;
         for (a, &ci) in m.active.iter().enumerate() {
             let l = m.normal[a];

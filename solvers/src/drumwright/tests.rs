@@ -1,4 +1,4 @@
-//! Physics tests of the Drumwright solver on hand-built worlds (notes §9 oracles).
+//! Physics tests of the Drumwright solver on hand-built worlds (oracles of README §10.4).
 
 use super::smd::{is_stable_closed_form, iteration_matrix, spectral_radius, Scheme};
 use super::*;
@@ -83,7 +83,7 @@ fn one_body_spring_equals_implicit_euler() {
     }
 }
 
-/// The absolute-coordinate pendulum of §4.4 (notes §6.2): planar bob (m = 1, I = 0.01), joint at
+/// The absolute-coordinate pendulum of §4.4 (Fig. 4): planar bob (m = 1, I = 0.01), joint at
 /// the origin, 1 m from the COM, starting horizontal at rest, joint stiffness 1e15, damping 1.
 pub(crate) fn pendulum(k: f64, b: f64) -> World {
     let mut w = World::new();
@@ -147,7 +147,7 @@ fn bilateral_drift_is_second_order_in_h() {
 
 /// A box resting on the ground with four rigid corner contacts, solved by every form and law:
 /// the impulses carry the weight (sum of normal impulses = m g h to the IPM tolerance), and the
-/// lifted and reduced forms agree (notes §12.5) to 1e-6 relative.
+/// lifted and reduced forms agree (README §10.4) to 1e-6 relative.
 #[test]
 fn lifted_and_reduced_forms_agree_on_a_resting_box() {
     let mut w = World::new();

@@ -6,7 +6,7 @@
 //! `W = (S Hᵀ)ᵀ (S Hᵀ)` built once per step (Eq. 27) and the stiffness-aware complementarity
 //! preconditioner `r = h² W_jj` / `h W_jj` (Eq. 28).
 //!
-//! Per step (notes §4.2): `q̃ = q_t + h v_t + h² M⁻¹ f_ext`, `q⁰ = q̃`; `K` times: local step
+//! Per step (Algorithm 4): `q̃ = q_t + h v_t + h² M⁻¹ f_ext`, `q⁰ = q̃`; `K` times: local step
 //! `p_i = P_i(G_i q^k)` in parallel (rayon), `b = M q̃ + h² Σ w_i G_iᵀ p_i`, `q_free = A⁻¹ b`;
 //! with contacts: `Ω`, `E`, `φ` from the NCP functions ([`kernels::ncp`]), the constraint system
 //! `(Ω W Ω + E) Δλ = (1/h²)(h − J A⁻¹ g)` by conjugate residual through the kernels `Backend`,

@@ -1,4 +1,4 @@
-//! The constant part of the local-global method (notes §4.2 "PRECOMPUTE"): elements with their
+//! The constant part of the local-global method (computed once per scene, §4): elements with their
 //! gradient operators and PD weights, the lumped mass, the global matrix
 //! `A = M + h² Σ w_i G_iᵀ G_i` (Eq. 6) on the free DOFs, and its inverse in the chosen form.
 //! Built once and reused while the time step, the deformable meshes and the prescribed DOF set

@@ -72,7 +72,7 @@ pub struct LocalGlobalSettings {
     /// CR, as the paper).
     pub cr_jacobi: bool,
     /// Start λ from the previous step's impulses matched by contact key (default true; the paper
-    /// does not say, notes §4.6).
+    /// does not say; README §Errata and derivations).
     pub warm_start: bool,
     /// Stop early when `‖q^{k+1} − q^k‖_∞ ≤ tolerance · max(h ‖v0‖_∞, ‖q̃ − q0‖_∞, 1e-12 m)`
     /// (dimensionless; default 0: the paper's fixed budget).

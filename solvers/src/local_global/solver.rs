@@ -1,5 +1,5 @@
 //! [`LocalGlobal`]: one time step of Zeng et al.'s non-smooth constrained local-global method
-//! (Algorithm 4; notes §4.2).
+//! (Algorithm 4).
 
 use super::model::{Model, ModelKey, Vec12};
 use super::reference::newton_reference;
@@ -320,7 +320,7 @@ impl Solver for LocalGlobal {
             backend.mul_elem(&omega, &lam, &mut ol);
             backend.spmv(&w, &ol, &mut wol);
             backend.axpy(h2, &wol, &mut y);
-            // (g) rhs = (1/h²)(h − J A⁻¹ g) (Algorithms 3–4 sign; notes §9.2 erratum 1), per row:
+            // (g) rhs = (1/h²)(h − J A⁻¹ g) (Algorithms 3–4 sign; README erratum 1), per row:
             //     normal −(φ_n + ω_n y_n)/h², friction −(φ_f + ω_f y_f / h)/h
             for i in 0..nc {
                 rhs[3 * i] = -(phi[3 * i] + omega[3 * i] * y[3 * i]) / h2;
@@ -349,7 +349,7 @@ impl Solver for LocalGlobal {
             let info = backend
                 .pcr_scaled_delassus(&w, &omega, &ediag, &pinv, &rhs, &mut dlam, &params, &mut self.krylov)
                 .map_err(|e| SolveError::Numerical { what: format!("constraint system at iteration {k}: {e}") })?;
-            // (i) λ^{k+1} = λ^k + Δλ (Eq. 23a; no projection, notes §4.6)
+            // (i) λ^{k+1} = λ^k + Δλ (Eq. 23a; no projection, as the paper)
             backend.axpy(1.0, &dlam, &mut lam);
             // (j) q^{k+1} = q_free + h² A⁻¹ Hᵀ Ω λ^{k+1} (Eq. 23b)
             backend.mul_elem(&omega, &lam, &mut ol);

@@ -153,7 +153,7 @@ fn first_below(errors: &[f64], level: f64) -> Option<usize> {
 /// geometry: ARAP, ν = 0.45, ρ = 1000, 1 × 0.2 × 0.2 m) the relative energy error against a
 /// converged Newton `q*` falls below 1e-3 within the budget across the paper's stiffness sweep
 /// (E = 1e5, 1e7, 1e9 here; 1e6 and 1e8 measured too), and decreases monotonically (PD on the ARAP
-/// energy is a descent method, notes §7.2). Measured: first below 1e-3 at iteration 6 / 18 / 25 /
+/// energy is a descent method). Measured: first below 1e-3 at iteration 6 / 18 / 25 /
 /// 27 / 27 for E = 1e5 / 1e6 / 1e7 / 1e8 / 1e9; q* is converged to a Newton decrement of 1e-13 of
 /// the energy drop, so errors down to ~1e-12 are resolved.
 #[test]
@@ -185,7 +185,7 @@ fn jacobi_baseline_misses_1e_3_within_budget_at_high_stiffness() {
     }
 }
 
-/// Notes §7.2: sparse-inverse iterates equal pre-factorized Cholesky iterates up to rounding.
+/// `SᵀS = A⁻¹`: sparse-inverse iterates equal pre-factorized Cholesky iterates up to rounding.
 /// Contact-free (the twisting bar, 10 L-G iterations): positions agree to 1e-10 of the step's
 /// largest displacement (round-off of two SpMVs vs two triangular solves, `κ(A)` ≈ 1e3, compounded
 /// over 10 iterations). With contacts (stiff box on the slope, 5 steps × 5 non-smooth Newton
@@ -218,7 +218,7 @@ fn sparse_inverse_iterates_equal_cholesky_iterates() {
     let (wb, sb, _) = box_run("cholesky");
     let dq = wa.positions().iter().zip(&wb.positions()).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(dq < 1e-7 * 0.2, "box: positions differ by {dq}");
-    // individual impulses of redundant contacts are not unique (notes §9.4): compare the sums
+    // individual impulses of redundant contacts are not unique (README §Errata and derivations): compare the sums
     let sum = |s: &StepSolution| (0..3).map(|c| s.impulses.iter().map(|l| l[c]).sum::<f64>()).collect::<Vec<_>>();
     let (ta, tb) = (sum(&sa), sum(&sb));
     for c in 0..3 {
@@ -269,7 +269,7 @@ fn step_warm(
     (next, sol, log)
 }
 
-/// Sliding acceleration `g (sin θ − μ cos θ)` at `μ = tan θ + dmu` (notes §7.1).
+/// Sliding acceleration `g (sin θ − μ cos θ)` at `μ = tan θ + dmu` (§7.5, Fig. 7).
 fn slide_accel(dmu: f64) -> f64 {
     let a = 10f64.to_radians();
     9.81 * (a.sin() - (a.tan() + dmu) * a.cos())
@@ -328,7 +328,7 @@ fn stick_slip_threshold_with_mass_preconditioner_is_worse() {
     assert!((acc - expect).abs() < 0.1 * expect, "μ* − 0.1: a = {acc} vs {expect}");
 }
 
-/// Translation invariance (notes §7.2): in free fall with no contacts or boundary conditions the
+/// Translation invariance: in free fall with no contacts or boundary conditions the
 /// elastic forces sum to zero, so the linear momentum changes by exactly `h m g` per step
 /// (tolerance 1e-9 relative: round-off of the global solves).
 #[test]

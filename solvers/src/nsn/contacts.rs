@@ -1,4 +1,4 @@
-//! The contact constraints at a Newton iterate the way Macklin et al. define them (Eq. 9, notes
+//! The contact constraints at a Newton iterate the way Macklin et al. define them (Eq. 9,
 //! §3.4): `C_n(q) = nᵀ[a(q) − b(q)] − d` with the normal `n` computed at the start of the step and
 //! held fixed in world space, and `a`, `b` points fixed in the frames of the two bodies. Here
 //! `a⁻ = b⁻` is the detected contact point (the midpoint of the two surface points) and `d` is

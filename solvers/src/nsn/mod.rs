@@ -3,7 +3,7 @@
 //! friction as a fixed-point compliance, the complementarity preconditioner, and a damped
 //! Schur-complement Newton step solved by preconditioned conjugate residual.
 //!
-//! Per step (notes §10.2): `ũ = u⁻ + h M⁻¹ f_ext`; `r` per contact from the raw rows at `q⁻`
+//! Per step (Algorithm 1; README §Errata): `ũ = u⁻ + h M⁻¹ f_ext`; `r` per contact from the raw rows at `q⁻`
 //! (Eq. 66); from `u = 0`, `λ = 0`, repeat: re-evaluate contacts at `q = q⁻ + h G u`
 //! (`problem.contacts_at`), NCP rows `φ_n`, `α`, `S` (Eqs. 93–98) and friction `W` (Eqs. 103–106),
 //! residuals `g = M(u − ũ) + h ∇U(q) − h Jᵀλ`, `η = [φ_n/h; φ_f]` (Eqs. 57–58), solve

@@ -3,7 +3,7 @@
 //!
 //! `A = J H⁻¹ Jᵀ + C + ε I` is applied matrix-free as three products (`Jᵀ x` by SpMV on the
 //! transposed CSR, the `H` solve, `J (·)` by SpMV), the way the paper's GPU code does (§8.2,
-//! notes §17); the SpMVs and the Krylov vector operations go through a
+//! §10); the SpMVs and the Krylov vector operations go through a
 //! [`kernels::backend::Backend`]. `H = M` (block diagonal) for rigid bodies; with deformable
 //! bodies `H = M + h² ∇²U + diag(c_GS)` is sparse and factored by
 //! [`kernels::cholesky::SparseCholesky`] (prescribed DOFs: identity rows).

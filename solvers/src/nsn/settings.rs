@@ -1,4 +1,4 @@
-//! [`NsnSettings`]: options of the non-smooth Newton solver, defaults (notes §10.1) and validation.
+//! [`NsnSettings`]: options of the non-smooth Newton solver, defaults (§8, §10, Table 2) and validation.
 
 use super::ncp::Ncp;
 use serde::{Deserialize, Serialize};
@@ -59,7 +59,7 @@ impl LinearSolver {
     }
 }
 
-/// Options of `nsn`. Every field has a default (notes §10.1 unless stated).
+/// Options of `nsn`. Every field has a default (the paper's, §8, §10, Table 2, unless stated).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct NsnSettings {

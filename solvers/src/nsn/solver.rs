@@ -1,4 +1,4 @@
-//! [`Nsn`]: one time step of Macklin et al.'s non-smooth Newton method (notes §10.2).
+//! [`Nsn`]: one time step of Macklin et al.'s non-smooth Newton method (Algorithm 1).
 
 use super::contacts::carried_contacts;
 use super::ncp::{fb_row_smoothed, friction_rows, friction_w, normal_row, FrictionRows, Ncp};
@@ -193,7 +193,7 @@ impl Solver for Nsn {
                 let gap = if nonlinear { c.gap } else { p.contacts.contacts[i].gap + h * ju[3 * i] };
                 let bound = c.mu * lam[i][0];
                 if bound <= 0.0 {
-                    // inactive friction: λ_f = 0 explicitly (notes §4.3 [A], §16.12)
+                    // inactive friction: λ_f = 0 explicitly (README §Errata, "Inactive friction")
                     lam[i][1] = 0.0;
                     lam[i][2] = 0.0;
                 }
@@ -387,7 +387,7 @@ impl Solver for Nsn {
                 self.chol = hfac;
                 return Err(SolveError::NonFinite { what: format!("Newton step at iteration {k}") });
             }
-            // 7. damped update (Eqs. 61-63; q from q⁻, notes [A])
+            // 7. damped update (Eqs. 61-63; q from q⁻, README §Errata)
             let t = s.damping;
             for i in 0..nc {
                 let (a, b) = (x[3 * i + 1], x[3 * i + 2]);
@@ -402,7 +402,7 @@ impl Solver for Nsn {
             let u_new: Vec<f64> = u.iter().zip(&du).map(|(a, d)| a + t * d).collect();
             let q_new = p.integrate(&u_new);
             let cs_new = if nonlinear { at(&q_new) } else { cs.clone() };
-            // 8. geometric stiffness (§8.3, Eqs. 71-74 with the notes' sign): deformable DOFs only
+            // 8. geometric stiffness (§8.3, Eqs. 71-74 with the sign of README §Errata): deformable DOFs only
             if s.geometric_stiffness && nonlinear && has_def && nc > 0 {
                 let f_old = cs.transpose_mul(&lam, nv);
                 let f_new = cs_new.transpose_mul(&lam, nv);

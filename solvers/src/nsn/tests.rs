@@ -59,10 +59,10 @@ fn downslope_speed(w: &World, deg: f64) -> f64 {
     w.bodies[0].linear_velocity.dot(&Vector3::new(-a.cos(), 0.0, -a.sin()))
 }
 
-/// Slope threshold (notes §14.5) for the rigid box with its four redundant corner contacts: at
+/// Slope threshold (README §Errata, "Oracles") for the rigid box with its four redundant corner contacts: at
 /// 26.565° (tan = 0.49999) μ = 0.5 sticks, μ = 0.49 slides with `v(T) = g (sin a − μ cos a) T`
-/// (backward Euler is exact for a constant acceleration; notes: 0.043867 m/s at 0.5 s); at 30°
-/// μ = 0.5 slides (0.328573 m/s per the notes at 0.5 s) and μ = 0.6 > tan 30° sticks.
+/// (backward Euler is exact for a constant acceleration; 0.043867 m/s at 0.5 s); at 30°
+/// μ = 0.5 slides (0.328573 m/s at 0.5 s) and μ = 0.6 > tan 30° sticks.
 /// Tolerance: 1e-6 m/s ≫ the Newton tolerance 1e-9 × g dt accumulated over 60 steps. Every step
 /// must converge (the unconverged, cycling steps of the cone-leaving friction iterate were the
 /// creep; README "Friction outside the cone").
@@ -82,7 +82,7 @@ fn slope_threshold_rigid_box() {
         assert!((v - expect).abs() < 1e-6 + 1e-6 * expect, "{deg}° μ={mu}: {v} vs {expect}");
         assert!(w.bodies[0].angular_velocity.norm() < 1e-6, "{deg}° μ={mu}: ω = {}", w.bodies[0].angular_velocity);
     }
-    // the notes' golden value 0.043867 m/s is at T = 0.5 s (here T = 60 dt = 0.498 s)
+    // the golden value 0.043867 m/s is at T = 0.5 s (here T = 60 dt = 0.498 s)
     let (w, _, _) = run(box_on_slope(26.565, 0.49), dt, steps, settings(|_| {}));
     assert!((downslope_speed(&w, 26.565) * 0.5 / t - 0.043867).abs() < 1e-6);
 }
@@ -157,7 +157,7 @@ fn stack_of(heavy_on_top: bool, shape: impl Fn() -> Shape) -> World {
 }
 
 /// Heavy stack at rest with the effective-mass preconditioner: every contact carries the weight
-/// above it (`λ_n,i = g dt Σ_{j≥i} m_j`, notes §14.7) to `IMPULSE_REL_TOL`-like 1e-6, and nothing
+/// above it (`λ_n,i = g dt Σ_{j≥i} m_j`, README §Errata) to `IMPULSE_REL_TOL`-like 1e-6, and nothing
 /// moves (|v| < 1e-6 m/s); converged status.
 #[test]
 fn heavy_stack_rests_with_effective_mass_preconditioner() {
@@ -178,8 +178,8 @@ fn heavy_stack_rests_with_effective_mass_preconditioner() {
 /// The measured failure of `r = 1` on the heavy stack (paper Fig. 17), with the paper's fixed
 /// budget of 8 Newton iterations: the normal NCP residual of `r = 1` stays O(1) (measured 0.94
 /// of `h |ũ − u⁻|`) where the effective-mass `r` has reached 0.028; asserted as a factor 10.
-/// (On this 1-D sphere column both converge with the default 40-iteration budget, as the notes
-/// §15 warn; the failure is one of rate.)
+/// (On this 1-D sphere column both converge with the default 40-iteration budget, as an
+/// independent f64 check predicts; the failure is one of rate.)
 #[test]
 fn heavy_stack_r_one_fails_to_converge() {
     let dt = 0.0083;

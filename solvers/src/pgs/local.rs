@@ -120,7 +120,7 @@ impl LocalProblem {
     }
 }
 
-/// The natural-map residual vector `λ − P_{K_μ}(λ − (u + μ ||u_t|| e_n))` (anchors.md §3.3).
+/// The natural-map residual vector `λ − P_{K_μ}(λ − (u + μ ||u_t|| e_n))` (Siconos' natural map; docs/metrics.md).
 pub(crate) fn natmap(lambda: [f64; 3], u: [f64; 3], mu: f64) -> [f64; 3] {
     let s = cone::de_saxce(u, mu);
     let p = cone::project([lambda[0] - s[0], lambda[1] - s[1], lambda[2] - s[2]], mu);

@@ -8,7 +8,7 @@
 //! * `ℓ''(α) = ΔvᵀΔp + Δv_cᵀ G(α) Δv_c`.
 //!
 //! The root is sought for the normalised derivative `f(α) = ℓ'(α) / (−ℓ'(0))` (`f(0) = −1`);
-//! `α_max` is accepted when `ℓ'(α_max) ≤ 0` (Drake's rules, seed-003 §3.4).
+//! `α_max` is accepted when `ℓ'(α_max) ≤ 0` (Drake's rules, README §9).
 
 use super::model::Evaluation;
 use super::problem::SapProblem;

@@ -3,7 +3,7 @@
 //! approximation of compliant frictional contact solved as an unconstrained, strongly convex
 //! problem in the velocities (Eq. 24) by Newton's method with an exact line search.
 //!
-//! Files (Drake's `sap/` layout, style.md §1):
+//! Files (Drake's `multibody/contact_solvers/sap/` layout):
 //! - [`settings`]: [`SapSettings`] (scheme, tolerances, β, σ, line search);
 //! - [`problem`]: [`SapProblem`] from a `harness::StepProblem` — `A` (Eq. 15), `v*` (stage 1),
 //!   `J`, per contact `R`, `v̂` (Eq. 29–30);

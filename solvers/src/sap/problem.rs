@@ -5,7 +5,7 @@
 //! Two-stage θ-method (Eq. 6–18), with `K = −∂f/∂(dq)` in velocity coordinates
 //! (`StepProblem::stiffness`) and no damping (`D = 0` in the harness model):
 //!
-//! * `A = M + θ θ_vq δt² K + θ δt D` (Eq. 15 with the θ_vq reading of seed-003 §2.5);
+//! * `A = M + θ θ_vq δt² K + θ δt D` (Eq. 15 with the θ_vq reading of README §9);
 //! * stage 1, `m(v*) = 0` (Eq. 13–14) linearised about `v0` — exact for forces linear in `q` and a
 //!   constant mass matrix: `A (v* − v0) = δt f(q0, v0) − θ δt² K v0`. For θ = 0 this is
 //!   `v* = v0 + δt M⁻¹ f(q0, v0)`, the harness's `free_velocity()`;

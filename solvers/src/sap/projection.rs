@@ -14,9 +14,9 @@
 //! | II sliding | `−μ̂ y_r < y_n < y_r/μ` | `γ_n = f (y_n + μ̂ y_r)`, `γ_t = μ γ_n t̂` | `(f/R_n) a aᵀ + (μ γ_n / (R_t y_r)) blockdiag(0, I − t̂t̂ᵀ)`, `a = (1, μ t̂)` |
 //! | III no contact | otherwise | 0 | 0 |
 //!
-//! Boundaries (seed-003 §8 item 6): ∂F belongs to region I, the sliding inequalities are strict,
+//! Boundaries (README §9): ∂F belongs to region I, the sliding inequalities are strict,
 //! so ∂F° belongs to region III (Drake's convention). `μ = 0` is handled as the μ → 0 limit of
-//! region II: `γ = (max(y_n, 0), 0, 0)`, `G = diag([y_n > 0]/R_n, 0, 0)` (pitfall 7). Region II
+//! region II: `γ = (max(y_n, 0), 0, 0)`, `G = diag([y_n > 0]/R_n, 0, 0)` (the μ → 0 limit, README §9). Region II
 //! needs `y_r > 0`, so no soft norm is needed: `γ_n / y_r` stays bounded there.
 
 /// The three regions of the projection (App. C).

@@ -1,6 +1,6 @@
 //! An independent reference for SAP's optimum: the same primal problem (Castro et al. Eq. 19)
 //! solved by the interior-point conic solver clarabel, the role Gurobi and the Geodesic IPM play
-//! in the paper (mapping in seed-003 §3.11).
+//! in the paper (mapping in README §9).
 //!
 //! `x = [v; σ]`, `min ½ xᵀ P x + qᵀ x` with `P = blkdiag(A, R)`, `q = [−A v*; 0]`, subject to
 //! `s = b − A_cl x ∈ SOC(3)^{n_c}` with, per contact (harness order (n, t1, t2)),

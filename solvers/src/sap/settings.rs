@@ -3,8 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A named member of the two-stage theta-method family (Castro et al. §II-C, Table in
-/// seed-003 §2.4): `(theta, theta_vq)`.
+/// A named member of the two-stage theta-method family (Castro et al. §II-C): `(theta, theta_vq)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheme {
     /// `(0, 0)`: explicit Euler, first order.
@@ -82,7 +81,7 @@ pub struct SapSettings {
     /// Absolute cost-stagnation tolerance (J, default 1e-30, Drake's; not in the paper).
     pub cost_abs_tolerance: f64,
     /// Relative cost-stagnation tolerance (default 1e-15, Drake's; not in the paper). Stagnation
-    /// with α > 0.5 ends the solve with status `AlmostSolved` (round-off floor, pitfall 15).
+    /// with α > 0.5 ends the solve with status `AlmostSolved` (round-off floor, README §7).
     pub cost_rel_tolerance: f64,
     /// Start Newton from the previous step's velocity (default true, §IV); false starts from v*.
     pub warm_start: bool,

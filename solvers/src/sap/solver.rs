@@ -197,7 +197,7 @@ impl Solver for Sap {
         self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("invalid settings: {e}") })?;
         let prob = SapProblem::from_step(p, &self.settings)?;
         let nv = prob.nv();
-        // initial guess: the previous step's velocity (§IV, pitfall 9), else v*
+        // initial guess: the previous step's velocity (§IV; warm starts make SAP fast), else v*
         let warm =
             p.warm_start.map(|w| w.velocity.as_slice()).filter(|w| w.len() == nv && w.iter().all(|x| x.is_finite()));
         let guess: Vec<f64> = match (self.settings.warm_start, warm) {

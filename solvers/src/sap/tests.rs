@@ -35,7 +35,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-// ---------------------------------------------------------------- projection (notes §7 item 1)
+// ---------------------------------------------------------------- projection (README §9, Moreau)
 
 #[test]
 fn projection_moreau_conditions_in_every_region() {
@@ -308,7 +308,7 @@ fn optimum_equals_clarabel_with_zero_duality_gap() {
         // is O(‖∇ℓ‖²) ≤ (ε_r scale)² plus round-off
         let (lp, ld, comp) = primal_dual(&prob, &v, &gamma);
         assert!((lp + ld).abs() <= 1e-10 * (1.0 + lp.abs()), "seed {seed}: gap {}", lp + ld);
-        // SAP's own complementarity g·γ is zero to round-off (Moreau, notes §2.7)
+        // SAP's own complementarity g·γ is zero to round-off (Moreau, README §9)
         let gscale = gamma.iter().flatten().map(|x| x.abs()).fold(0.0, f64::max);
         assert!(comp <= 1e-13 * (1.0 + gscale), "seed {seed}: |g·γ| = {comp:e}");
     }
@@ -389,7 +389,7 @@ fn resting_particle_compliant_penetration_is_mg_over_k() {
 
 #[test]
 fn resting_particle_near_rigid_matches_the_discrete_steady_state() {
-    // notes §7 item 5: φ = −m g δt (δt + τ_d) R_n with R_n = β² w / (4π²); for a free sphere
+    // README §9 "Resting particle": φ = −m g δt (δt + τ_d) R_n with R_n = β² w / (4π²); for a free sphere
     // W_ii = diag(1, 1 + l²/I, 1 + l²/I)/m with I = 0.4 m r² and l the lever arm of the contact
     // point, which the harness puts midway between the surfaces, l = r + φ/2 (φ < 0); so
     // w = ‖W_ii‖_F / 3 = √(1 + 2 (1 + l²/(0.4 r²))²)/(3m).
@@ -413,7 +413,7 @@ fn resting_particle_near_rigid_matches_the_discrete_steady_state() {
 
 #[test]
 fn pushed_particle_creeps_at_rt_f_dt_and_slides_above_the_threshold() {
-    // notes §7 items 6–7: a sphere-less point mass (a sphere with only its translations free, so
+    // README §9 (creep, threshold): a sphere-less point mass (a sphere with only its translations free, so
     // W_ii = I/m, w = √3/(3m)) pushed by F along x: stiction creep v_s = R_t F δt with
     // R_t = σ w; above μ m g it slides with a = (F − μ m g)/m.
     let (m, mu, dt) = (2.0, 0.5, 0.01);
@@ -438,7 +438,7 @@ fn pushed_particle_creeps_at_rt_f_dt_and_slides_above_the_threshold() {
             let a = (vx[70] - vx[30]) / (40.0 * dt);
             let expected = (f - mu * m * 9.81) / m;
             assert!((a - expected).abs() <= 1e-4 * expected, "a = {a}, expected {expected}");
-            // the convex approximation's gliding (notes §7 item 8, τ_d = 0): φ ≈ δt μ ‖v_t‖, so
+            // the convex approximation's gliding (README §9 "Gliding", τ_d = 0): φ ≈ δt μ ‖v_t‖, so
             // the body rises at v_z = δt μ a — the signature of Anitescu-type models
             let vz = o.trace.v[50][2];
             assert!((vz - dt * mu * expected).abs() <= 1e-4 * vz, "v_z = {vz}");

@@ -1,4 +1,4 @@
-//! [`SubAdmm`]: Algorithm 2 of Lee et al. 2025 in λ-form (seed-002 §4.3): the v-step per solve
+//! [`SubAdmm`]: Algorithm 2 of Lee et al. 2025 in λ-form (README §9): the v-step per solve
 //! unit (Eq. 34, `units.rs`), the closed-form z-step per constraint with the strict operator
 //! (Eqs. 35–38), `u = −λ` (Eq. 39), the residuals (42) and the adaptive penalty (43).
 //!
