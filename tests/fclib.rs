@@ -3,7 +3,7 @@
 //! file written by libhdf5 (triplet storage, no block sizes) is read, and bad files give an error
 //! naming the file and the field.
 
-use fclib::{FclibProblem, Info};
+use fclib::{CscOps, FclibProblem, Info};
 use harness::runner::{self, Suite};
 use harness::stepper::{simulate, RunOptions};
 use harness::{IterationLog, StepProblem};
@@ -41,11 +41,13 @@ fn bits(x: &[f64]) -> Vec<u64> {
 fn assert_bitwise_equal(a: &FclibProblem, b: &FclibProblem) {
     assert_eq!(a, b);
     let (ga, gb) = (&a.global, &b.global);
-    for (x, y) in [(&ga.m.x, &gb.m.x), (&ga.h.x, &gb.h.x), (&ga.f, &gb.f), (&ga.w, &gb.w), (&ga.mu, &gb.mu)] {
+    for (x, y) in
+        [(ga.m.data(), gb.m.data()), (ga.h.data(), gb.h.data()), (&ga.f, &gb.f), (&ga.w, &gb.w), (&ga.mu, &gb.mu)]
+    {
         assert_eq!(bits(x), bits(y));
     }
     let (la, lb) = (a.local.as_ref().unwrap(), b.local.as_ref().unwrap());
-    assert_eq!(bits(&la.w.x), bits(&lb.w.x));
+    assert_eq!(bits(la.w.data()), bits(lb.w.data()));
     assert_eq!(bits(&la.q), bits(&lb.q));
 }
 

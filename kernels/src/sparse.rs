@@ -2,7 +2,7 @@
 //! transpose, diagonal, and the lower-triangle CSC pattern that [`crate::cholesky`] takes.
 //!
 //! The three arrays `indptr`, `indices`, `data` are the layout a GPU SpMV reads as is, which is
-//! why this type (and not `sprs::CsMat`) is what [`crate::backend::Backend::spmv`] takes.
+//! why this type (and not `sprs::CsMat`) is what [`crate::backend::Blas::spmv`] takes.
 //! Shapes are programmer errors and are `assert!`ed.
 
 /// An `nrows × ncols` matrix in CSR form; column indices sorted and unique within each row.

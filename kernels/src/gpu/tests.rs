@@ -4,8 +4,12 @@
 //! for running these on a GPU machine).
 
 use super::*;
-use crate::backend::{select, BackendKind, Cpu, StageClock};
+use crate::backend::{select, Backend, BackendKind, Blas, Cpu, StageClock};
 use crate::iterative::pcr::PcrParams;
+use crate::iterative::KrylovWorkspace;
+use crate::ncp::Ncp;
+use crate::sparse::Csr;
+use crate::sparse_inverse::SparseInverse;
 
 fn gpu(precision: Precision) -> Option<CudaBackend> {
     match CudaBackend::try_new(0, precision) {

@@ -4,7 +4,7 @@
 //! work vectors).
 
 use super::{done, info_for, KrylovError, KrylovInfo, KrylovParams, KrylovWorkspace, LinearOperator};
-use crate::backend::Backend;
+use crate::backend::Blas;
 
 /// Options of [`cg`].
 pub type CgParams = KrylovParams;
@@ -16,7 +16,7 @@ pub type CgError = KrylovError;
 /// Solves `A x = b` by PCG with the diagonal preconditioner `pinv` (ones: plain CG) from the
 /// initial guess in `x`. Allocates its work vectors; [`cg_with`] reuses them.
 #[track_caller]
-pub fn cg<B: Backend + ?Sized>(
+pub fn cg<B: Blas + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     pinv: &[f64],
@@ -30,7 +30,7 @@ pub fn cg<B: Backend + ?Sized>(
 /// [`cg`] with the work vectors of `ws` (resized to the operator's dimension if needed): no
 /// allocation besides the residual histories.
 #[track_caller]
-pub fn cg_with<B: Backend + ?Sized>(
+pub fn cg_with<B: Blas + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     pinv: &[f64],

@@ -3,7 +3,7 @@
 //! [`cr`] and [`cr_with`] (reused work vectors).
 
 use super::{KrylovError, KrylovInfo, KrylovParams, KrylovWorkspace, LinearOperator};
-use crate::backend::Backend;
+use crate::backend::Blas;
 
 /// Options of [`cr`].
 pub type CrParams = KrylovParams;
@@ -14,7 +14,7 @@ pub type CrError = KrylovError;
 
 /// Solves `A x = b` by conjugate residual from the initial guess in `x`. Allocates its work
 /// vectors; [`cr_with`] reuses them.
-pub fn cr<B: Backend + ?Sized>(
+pub fn cr<B: Blas + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     b: &[f64],
@@ -26,7 +26,7 @@ pub fn cr<B: Backend + ?Sized>(
 
 /// [`cr`] with the work vectors of `ws` (including its vector of ones, the identity
 /// preconditioner): no allocation besides the residual histories.
-pub fn cr_with<B: Backend + ?Sized>(
+pub fn cr_with<B: Blas + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     b: &[f64],

@@ -1,7 +1,8 @@
 //! Krylov solvers for symmetric (semi-)definite systems `A x = b` with a matrix-free operator:
 //! conjugate gradients ([`cg`]), conjugate residual ([`cr`]) and Jacobi-preconditioned conjugate
 //! residual ([`pcr`], Macklin et al. 2019 §8.2). Every vector operation goes through a
-//! [`Backend`](crate::backend::Backend).
+//! [`Blas`] backend; the PCR loop itself is shared with the device path
+//! ([`pcr::pcr_loop`]).
 //!
 //! Each solver has a `Params`/`Info`/`Error` triad (faer's `CgParams`/`CgInfo`/`CgError`,
 //! `faer/src/operator`). One difference from faer: running out of iterations is *not* an error here —
@@ -20,7 +21,7 @@ pub mod cg;
 pub mod cr;
 pub mod pcr;
 
-use crate::backend::Backend;
+use crate::backend::Blas;
 use crate::sparse::Csr;
 
 /// A square linear operator `y = A x` (matrix-free). `apply` takes `&mut self` so that
@@ -33,14 +34,14 @@ pub trait LinearOperator {
 }
 
 /// A CSR matrix as an operator through a backend's SpMV.
-pub struct CsrOperator<'a, B: Backend + ?Sized> {
+pub struct CsrOperator<'a, B: Blas + ?Sized> {
     /// The matrix (square).
     pub matrix: &'a Csr,
     /// The backend doing the SpMV.
     pub backend: &'a B,
 }
 
-impl<B: Backend + ?Sized> LinearOperator for CsrOperator<'_, B> {
+impl<B: Blas + ?Sized> LinearOperator for CsrOperator<'_, B> {
     fn dim(&self) -> usize {
         self.matrix.nrows
     }
@@ -50,7 +51,7 @@ impl<B: Backend + ?Sized> LinearOperator for CsrOperator<'_, B> {
 }
 
 /// Reusable work vectors of the Krylov solvers (host vectors; every operation on them still goes
-/// through the [`Backend`] passed to the solver). Sized on first use and resized only when the
+/// through the [`Blas`] backend passed to the solver). Sized on first use and resized only when the
 /// dimension changes, so one workspace serves every solve of a Newton loop.
 #[derive(Debug, Clone, Default)]
 pub struct KrylovWorkspace {

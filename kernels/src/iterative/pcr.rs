@@ -5,10 +5,11 @@
 //! residual `sqrt(r·P⁻¹r)` decreases monotonically for a symmetric positive (semi-)definite `A`
 //! and the iteration can be stopped at any point with a useful result (the paper's reason to
 //! prefer it to CG on near-singular contact systems). One operator application per iteration.
-//! The entry points are [`pcr`] and [`pcr_with`] (reused work vectors).
+//! The entry points are [`pcr`] and [`pcr_with`] (reused work vectors); both run [`pcr_loop`],
+//! the one loop every backend shares (host slices, device buffers).
 
 use super::{done, info_for, KrylovError, KrylovInfo, KrylovParams, KrylovWorkspace, LinearOperator};
-use crate::backend::Backend;
+use crate::backend::{Blas, OnHost, VectorOps};
 
 /// Curvatures below this fraction of the initial `z·Az` count as round-off: the iteration stops
 /// (as converged as it can get) instead of reporting a breakdown.
@@ -26,7 +27,7 @@ pub type PcrError = KrylovError;
 /// residual history is in [`KrylovInfo::precond_residual_history`]. Allocates
 /// its work vectors; [`pcr_with`] reuses them.
 #[track_caller]
-pub fn pcr<B: Backend + ?Sized>(
+pub fn pcr<B: Blas + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     pinv: &[f64],
@@ -40,7 +41,7 @@ pub fn pcr<B: Backend + ?Sized>(
 /// [`pcr`] with the work vectors of `ws` (resized to the operator's dimension if needed): no
 /// allocation besides the residual histories.
 #[track_caller]
-pub fn pcr_with<B: Backend + ?Sized>(
+pub fn pcr_with<B: Blas + ?Sized>(
     backend: &B,
     a: &mut dyn LinearOperator,
     pinv: &[f64],
@@ -53,24 +54,68 @@ pub fn pcr_with<B: Backend + ?Sized>(
     assert!(b.len() == n && x.len() == n && pinv.len() == n, "pcr: lengths must equal the operator dimension");
     ws.resize_work(n);
     let KrylovWorkspace { r, z, p, az, ap, pap, .. } = ws;
-    a.apply(x, r);
-    backend.xpby(b, -1.0, r); // r = b - A x
-    backend.mul_elem(pinv, r, z);
-    backend.copy(z, p);
-    a.apply(z, az);
-    backend.copy(az, ap);
-    let mut zaz = backend.dot(z, az);
+    let vectors = PcrVectors {
+        r: r.as_mut_slice(),
+        z: z.as_mut_slice(),
+        p: p.as_mut_slice(),
+        az: az.as_mut_slice(),
+        ap: ap.as_mut_slice(),
+        pap: pap.as_mut_slice(),
+    };
+    pcr_loop(&OnHost(backend), |x: &[f64], y: &mut [f64]| a.apply(x, y), pinv, b, x, vectors, params)
+}
+
+/// The work vectors of [`pcr_loop`], in the backend's vector type (each of the system's length).
+pub struct PcrVectors<'a, V: ?Sized> {
+    /// Residual `r = b − A x`.
+    pub r: &'a mut V,
+    /// Preconditioned residual `z = P⁻¹ r`.
+    pub z: &'a mut V,
+    /// Search direction `p`.
+    pub p: &'a mut V,
+    /// `A z`.
+    pub az: &'a mut V,
+    /// `A p`.
+    pub ap: &'a mut V,
+    /// `P⁻¹ A p`.
+    pub pap: &'a mut V,
+}
+
+/// The PCR recurrences, once for every backend: on host slices through a [`Blas`]
+/// ([`pcr_with`], via [`OnHost`]), on device buffers (the CUDA backend's device-resident
+/// constraint solve) and on [`crate::backend::HostMirror`] vectors. `apply` is `y = A x` on the
+/// backend's vectors, `x` holds the initial guess and receives the last iterate (also on a
+/// breakdown). Only the scalars of the recurrences (dot products) come back to the host; the
+/// loop allocates nothing beyond the two residual histories.
+#[track_caller]
+pub fn pcr_loop<O: VectorOps + ?Sized>(
+    ops: &O,
+    mut apply: impl FnMut(&O::Vector, &mut O::Vector),
+    pinv: &O::Vector,
+    b: &O::Vector,
+    x: &mut O::Vector,
+    vectors: PcrVectors<'_, O::Vector>,
+    params: &PcrParams,
+) -> Result<PcrInfo, PcrError> {
+    let PcrVectors { r, z, p, az, ap, pap } = vectors;
+    apply(x, r);
+    ops.xpby(b, -1.0, r); // r = b - A x
+    ops.mul_elem(pinv, r, z);
+    ops.copy(z, p);
+    apply(z, az);
+    ops.copy(az, ap);
+    let mut zaz = ops.dot(z, az);
     let zaz0 = zaz.abs();
-    let bnorm = backend.dot(b, b).sqrt();
+    let bnorm = ops.dot(b, b).sqrt();
     let mut info = info_for(params);
-    let mut rn = backend.dot(r, r).sqrt();
+    let mut rn = ops.dot(r, r).sqrt();
     info.residual_history.push(rn);
-    info.precond_residual_history.push(backend.dot(r, z).max(0.0).sqrt());
+    info.precond_residual_history.push(ops.dot(r, z).max(0.0).sqrt());
     let mut converged = done(params, rn, bnorm);
     let mut k = 0;
     while !converged && k < params.max_iterations {
-        backend.mul_elem(pinv, ap, pap);
-        let denom = backend.dot(ap, pap);
+        ops.mul_elem(pinv, ap, pap);
+        let denom = ops.dot(ap, pap);
         if !denom.is_finite() || !zaz.is_finite() {
             return Err(KrylovError::NonFinite { iteration: k });
         }
@@ -81,19 +126,19 @@ pub fn pcr_with<B: Backend + ?Sized>(
             return Err(KrylovError::NonPositiveCurvature { iteration: k, value: denom.min(zaz) });
         }
         let alpha = zaz / denom;
-        backend.axpy(alpha, p, x);
-        backend.axpy(-alpha, ap, r);
-        backend.axpy(-alpha, pap, z);
-        a.apply(z, az);
-        let zaz_new = backend.dot(z, az);
+        ops.axpy(alpha, p, x);
+        ops.axpy(-alpha, ap, r);
+        ops.axpy(-alpha, pap, z);
+        apply(z, az);
+        let zaz_new = ops.dot(z, az);
         let beta = zaz_new / zaz;
         zaz = zaz_new;
-        backend.xpby(z, beta, p);
-        backend.xpby(az, beta, ap);
+        ops.xpby(z, beta, p);
+        ops.xpby(az, beta, ap);
         k += 1;
-        rn = backend.dot(r, r).sqrt();
+        rn = ops.dot(r, r).sqrt();
         info.residual_history.push(rn);
-        info.precond_residual_history.push(backend.dot(r, z).max(0.0).sqrt());
+        info.precond_residual_history.push(ops.dot(r, z).max(0.0).sqrt());
         converged = done(params, rn, bnorm);
     }
     info.iterations = k;

@@ -80,26 +80,8 @@ impl<B: Backend> LinearOperator for SchurOperator<'_, '_, B> {
     }
 }
 
-/// `[J B⁻¹ Jᵀ]_ii` for every row of `j`, with `B⁻¹` given by dense inverse blocks
-/// (`block_of[k] = (block, local index)`): exact for a block-diagonal `B`.
-pub(super) fn schur_diagonal(j: &Csr, inv: &[DMatrix<f64>], block_of: &[(usize, usize)]) -> Vec<f64> {
-    (0..j.nrows)
-        .map(|r| {
-            let (a, b) = (j.indptr[r], j.indptr[r + 1]);
-            let mut s = 0.0;
-            for p in a..b {
-                let (bp, lp) = block_of[j.indices[p]];
-                for q in a..b {
-                    let (bq, lq) = block_of[j.indices[q]];
-                    if bp == bq {
-                        s += j.data[p] * j.data[q] * inv[bp][(lp, lq)];
-                    }
-                }
-            }
-            s
-        })
-        .collect()
-}
+/// `[J B⁻¹ Jᵀ]_ii` of every row (the kernels' one implementation, shared with `local_global`).
+pub(super) use kernels::ncp::schur_diagonal;
 
 /// What one linear solve reports.
 #[derive(Debug, Clone, Default)]

@@ -449,7 +449,7 @@ impl Solver for Nsn {
 
 impl Nsn {
     fn backend_spmv(&self, a: &Csr, x: &[f64], y: &mut [f64]) {
-        use kernels::backend::Backend;
+        use kernels::backend::Blas;
         self.backend.spmv(a, x, y);
     }
 }

@@ -1,0 +1,238 @@
+//! The FCLIB problem types and the mapping of a signorini step problem onto them (see the crate
+//! doc's table): [`from_step`], the local form `W = H^T M^-1 H`, `q = H^T M^-1 f + w`, the view
+//! as a [`LinearProblem`] and the Siconos natural-map error.
+
+use crate::matrix::{Csc, CscOps};
+use harness::linear::LinearProblem;
+use harness::problem::StepProblem;
+use kernels::BlockDiagonal;
+use nalgebra::DMatrix;
+
+/// Default limit on `3 nc` for writing the local form (`W` is dense-ish: `(3 nc)^2` entries).
+pub const LOCAL_LIMIT: usize = 3000;
+
+/// Problem description strings (`/fclib_global/info`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Info {
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: String,
+    /// Mathematical notes.
+    pub math_info: String,
+}
+
+/// The global form `M v = H r + f`, `u = H^T v + w` (no bilateral part `G`, `b`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GlobalProblem {
+    /// Mass matrix `nv x nv`.
+    pub m: Csc,
+    /// Sizes of the diagonal blocks of `M` (sum `nv`).
+    pub block_sizes: Vec<usize>,
+    /// `H`, `nv x 3 nc`.
+    pub h: Csc,
+    /// Free momentum (`nv`).
+    pub f: Vec<f64>,
+    /// Contact-velocity bias (`3 nc`), normal first.
+    pub w: Vec<f64>,
+    /// Friction coefficients (`nc`).
+    pub mu: Vec<f64>,
+    /// Descriptions.
+    pub info: Info,
+}
+
+/// The local form `u = W r + q`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LocalProblem {
+    /// Delassus matrix `3 nc x 3 nc`.
+    pub w: Csc,
+    /// Constant term (`3 nc`).
+    pub q: Vec<f64>,
+    /// Friction coefficients (`nc`).
+    pub mu: Vec<f64>,
+}
+
+/// A solution or a guess; empty vectors mean absent.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Solution {
+    /// Velocities (`nv`).
+    pub v: Vec<f64>,
+    /// Contact velocities (`3 nc`).
+    pub u: Vec<f64>,
+    /// Impulses (`3 nc`).
+    pub r: Vec<f64>,
+}
+
+/// Everything an FCLIB file holds that signorini uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FclibProblem {
+    /// The global problem.
+    pub global: GlobalProblem,
+    /// The local problem, when written.
+    pub local: Option<LocalProblem>,
+    /// The stored solution.
+    pub solution: Option<Solution>,
+    /// Stored initial guesses.
+    pub guesses: Vec<Solution>,
+}
+
+/// The FCLIB problem of one step (rigid reference law), with the local form when `3 nc <=
+/// local_limit`. Fails on a step without contacts or with bilateral rows (FCLIB's `G` is not
+/// exported yet).
+pub fn from_step(p: &StepProblem<'_>, local_limit: usize, info: Info) -> Result<FclibProblem, String> {
+    let (nv, nc) = (p.nv(), p.nc());
+    if nc == 0 {
+        return Err("the step has no contacts: nothing to export".into());
+    }
+    if p.nb() > 0 {
+        return Err(format!("the step has {} bilateral rows; exporting FCLIB's G is not supported", p.nb()));
+    }
+    let m = Csc::from_triplets(nv, nv, &p.mass.triplets());
+    let h_t: Vec<(usize, usize, f64)> = p.contacts.jacobian_triplets().into_iter().map(|(r, c, x)| (c, r, x)).collect();
+    let h = Csc::from_triplets(nv, 3 * nc, &h_t);
+    let f = p.mass.mul(&p.free_velocity());
+    let w: Vec<f64> = (0..nc).flat_map(|i| p.bias(i)).collect();
+    let mu: Vec<f64> = p.contacts.contacts.iter().map(|c| c.mu).collect();
+    let block_sizes = p.mass.blocks().iter().map(|b| b.nrows()).collect();
+    let global = GlobalProblem { m, block_sizes, h, f, w, mu, info };
+    let local = (3 * nc <= local_limit).then(|| local_form(&global, &p.mass));
+    Ok(FclibProblem { global, local, solution: None, guesses: vec![] })
+}
+
+/// `W = H^T M^-1 H`, `q = H^T M^-1 f + w` with a factored `M`.
+fn local_form(g: &GlobalProblem, mass: &BlockDiagonal) -> LocalProblem {
+    let n = g.h.cols();
+    let (p, i, x) = (g.h.indptr().into_raw_storage(), g.h.indices(), g.h.data());
+    let mut t = vec![];
+    for c in 0..n {
+        let mut col = vec![0.0; g.h.rows()];
+        for k in p[c]..p[c + 1] {
+            col[i[k]] = x[k];
+        }
+        mass.solve_in_place(&mut col);
+        for (r, x) in g.h.tr_mul(&col).into_iter().enumerate() {
+            if x != 0.0 {
+                t.push((r, c, x));
+            }
+        }
+    }
+    let mut vstar = g.f.clone();
+    mass.solve_in_place(&mut vstar);
+    let q = g.h.tr_mul(&vstar).iter().zip(&g.w).map(|(a, b)| a + b).collect();
+    LocalProblem { w: Csc::from_triplets(n, n, &t), q, mu: g.mu.clone() }
+}
+
+impl GlobalProblem {
+    /// Number of DOFs.
+    pub fn nv(&self) -> usize {
+        self.m.cols()
+    }
+    /// Number of contacts.
+    pub fn nc(&self) -> usize {
+        self.mu.len()
+    }
+
+    /// The block-diagonal mass matrix (unfactored); errors name `M`.
+    pub fn mass(&self) -> Result<BlockDiagonal, String> {
+        let mut blocks: Vec<DMatrix<f64>> = self.block_sizes.iter().map(|&s| DMatrix::zeros(s, s)).collect();
+        let mut owner = vec![(0usize, 0usize); self.nv()];
+        let mut off = 0;
+        for (k, &s) in self.block_sizes.iter().enumerate() {
+            for (j, o) in owner[off..off + s].iter_mut().enumerate() {
+                *o = (k, j);
+            }
+            off += s;
+        }
+        for (r, c, x) in self.m.triplets() {
+            let ((kr, jr), (kc, jc)) = (owner[r], owner[c]);
+            if kr != kc {
+                return Err(format!("M: entry ({r}, {c}) couples diagonal blocks {kr} and {kc}"));
+            }
+            blocks[kr][(jr, jc)] = x;
+        }
+        for (k, b) in blocks.iter().enumerate() {
+            let scale = b.amax().max(f64::MIN_POSITIVE);
+            if (b - b.transpose()).amax() > 1e-12 * scale {
+                return Err(format!("M: diagonal block {k} is not symmetric"));
+            }
+        }
+        Ok(BlockDiagonal::new(blocks))
+    }
+
+    /// The problem as a [`LinearProblem`] (see `harness::linear` for the mapping and limits).
+    /// Errors name the field.
+    pub fn to_linear(&self) -> Result<LinearProblem, String> {
+        let nc = self.nc();
+        let mut w_n = Vec::with_capacity(nc);
+        for i in 0..nc {
+            let wi = &self.w[3 * i..3 * i + 3];
+            if wi[1] != 0.0 || wi[2] != 0.0 {
+                return Err(format!(
+                    "w: contact {i} has a tangential bias ({}, {}); signorini's step problem has a normal bias only",
+                    wi[1], wi[2]
+                ));
+            }
+            w_n.push(wi[0]);
+        }
+        let j: Vec<(usize, usize, f64)> = self.h.triplets().into_iter().map(|(r, c, x)| (c, r, x)).collect();
+        LinearProblem::new(self.mass()?, &j, self.f.clone(), &w_n, &self.mu)
+    }
+
+    /// `q = H^T M^-1 f + w`, the constant term of the local problem.
+    pub fn q(&self) -> Result<Vec<f64>, String> {
+        let mut mass = self.mass()?;
+        mass.factor().map_err(|e| format!("M: {e}"))?;
+        let mut vstar = self.f.clone();
+        mass.solve_in_place(&mut vstar);
+        Ok(self.h.tr_mul(&vstar).iter().zip(&self.w).map(|(a, b)| a + b).collect())
+    }
+
+    /// `v = M^-1 (f + H r)`, the velocity that balances impulses `r`.
+    pub fn velocity_of(&self, r: &[f64]) -> Result<Vec<f64>, String> {
+        let mut mass = self.mass()?;
+        mass.factor().map_err(|e| format!("M: {e}"))?;
+        let mut v: Vec<f64> = self.h.mul(r).iter().zip(&self.f).map(|(a, b)| a + b).collect();
+        mass.solve_in_place(&mut v);
+        Ok(v)
+    }
+
+    /// The Siconos natural-map error of `(v, r)`: `||F||_2 / ||q||_2` (absolute when `||q||_2 <=
+    /// f64::EPSILON`), `F_i = r_i - P_K(r_i - u_i - mu_i ||u_T,i|| e_n)`, `u = H^T v + w`.
+    pub fn natmap_error(&self, v: &[f64], r: &[f64]) -> Result<f64, String> {
+        let u: Vec<f64> = self.h.tr_mul(v).iter().zip(&self.w).map(|(a, b)| a + b).collect();
+        let mut s = 0.0;
+        for i in 0..self.nc() {
+            let (ui, ri) = (&u[3 * i..3 * i + 3], &r[3 * i..3 * i + 3]);
+            let mu = self.mu[i];
+            let ut = (ui[1] * ui[1] + ui[2] * ui[2]).sqrt();
+            let x = [ri[0] - ui[0] - mu * ut, ri[1] - ui[1], ri[2] - ui[2]];
+            let pk = kernels::cone::project(x, mu);
+            s += (0..3).map(|k| (ri[k] - pk[k]).powi(2)).sum::<f64>();
+        }
+        let qn = self.q()?.iter().map(|x| x * x).sum::<f64>().sqrt();
+        Ok(if qn <= f64::EPSILON { s.sqrt() } else { s.sqrt() / qn })
+    }
+}
+
+/// Permutes per-contact triples from normal first `(n, t1, t2)` (FCLIB, signorini) to normal
+/// last `(t1, t2, n)` (ContactBench).
+pub fn to_normal_last(x: &[f64]) -> Vec<f64> {
+    x.chunks_exact(3).flat_map(|c| [c[1], c[2], c[0]]).collect()
+}
+
+/// Permutes per-contact triples from normal last `(t1, t2, n)` to normal first `(n, t1, t2)`.
+pub fn from_normal_last(x: &[f64]) -> Vec<f64> {
+    x.chunks_exact(3).flat_map(|c| [c[2], c[0], c[1]]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normal_last_permutation() {
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        assert_eq!(to_normal_last(&x), vec![2.0, 3.0, 1.0, 5.0, 6.0, 4.0]);
+        assert_eq!(from_normal_last(&to_normal_last(&x)), x.to_vec());
+    }
+}

@@ -1,0 +1,256 @@
+//! Reading FCLIB HDF5 files (triplet, CSC and CSR matrix storage; layout in the crate doc). Every
+//! error names the file and the field.
+
+use crate::error::{hdf5_err, FclibError};
+use crate::matrix::{Csc, CscOps};
+use crate::problem::{FclibProblem, GlobalProblem, Info, LocalProblem, Solution};
+use hdf5_pure::File;
+use std::path::Path;
+
+struct Reader<'a> {
+    path: &'a Path,
+    file: File,
+}
+
+impl Reader<'_> {
+    /// An error at `field` (an HDF5 path, shown absolute).
+    fn err(&self, field: &str, why: impl std::fmt::Display) -> FclibError {
+        if field.starts_with('/') {
+            hdf5_err(self.path, field, why)
+        } else {
+            hdf5_err(self.path, &format!("/{field}"), why)
+        }
+    }
+    fn exists(&self, field: &str) -> bool {
+        self.file.dataset(field).is_ok() || self.file.group(field).is_ok()
+    }
+    fn f64s(&self, field: &str) -> Result<Vec<f64>, FclibError> {
+        let ds = self.file.dataset(field).map_err(|e| self.err(field, format!("missing or unreadable ({e})")))?;
+        let x = ds.read_f64().map_err(|e| self.err(field, format!("not readable as f64 ({e})")))?;
+        if let Some((k, v)) = x.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(self.err(field, format!("entry {k} is not finite ({v})")));
+        }
+        Ok(x)
+    }
+    fn ints(&self, field: &str) -> Result<Vec<i64>, FclibError> {
+        let ds = self.file.dataset(field).map_err(|e| self.err(field, format!("missing or unreadable ({e})")))?;
+        ds.read_i64().map_err(|e| self.err(field, format!("not readable as integers ({e})")))
+    }
+    fn int(&self, field: &str) -> Result<i64, FclibError> {
+        let v = self.ints(field)?;
+        match v.as_slice() {
+            [x] => Ok(*x),
+            _ => Err(self.err(field, format!("expected one integer, found {}", v.len()))),
+        }
+    }
+    fn string(&self, field: &str) -> String {
+        self.file
+            .dataset(field)
+            .and_then(|d| d.read_string())
+            .ok()
+            .and_then(|v| v.into_iter().next())
+            .unwrap_or_default()
+    }
+    fn index(&self, field: &str, x: i64, bound: usize) -> Result<usize, FclibError> {
+        usize::try_from(x)
+            .ok()
+            .filter(|&v| v < bound)
+            .ok_or_else(|| self.err(field, format!("index {x} outside 0..{bound}")))
+    }
+
+    /// A CSparse matrix group, as CSC.
+    fn matrix(&self, g: &str) -> Result<Csc, FclibError> {
+        let f = |s: &str| format!("{g}/{s}");
+        let dim = |s: &str| -> Result<usize, FclibError> {
+            let v = self.int(&f(s))?;
+            usize::try_from(v).map_err(|_| self.err(&f(s), format!("negative dimension {v}")))
+        };
+        let (m, n, nzmax) = (dim("m")?, dim("n")?, dim("nzmax")?);
+        let nz = self.int(&f("nz"))?;
+        let (p, i, x) = (self.ints(&f("p"))?, self.ints(&f("i"))?, self.f64s(&f("x"))?);
+        let mut t = vec![];
+        match nz {
+            nz if nz >= 0 => {
+                let nz = nz as usize;
+                for (name, len) in [("p", p.len()), ("i", i.len()), ("x", x.len())] {
+                    if len < nz {
+                        return Err(self.err(&f(name), format!("{len} entries for nz = {nz} triplets")));
+                    }
+                }
+                for k in 0..nz {
+                    t.push((self.index(&f("i"), i[k], m)?, self.index(&f("p"), p[k], n)?, x[k]));
+                }
+            }
+            -1 | -2 => {
+                let (outer, inner) = if nz == -1 { (n, m) } else { (m, n) };
+                if p.len() != outer + 1 {
+                    return Err(self.err(&f("p"), format!("{} pointers, expected {}", p.len(), outer + 1)));
+                }
+                let end = p[outer];
+                if end < 0 || end as usize > nzmax.min(i.len()).min(x.len()) || p.windows(2).any(|w| w[1] < w[0]) {
+                    return Err(self.err(
+                        &f("p"),
+                        format!("pointers not non-decreasing within nzmax = {nzmax} (i: {}, x: {})", i.len(), x.len()),
+                    ));
+                }
+                for o in 0..outer {
+                    for k in p[o] as usize..p[o + 1] as usize {
+                        let j = self.index(&f("i"), i[k], inner)?;
+                        t.push(if nz == -1 { (j, o, x[k]) } else { (o, j, x[k]) });
+                    }
+                }
+            }
+            other => return Err(self.err(&f("nz"), format!("unknown storage {other} (>= 0 triplet, -1 CSC, -2 CSR)"))),
+        }
+        Ok(Csc::from_triplets(m, n, &t))
+    }
+
+    fn solution(&self, g: &str) -> Result<Solution, FclibError> {
+        let opt = |s: &str| -> Result<Vec<f64>, FclibError> {
+            let f = format!("{g}/{s}");
+            if self.file.dataset(&f).is_ok() {
+                self.f64s(&f)
+            } else {
+                Ok(vec![])
+            }
+        };
+        Ok(Solution { v: opt("v")?, u: opt("u")?, r: opt("r")? })
+    }
+}
+
+/// Finest contiguous block-diagonal split of `m` (square), or `None` if a nonzero lies below the
+/// diagonal outside any contiguous block.
+fn finest_blocks(m: &Csc) -> Vec<usize> {
+    let n = m.cols();
+    let mut reach = vec![0usize; n];
+    for (r, c, _) in m.triplets() {
+        let (lo, hi) = (r.min(c), r.max(c));
+        reach[lo] = reach[lo].max(hi);
+    }
+    let (mut sizes, mut start, mut end) = (vec![], 0usize, 0usize);
+    for (j, &rj) in reach.iter().enumerate() {
+        end = end.max(j).max(rj);
+        if j == end {
+            sizes.push(end + 1 - start);
+            start = end + 1;
+        }
+    }
+    sizes
+}
+
+fn check_blocks(m: &Csc, sizes: &[usize]) -> bool {
+    let mut owner = Vec::with_capacity(m.cols());
+    for (k, &s) in sizes.iter().enumerate() {
+        owner.extend(std::iter::repeat_n(k, s));
+    }
+    owner.len() == m.cols() && m.triplets().iter().all(|&(r, c, _)| owner[r] == owner[c])
+}
+
+/// Reads an FCLIB file with a global problem. Every error names the file and the field.
+pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
+    let bytes = std::fs::read(path).map_err(|e| hdf5_err(path, "/", e))?;
+    let file = File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;
+    let r = Reader { path, file };
+    if !r.exists("fclib_global") {
+        let why = if r.exists("fclib_local") {
+            "missing: this is a local-only FCLIB file; signorini's solvers need the global form (M, H, f, w, mu)"
+        } else {
+            "missing: not an FCLIB file (neither /fclib_global nor /fclib_local)"
+        };
+        return Err(r.err("/fclib_global", why));
+    }
+    let spacedim = r.int("fclib_global/spacedim")?;
+    if spacedim != 3 {
+        return Err(r.err("/fclib_global/spacedim", format!("{spacedim}: only 3D problems are supported")));
+    }
+    if r.exists("fclib_global/G") {
+        return Err(r.err("/fclib_global/G", "bilateral constraints (G, b) are not imported yet"));
+    }
+    let m = r.matrix("fclib_global/M")?;
+    let h = r.matrix("fclib_global/H")?;
+    let (f, w, mu) =
+        (r.f64s("fclib_global/vectors/f")?, r.f64s("fclib_global/vectors/w")?, r.f64s("fclib_global/vectors/mu")?);
+    let nv = m.cols();
+    if m.rows() != nv {
+        return Err(r.err("/fclib_global/M", format!("not square: {} x {nv}", m.rows())));
+    }
+    if h.rows() != nv {
+        return Err(r.err("/fclib_global/H/m", format!("H has {} rows, M has {nv}", h.rows())));
+    }
+    if h.cols() % 3 != 0 {
+        return Err(r.err("/fclib_global/H/n", format!("{} columns: not a multiple of 3", h.cols())));
+    }
+    let nc = h.cols() / 3;
+    if f.len() != nv {
+        return Err(r.err("/fclib_global/vectors/f", format!("length {} != {nv} (size of M)", f.len())));
+    }
+    if w.len() != 3 * nc {
+        return Err(r.err("/fclib_global/vectors/w", format!("length {} != {} (columns of H)", w.len(), 3 * nc)));
+    }
+    if mu.len() != nc {
+        return Err(r.err("/fclib_global/vectors/mu", format!("length {} != {nc} contacts", mu.len())));
+    }
+    if let Some((i, x)) = mu.iter().enumerate().find(|(_, x)| **x < 0.0) {
+        return Err(r.err("/fclib_global/vectors/mu", format!("contact {i} has mu = {x} < 0")));
+    }
+    let block_sizes = if r.file.dataset("fclib_global/M/block_sizes").is_ok() {
+        let b = r.ints("fclib_global/M/block_sizes")?;
+        let b: Vec<usize> = b.iter().map(|&x| usize::try_from(x).unwrap_or(0)).collect();
+        if b.contains(&0) || !check_blocks(&m, &b) {
+            return Err(r.err("/fclib_global/M/block_sizes", "block sizes do not match M's size or sparsity"));
+        }
+        b
+    } else if nv % 6 == 0 && check_blocks(&m, &vec![6; nv / 6]) {
+        vec![6; nv / 6]
+    } else {
+        finest_blocks(&m)
+    };
+    let info = Info {
+        title: r.string("fclib_global/info/title"),
+        description: r.string("fclib_global/info/description"),
+        math_info: r.string("fclib_global/info/math_info"),
+    };
+    let global = GlobalProblem { m, block_sizes, h, f, w, mu, info };
+    let local = if r.exists("fclib_local") {
+        let w = r.matrix("fclib_local/W")?;
+        let q = r.f64s("fclib_local/vectors/q")?;
+        let mu = r.f64s("fclib_local/vectors/mu")?;
+        if w.rows() != 3 * nc || w.cols() != 3 * nc || q.len() != 3 * nc || mu.len() != nc {
+            return Err(r.err("/fclib_local", format!("W, q or mu do not match the global problem's {nc} contacts")));
+        }
+        Some(LocalProblem { w, q, mu })
+    } else {
+        None
+    };
+    let check = |s: Solution, g: &str| -> Result<Solution, FclibError> {
+        for (name, x, n) in [("v", &s.v, nv), ("u", &s.u, 3 * nc), ("r", &s.r, 3 * nc)] {
+            if !x.is_empty() && x.len() != n {
+                return Err(r.err(&format!("/{g}/{name}"), format!("length {} != {n}", x.len())));
+            }
+        }
+        Ok(s)
+    };
+    let solution = if r.exists("solution") { Some(check(r.solution("solution")?, "solution")?) } else { None };
+    let mut guesses = vec![];
+    if r.exists("guesses") {
+        let n = r.int("guesses/number_of_guesses")?;
+        for k in 1..=n.max(0) {
+            let g = format!("guesses/{k}");
+            guesses.push(check(r.solution(&g)?, &g)?);
+        }
+    }
+    Ok(FclibProblem { global, local, solution, guesses })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_from_sparsity() {
+        let m =
+            Csc::from_triplets(4, 4, &[(0, 0, 1.0), (1, 1, 1.0), (2, 2, 1.0), (3, 3, 1.0), (1, 2, 0.1), (2, 1, 0.1)]);
+        assert_eq!(finest_blocks(&m), vec![1, 2, 1]);
+        assert!(check_blocks(&m, &[1, 3]) && !check_blocks(&m, &[2, 2]));
+    }
+}

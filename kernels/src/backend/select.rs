@@ -1,0 +1,163 @@
+//! Run-time selection of the backend: [`BackendKind`] (what `signorini run --backend` asks
+//! for), [`select`] (never panics: with no `gpu` feature, no driver, no NVRTC or no device it
+//! returns the CPU and the reason), [`AnyBackend`] (the chosen backend) and the process-wide
+//! choice ([`set_global`], [`current`]).
+
+use super::{Backend, Blas, Cpu, Precision};
+#[cfg(feature = "gpu")]
+use std::sync::Arc;
+use std::sync::RwLock;
+
+/// Which backend `signorini run --backend` asks for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// The sequential CPU backend (the default).
+    #[default]
+    Cpu,
+    /// The CUDA backend; falls back to the CPU, with the reason, where it cannot start.
+    Gpu,
+    /// The CUDA backend where one can start, else the CPU.
+    Auto,
+}
+
+impl BackendKind {
+    /// Accepted names.
+    pub const NAMES: [&'static str; 3] = ["cpu", "gpu", "auto"];
+    /// Parses `"cpu"`, `"gpu"` or `"auto"`.
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "cpu" => Some(Self::Cpu),
+            "gpu" => Some(Self::Gpu),
+            "auto" => Some(Self::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// A backend chosen at run time: the CPU one or (feature `gpu`) a CUDA one. Cheap to clone
+/// (the device context is shared).
+#[derive(Clone, Default)]
+pub enum AnyBackend {
+    /// [`Cpu`].
+    #[default]
+    Cpu,
+    /// [`crate::gpu::CudaBackend`].
+    #[cfg(feature = "gpu")]
+    Gpu(Arc<crate::gpu::CudaBackend>),
+}
+
+impl std::fmt::Debug for AnyBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AnyBackend({})", self.label())
+    }
+}
+
+impl AnyBackend {
+    /// The selected backend as a trait object.
+    fn inner(&self) -> &(dyn Backend + 'static) {
+        match self {
+            Self::Cpu => &Cpu,
+            #[cfg(feature = "gpu")]
+            Self::Gpu(g) => g.as_ref(),
+        }
+    }
+}
+
+/// Every operation of [`Blas`] and [`Backend`] can be called on an `AnyBackend` with either
+/// trait in scope (the dispatch goes through the selected `dyn Backend`).
+impl std::ops::Deref for AnyBackend {
+    type Target = dyn Backend;
+    fn deref(&self) -> &Self::Target {
+        self.inner()
+    }
+}
+
+super::forward_backend!(AnyBackend, inner);
+
+/// The outcome of [`select`].
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// What was asked for.
+    pub requested: BackendKind,
+    /// The backend that runs.
+    pub backend: AnyBackend,
+    /// Why a GPU was asked for (`gpu` or `auto`) and the CPU runs (`None` if nothing fell back).
+    pub fallback_reason: Option<String>,
+}
+
+impl Selection {
+    /// What the run record stores: the backend's label, plus the fallback reason if any
+    /// (`"cpu (gpu requested: built without the `gpu` cargo feature)"`).
+    pub fn record_label(&self) -> String {
+        match &self.fallback_reason {
+            Some(r) => format!("cpu (gpu unavailable: {r})"),
+            None => self.backend.label(),
+        }
+    }
+    /// The one line printed when a GPU was asked for and the CPU runs instead.
+    pub fn fallback_message(&self) -> Option<String> {
+        let kind = if self.requested == BackendKind::Auto { "auto" } else { "gpu" };
+        self.fallback_reason.as_ref().map(|r| format!("backend {kind}: GPU unavailable ({r}); falling back to CPU"))
+    }
+}
+
+/// Why no CUDA backend can start here, or the backend. Never panics (the driver and NVRTC are
+/// probed before any cudarc call that would panic on a missing library).
+pub fn try_gpu(precision: Precision) -> Result<AnyBackend, String> {
+    #[cfg(feature = "gpu")]
+    {
+        crate::gpu::CudaBackend::try_new(0, precision).map(|g| AnyBackend::Gpu(Arc::new(g)))
+    }
+    #[cfg(not(feature = "gpu"))]
+    {
+        let _ = precision;
+        Err("built without the `gpu` cargo feature (rebuild with `--features gpu`)".into())
+    }
+}
+
+/// `Ok` where a CUDA backend starts here (f64), else why not (what `--backend gpu` would print).
+pub fn gpu_probe() -> Result<(), String> {
+    try_gpu(Precision::F64).map(|_| ())
+}
+
+/// Resolves a backend request. `Cpu` always gives the CPU (f64; asking for f32 on the CPU is an
+/// error: there is no silent precision change). `Gpu`/`Auto` give the CUDA backend in
+/// `precision` where it starts, else the CPU with [`Selection::fallback_reason`].
+pub fn select(kind: BackendKind, precision: Precision) -> Result<Selection, String> {
+    match kind {
+        BackendKind::Cpu => {
+            if precision != Precision::F64 {
+                return Err("precision f32 needs the GPU backend (the CPU backend is f64 only)".into());
+            }
+            Ok(Selection { requested: kind, backend: AnyBackend::Cpu, fallback_reason: None })
+        }
+        BackendKind::Gpu | BackendKind::Auto => Ok(match try_gpu(precision) {
+            Ok(b) => Selection { requested: kind, backend: b, fallback_reason: None },
+            Err(reason) => Selection { requested: kind, backend: AnyBackend::Cpu, fallback_reason: Some(reason) },
+        }),
+    }
+}
+
+static GLOBAL: RwLock<Option<Selection>> = RwLock::new(None);
+
+/// Makes `selection` the process-wide backend ([`current`]); `signorini run --backend` calls it
+/// once before building solvers.
+pub fn set_global(selection: Selection) {
+    *GLOBAL.write().unwrap_or_else(|e| e.into_inner()) = Some(selection);
+}
+
+/// The process-wide selection, if [`set_global`] was called.
+pub fn global_selection() -> Option<Selection> {
+    GLOBAL.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The process-wide backend: what [`set_global`] chose, else the CPU (the default of every
+/// solver and of every test).
+pub fn current() -> AnyBackend {
+    global_selection().map(|s| s.backend).unwrap_or_default()
+}
+
+/// The process-wide backend's record label (`"cpu"` unless [`set_global`] chose otherwise).
+pub fn current_label() -> String {
+    global_selection().map(|s| s.record_label()).unwrap_or_else(|| "cpu".into())
+}
