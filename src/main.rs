@@ -79,6 +79,17 @@ enum Command {
         #[arg(long)]
         fail_on_regression: bool,
     },
+    /// Compare the results of two run directories record by record, ignoring provenance and
+    /// timings (a refactor must leave every other number identical); exits 1 if anything differs.
+    DiffRecords {
+        /// First run directory.
+        a: PathBuf,
+        /// Second run directory.
+        b: PathBuf,
+        /// Also ignore this dotted record path (e.g. `solver.paper` for a field added on purpose).
+        #[arg(long, value_name = "PATH")]
+        ignore: Vec<String>,
+    },
     /// Check a run directory: every oracle check must pass unless the gates file lists it as an
     /// expected failure, and every metric gate must hold; exits non-zero otherwise.
     Gate {
@@ -133,6 +144,7 @@ fn main() -> ExitCode {
             bench_compare(&base, &new, threshold, fail_on_regression)
         }
         Command::Report { dir, out, criterion, gates } => report(dir, out, criterion, gates),
+        Command::DiffRecords { a, b, ignore } => diff_records(&a, &b, &ignore),
     };
     match result {
         Ok(code) => code,
@@ -432,6 +444,29 @@ fn report(dir: PathBuf, out: Option<PathBuf>, criterion: PathBuf, gates: Option<
         opts.out_dir.join("summary.md").display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn diff_records(a: &Path, b: &Path, ignore: &[String]) -> Result<ExitCode, String> {
+    let d = reports::diff::diff_dirs(a, b, ignore)?;
+    for name in &d.only_in_a {
+        println!("only in {}: {name}", a.display());
+    }
+    for name in &d.only_in_b {
+        println!("only in {}: {name}", b.display());
+    }
+    for (name, paths) in &d.differing {
+        println!("{name}: {}", paths.join("; "));
+    }
+    println!(
+        "{} records compared, {} differ, {} missing on one side",
+        d.compared,
+        d.differing.len(),
+        d.only_in_a.len() + d.only_in_b.len()
+    );
+    if d.compared == 0 {
+        return Err(format!("no records in common between {} and {}", a.display(), b.display()));
+    }
+    Ok(if d.identical() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn bench_compare(base: &Path, new: &Path, threshold: f64, fail_on_regression: bool) -> Result<ExitCode, String> {

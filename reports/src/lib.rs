@@ -2,6 +2,8 @@
 //!
 //! - [`read_run_dir`]: every run record of a run directory, sorted by file name.
 //! - [`summary`]: the plain-text / Markdown table printed at the end of `signorini run`.
+//! - [`diff`]: `signorini diff-records`: two run directories compared with provenance and
+//!   timings removed.
 //! - [`gate`]: the gate check: every oracle check of a run directory, expected failures and
 //!   metric gates (`ci/gates.toml`).
 //! - [`report`]: `signorini report`: the HTML + Markdown comparison report, built from
@@ -10,6 +12,7 @@
 
 pub mod compare;
 pub mod criterion;
+pub mod diff;
 pub mod figures;
 pub mod gate;
 pub mod html;
