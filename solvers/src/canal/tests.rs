@@ -686,7 +686,7 @@ fn table_ii_totals(cases: &[Case], inner: &str) -> (usize, usize, usize) {
 fn table_ii_canal_never_fails_and_beats_strict_newton() {
     for (a, seed, steps) in [(0.1, 0x5851_f42d_4c95_7f2d, 6), (1.0, 0x2545_f491_4f6c_dd1d, 6)] {
         let (cases, _) = dish_trajectory(0.5, steps, a * G * DT, &mut xorshift(seed));
-                let canal = table_ii_totals(&cases, "cascaded");
+        let canal = table_ii_totals(&cases, "cascaded");
         let tr = table_ii_totals(&cases, "trdogleg");
         let dn = table_ii_totals(&cases, "damped_newton");
         eprintln!("kick {a} g dt: canal {canal:?} trdogleg {tr:?} damped {dn:?}");

@@ -415,7 +415,14 @@ fn s_is_a_fraction_of_the_dense_inverse_at_the_papers_bar_size() {
     let mut solver = LocalGlobal::new(settings(|s| s.iterations = 1));
     run(w, 0.01, 1, &mut solver);
     let m = solver.inverse_memory().unwrap();
-    eprintln!("bar 45x9x9: {nodes} nodes, {} DOF, nnz(S) {}, S {:.2} MB, dense {:.2} MB, ratio {:.4} ({:?})", m.n, m.nnz_s,
-        m.s_value_bytes as f64 / 1048576.0, m.dense_sym_bytes as f64 / 1048576.0, m.ratio(), t0.elapsed());
+    eprintln!(
+        "bar 45x9x9: {nodes} nodes, {} DOF, nnz(S) {}, S {:.2} MB, dense {:.2} MB, ratio {:.4} ({:?})",
+        m.n,
+        m.nnz_s,
+        m.s_value_bytes as f64 / 1048576.0,
+        m.dense_sym_bytes as f64 / 1048576.0,
+        m.ratio(),
+        t0.elapsed()
+    );
     assert!(m.ratio() < 1.0, "{m:?}");
 }

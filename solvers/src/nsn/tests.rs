@@ -561,7 +561,11 @@ fn pcr_beats_jacobi_gauss_seidel_and_cg_on_the_heavy_stack() {
         let c = curve(other);
         let best = c.iter().fold(f64::INFINITY, |m, e| m.min(*e));
         let (kp, ko) = (first(&pcr, best), first(&c, best).unwrap());
-        eprintln!("{other}: best {best:e} at {ko}, ends at {:e}; pcr reaches it at {kp:?}, ends at {:e}", c.last().unwrap(), pcr.last().unwrap());
+        eprintln!(
+            "{other}: best {best:e} at {ko}, ends at {:e}; pcr reaches it at {kp:?}, ends at {:e}",
+            c.last().unwrap(),
+            pcr.last().unwrap()
+        );
         assert!(*pcr.last().unwrap() < 0.1 * best, "pcr {pcr:?}\n{other} {c:?}");
     }
     let cg = curve("pcg");
