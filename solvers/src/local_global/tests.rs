@@ -163,6 +163,7 @@ fn twisting_bar_energy_error_below_1e_3_within_budget() {
         assert_eq!(err.len(), BUDGET + 1);
         assert!((err[0] - 1.0).abs() < 1e-12);
         let k = first_below(&err, 1e-3);
+        eprintln!("E = {e:e}: error {:.3e} after 5 iterations, first below 1e-3 at {k:?}", err[5]);
         assert!(k.is_some_and(|k| k <= BUDGET), "E = {e:e}: {err:?}");
         for w in err.windows(2) {
             assert!(w[1] <= w[0] + 1e-12, "E = {e:e}: not monotone {err:?}");
@@ -288,7 +289,10 @@ fn second_half_accel(v: &[f64]) -> f64 {
 /// 2.83e-3; analytic 1.55e-3 plus a ~1.3e-3 m/s settling kick of the first steps) and second-half
 /// acceleration within 30 % of `g (sin θ − μ cos θ)` = 9.66e-3 m/s² (measured 7.46e-3: the
 /// iterate's friction is 0.1 % above the cone bound, Σ|λ_f|/Σλ_n = 0.17551 vs μ = 0.17533, which
-/// is ~20 % of this tiny net force).
+/// is ~20 % of this tiny net force). Tolerance of the acceleration, from the claim itself: friction
+/// resolved to ±0.001 in μ means an effective friction coefficient within `μ ± 0.001`, i.e. an
+/// acceleration within `g cos θ · 0.001` = 9.66e-3 m/s² of `g (sin θ − μ cos θ)` (100 % of this
+/// small net acceleration; measured 23 %).
 #[test]
 fn stick_slip_threshold_with_delassus_preconditioner() {
     let (stick, _) = slope_speeds(0.001, "delassus", 3, 10);
@@ -296,7 +300,19 @@ fn stick_slip_threshold_with_delassus_preconditioner() {
     let (slide, _) = slope_speeds(-0.001, "delassus", 3, 16);
     let (acc, expect) = (second_half_accel(&slide), slide_accel(-0.001));
     assert!(slide[15] > 1e-3, "μ* − 0.001: {slide:?}");
-    assert!((acc - expect).abs() < 0.3 * expect, "μ* − 0.001: a = {acc} vs {expect}");
+    let resolution = 9.81 * 10f64.to_radians().cos() * 0.001;
+    assert!((acc - expect).abs() < resolution, "μ* − 0.001: a = {acc} vs {expect}");
+}
+
+/// Perturbation of the ±0.001 claim (Fig. 7): with Macklin's mass-based preconditioner in place of
+/// the W-based one (`r_factor = "mass"`, an existing setting) on the same 3³ box, μ* − 0.001
+/// falsely sticks (creep below the 1e-3 m/s that the W preconditioner's slide exceeds), so the
+/// threshold is not resolved to 0.001.
+#[test]
+fn stick_slip_threshold_at_0_001_fails_with_mass_preconditioner() {
+    let (slide, _) = slope_speeds(-0.001, "mass", 3, 16);
+    eprintln!("mass preconditioner, μ* − 0.001: {slide:?}");
+    assert!(slide[15] <= 1e-3, "μ* − 0.001 slides with the mass preconditioner: {slide:?}");
 }
 
 /// Measured limitation (README "Stick/slip"): on the 2³-cell box (a 3 × 3 grid of 9 redundant
@@ -368,4 +384,45 @@ fn memory_table_of_s() {
         ratios.push(m.ratio());
     }
     assert!(ratios.windows(2).all(|w| w[1] < w[0]), "{ratios:?}");
+}
+
+/// Zeng et al. §7.2, Table 2 (bar row), a study (about 4 min in a debug build, so not in CI): at
+/// the paper's smallest bar (1 × 0.2 × 0.2 m, 5.3k vertices, 26.4k tets) the sparse inverse
+/// factor `S` takes 125.02 MB against 961.48 MB for the dense upper triangle of `A⁻¹`, 13.0 %
+/// (across Tables 1–2, 5k–21k vertices: 3.3–15.3 %). On a bar of the same shape and about the same
+/// vertex count (45 × 9 × 9 cells, 4600 vertices, 13 500 DOF) `S` takes 195 MB against 695 MB,
+/// 28.0 %: the paper's fraction is not reproduced (README, claims table). Asserted: only that `S`
+/// is smaller than the dense inverse. Run with
+/// `cargo test --release -p solvers s_is_a_fraction -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn s_is_a_fraction_of_the_dense_inverse_at_the_papers_bar_size() {
+    let t0 = std::time::Instant::now();
+    let mut w = twisting_bar(1e5, 45, 0.0, 0.01);
+    let elastic = w.deformables[0].elastic;
+    let mut bar = DeformableBody::box_mesh(
+        "bar",
+        Vector3::new(0.0, -0.1, -0.1),
+        Vector3::new(1.0, 0.2, 0.2),
+        [45, 9, 9],
+        1000.0,
+        elastic,
+        Material::rigid(0.0),
+    );
+    bar.boundary = vec![PrescribedMotion::fixed((0..bar.num_nodes()).filter(|&a| bar.rest[a].x < 1e-9).collect())];
+    w.deformables[0] = bar;
+    let nodes = w.deformables[0].num_nodes();
+    let mut solver = LocalGlobal::new(settings(|s| s.iterations = 1));
+    run(w, 0.01, 1, &mut solver);
+    let m = solver.inverse_memory().unwrap();
+    eprintln!(
+        "bar 45x9x9: {nodes} nodes, {} DOF, nnz(S) {}, S {:.2} MB, dense {:.2} MB, ratio {:.4} ({:?})",
+        m.n,
+        m.nnz_s,
+        m.s_value_bytes as f64 / 1048576.0,
+        m.dense_sym_bytes as f64 / 1048576.0,
+        m.ratio(),
+        t0.elapsed()
+    );
+    assert!(m.ratio() < 1.0, "{m:?}");
 }
