@@ -85,7 +85,7 @@ fn comparable(v: Value, path: &str, ignore: &[String]) -> Value {
             for (k, x) in map {
                 let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
                 let timing = k == "provenance" || k == "stage_times" || k.ends_with("_s");
-                if timing || ignore.iter().any(|i| *i == p) {
+                if timing || ignore.contains(&p) {
                     continue;
                 }
                 kept.insert(k, comparable(x, &p, ignore));
