@@ -19,7 +19,7 @@ fn drumwright_stack(c: &mut Criterion) {
         let mut params = case.defaults();
         params.set("n", &n.to_string(), "sphere_stack").expect("n is a parameter");
         let sc = case.build(&params).expect("builds");
-        let mut solver = (entry.build)(&(entry.defaults)()).expect("default settings");
+        let mut solver = entry.build(&(entry.defaults)()).expect("default settings");
         let warm = Scenario { steps: 20, ..sc.clone() };
         let o = simulate(&warm, solver.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
         assert!(o.failure.is_none(), "{:?}", o.failure);

@@ -8,7 +8,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use harness::problem::StepProblem;
-use harness::runner::{self, PairSpec, Suite};
+use harness::runner::{self, Override, PairSpec, Suite};
 use harness::stepper::{simulate, RunOptions};
 use harness::{geometry, IterationLog, Scenario};
 use std::hint::black_box;
@@ -18,7 +18,7 @@ fn pair(label: &str, case: &str, set: &[(&str, &str)]) -> PairSpec {
     PairSpec {
         label: label.into(),
         case: case.into(),
-        case_set: set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        case_set: set.iter().map(|(k, v)| (k.to_string(), Override::Text(v.to_string()))).collect(),
         solver: "nsn".into(),
         solver_set: vec![],
     }
@@ -40,7 +40,7 @@ fn nsn_benches(c: &mut Criterion) {
     group.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
     for pair in &pairs {
         let entry = reg.find_solver(&pair.spec.solver).expect("registered");
-        let mut solver = (entry.build)(&pair.solver_params).expect("valid settings");
+        let mut solver = entry.build(&pair.solver_params).expect("valid settings");
         let sc = &pair.scenario;
         let half = Scenario { steps: sc.steps / 2, ..sc.clone() };
         let o = simulate(&half, solver.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});

@@ -10,7 +10,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use harness::problem::StepProblem;
-use harness::runner::{self, Suite};
+use harness::runner::{self, Override, Suite};
 use harness::stepper::{simulate, RunOptions};
 use harness::{geometry, IterationLog, Scenario};
 use std::hint::black_box;
@@ -29,7 +29,7 @@ fn step_benches(c: &mut Criterion) {
             for s in &reg.solvers {
                 let mut pair = Suite::single(case, s.name).pairs.remove(0);
                 pair.label = format!("{case}-{key}{value}");
-                pair.case_set.push((key.to_string(), value.to_string()));
+                pair.case_set.push((key.to_string(), Override::Text(value.to_string())));
                 suite.pairs.push(pair);
             }
         }
@@ -47,7 +47,7 @@ fn step_benches(c: &mut Criterion) {
             continue;
         }
         let entry = reg.find_solver(&pair.spec.solver).expect("registered");
-        let mut solver = (entry.build)(&pair.solver_params).expect("valid settings");
+        let mut solver = entry.build(&pair.solver_params).expect("valid settings");
         // advance the scene to its midpoint with the same solver
         let sc = &pair.scenario;
         let half = Scenario { steps: sc.steps / 2, ..sc.clone() };

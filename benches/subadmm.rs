@@ -23,7 +23,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use harness::problem::StepProblem;
-use harness::runner::{self, PairSpec, Suite};
+use harness::runner::{self, Override, PairSpec, Suite};
 use harness::stepper::{simulate, RunOptions};
 use harness::{geometry, IterationLog, Params, Scenario};
 use std::hint::black_box;
@@ -41,7 +41,7 @@ fn subadmm_benches(c: &mut Criterion) {
         let spec = PairSpec {
             label: format!("robots-{robots}"),
             case: "robots".into(),
-            case_set: vec![("robots".into(), robots.to_string())],
+            case_set: vec![("robots".into(), Override::Text(robots.to_string()))],
             solver: "subadmm".into(),
             solver_set: vec![],
         };
@@ -50,7 +50,7 @@ fn subadmm_benches(c: &mut Criterion) {
         let sc = &pair.scenario;
         let half = Scenario { steps: sc.steps / 2, ..sc.clone() };
         let canal = reg.find_solver("canal").expect("registered");
-        let mut advance = (canal.build)(&Params::default()).expect("valid settings");
+        let mut advance = canal.build(&Params::default()).expect("valid settings");
         let o = simulate(&half, advance.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
         assert!(o.failure.is_none(), "robots-{robots}: {:?}", o.failure);
         let (world, warm) = (o.final_world, o.final_warm_start);
@@ -71,7 +71,7 @@ fn subadmm_benches(c: &mut Criterion) {
                 {
                     params.set(k, &v, "subadmm").expect("known key");
                 }
-                let mut solver = (entry.build)(&params).expect("valid settings");
+                let mut solver = entry.build(&params).expect("valid settings");
                 if threads == 1 {
                     let mut log = IterationLog::new();
                     let sol = solver.step(&p, &mut log).expect("solves");

@@ -9,12 +9,12 @@ pub use harness::Registry;
 /// Every registered solver and case.
 pub fn registry() -> Registry {
     Registry::default()
-        .solver(solvers::pgs::entry())
-        .solver(solvers::canal::entry())
-        .solver(solvers::subadmm::entry())
-        .solver(solvers::sap::entry())
-        .solver(solvers::drumwright::entry())
-        .solver(solvers::nsn::entry())
-        .solver(solvers::local_global::entry())
+        .register::<solvers::pgs::Pgs>()
+        .register::<solvers::canal::Canal>()
+        .register::<solvers::subadmm::SubAdmm>()
+        .register::<solvers::sap::Sap>()
+        .register::<solvers::drumwright::Drumwright>()
+        .register::<solvers::nsn::Nsn>()
+        .register::<solvers::local_global::LocalGlobal>()
         .cases(cases::all())
 }

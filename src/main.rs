@@ -24,12 +24,14 @@ enum Command {
         /// Suite: `default`, or a suite TOML file (see ci/quick.toml).
         #[arg(long, default_value = "default")]
         suite: String,
-        /// Run only this case (with every solver unless --solver is given).
-        #[arg(long)]
-        case: Option<String>,
-        /// Run only this solver (on every case unless --case is given).
-        #[arg(long)]
-        solver: Option<String>,
+        /// Run only these cases (registry names, or suite labels; repeat the flag or separate
+        /// with commas), with every solver of the suite unless --solver is given.
+        #[arg(long, value_delimiter = ',')]
+        case: Vec<String>,
+        /// Run these solvers (repeat or separate with commas) on the suite's cases; with a suite
+        /// file they replace its `solvers = [...]` list (its `[solver_settings.NAME]` still apply).
+        #[arg(long, value_delimiter = ',')]
+        solver: Vec<String>,
         /// Override a parameter: `KEY=V` or `case.KEY=V` for cases, `solver.KEY=V` for solvers.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -227,8 +229,8 @@ impl Progress for Bar {
 
 fn run(
     suite: &str,
-    case: Option<String>,
-    solver: Option<String>,
+    case: Vec<String>,
+    solver: Vec<String>,
     set: &[String],
     out: Option<PathBuf>,
     shard: Option<&str>,
@@ -236,26 +238,26 @@ fn run(
 ) -> Result<ExitCode, String> {
     let shard = shard.map(harness::cluster::parse_shard).transpose()?;
     let reg = signorini::registry();
-    let mut suite = if case.is_some() || solver.is_some() {
-        if suite != "default" {
-            return Err("--suite cannot be combined with --case/--solver".into());
+    for s in &solver {
+        reg.find_solver(s).map_err(|e| e.to_string())?;
+    }
+    let mut suite = if suite == "default" {
+        for c in &case {
+            reg.find_case(c).map_err(|e| e.to_string())?;
         }
-        let cases: Vec<&str> = match &case {
-            Some(c) => vec![reg.find_case(c).map_err(|e| e.to_string())?.name()],
-            None => reg.cases.iter().map(|c| c.name()).collect(),
-        };
-        let solvers: Vec<&str> = match &solver {
-            Some(s) => vec![reg.find_solver(s).map_err(|e| e.to_string())?.name],
-            None => reg.solvers.iter().map(|s| s.name).collect(),
-        };
-        let pairs = cases.iter().flat_map(|c| solvers.iter().flat_map(move |s| Suite::single(c, s).pairs)).collect();
-        Suite { name: "selection".into(), pairs }
-    } else if suite == "default" {
-        Suite::default_suite(&reg)
+        let mut all = Suite::default_suite(&reg);
+        if !solver.is_empty() {
+            all.pairs.retain(|p| solver.contains(&p.solver));
+        }
+        if !(case.is_empty() && solver.is_empty()) {
+            all.name = "selection".into();
+        }
+        all
     } else {
         let text = std::fs::read_to_string(suite).map_err(|e| format!("suite '{suite}': {e}"))?;
-        Suite::from_toml(&text, suite, &reg)?
+        Suite::from_toml_with_solvers(&text, suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?
     };
+    suite.select_cases(&case)?;
     suite.apply_overrides(&reg, &parse_sets(set)?)?;
     if suite.pairs.is_empty() {
         return Err("nothing to run: the selection matches no (case, solver) pair".into());
@@ -352,7 +354,10 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             if let Some(why) = &pair.skip {
                 return Err(why.clone());
             }
-            let mut s = (reg.find_solver(&solver).map_err(|e| e.to_string())?.build)(&pair.solver_params)
+            let mut s = reg
+                .find_solver(&solver)
+                .map_err(|e| e.to_string())?
+                .build(&pair.solver_params)
                 .map_err(|e| e.to_string())?;
             let info = fclib::Info {
                 title: format!("signorini {case} step {step}"),
@@ -385,7 +390,7 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                 let k = k.strip_prefix("solver.").unwrap_or(&k).to_string();
                 params.set(&k, &v, &format!("solver '{solver}'")).map_err(|e| e.to_string())?;
             }
-            let mut s = (entry.build)(&params).map_err(|e| e.to_string())?;
+            let mut s = entry.build(&params).map_err(|e| e.to_string())?;
             let prob = fclib::read(&file).map_err(|e| e.to_string())?;
             let rep = fclib::solve(&prob, s.as_mut()).map_err(|e| format!("{}: {e}", file.display()))?;
             println!("{}: {} DOFs, {} contacts", file.display(), prob.global.nv(), prob.global.nc());

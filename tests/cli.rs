@@ -31,6 +31,7 @@ fn refused(args: &[&str]) -> String {
 #[case::bad_type(&["run", "--case", "slope", "--set", "mu=abc"], "expected a number")]
 #[case::bad_solver_setting(&["run", "--solver", "pgs", "--set", "solver.max_iterations=0"], "max_iterations")]
 #[case::missing_suite(&["run", "--suite", "no/such/suite.toml"], "suite 'no/such/suite.toml'")]
+#[case::bad_choice(&["run", "--case", "slope", "--solver", "pgs", "--set", "solver.local=newton"], "unknown variant `newton`, expected `split` or `cone`")]
 fn bad_input_is_refused(#[case] args: &[&str], #[case] needle: &str) {
     let line = refused(args);
     assert!(line.contains(needle), "'{line}' should contain '{needle}'");
@@ -46,6 +47,62 @@ fn malformed_suite_file_names_the_file() {
     std::fs::write(&path, "[[case]]\nname = \"slope\"\nset = { mu = -1.0 }\n").unwrap();
     let line = refused(&["run", "--suite", path.to_str().unwrap()]);
     assert!(line.contains("mu"), "{line}");
+}
+
+#[test]
+fn suite_values_stay_typed_and_a_toml_nan_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nan.toml");
+    std::fs::write(&path, "solvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nset = { mu = nan }\n").unwrap();
+    let line = refused(&["run", "--suite", path.to_str().unwrap()]);
+    assert!(line.contains("'mu'") && line.contains("NaN"), "{line}");
+    std::fs::write(&path, "solvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nset = { mu = \"0.3\" }\n").unwrap();
+    let line = refused(&["run", "--suite", path.to_str().unwrap()]);
+    assert!(line.contains("expected a number, got a string"), "{line}");
+}
+
+/// `--case` and `--solver` take lists and narrow a suite file: its labels and case settings are
+/// kept, `--solver` replaces its solver list, and a sweep of a solver setting writes one record
+/// per setting (the file name carries the settings hash when they differ from the defaults).
+#[test]
+fn case_and_solver_lists_combine_with_a_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let suite = dir.path().join("s.toml");
+    std::fs::write(
+        &suite,
+        "name = \"s\"\nsolvers = [\"sap\"]\n[[case]]\nname = \"slope\"\nlabel = \"a\"\nset = { duration = 0.03 }\n\
+         [[case]]\nname = \"slope\"\nlabel = \"b\"\nset = { duration = 0.03, mu = 0.1 }\n\
+         [[case]]\nname = \"sphere_stack\"\nset = { duration = 0.03 }\n",
+    )
+    .unwrap();
+    let (s, out) = (suite.to_str().unwrap(), dir.path().join("out"));
+    let o = out.to_str().unwrap();
+    let run =
+        signorini(&["run", "--suite", s, "--case", "b,sphere_stack", "--solver", "pgs,canal", "--out", o], dir.path());
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let mut names: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["b__canal.json", "b__pgs.json", "sphere_stack__canal.json", "sphere_stack__pgs.json"]);
+    let b: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("b__pgs.json")).unwrap()).unwrap();
+    assert_eq!(b["case"]["params"]["mu"], 0.1);
+    assert!(b["solver"]["paper"].as_str().unwrap().contains("Gauss"));
+
+    for omega in ["1.2", "1.4"] {
+        let set = format!("solver.omega={omega}");
+        let run =
+            signorini(&["run", "--suite", s, "--case", "a", "--solver", "pgs", "--set", &set, "--out", o], dir.path());
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    }
+    let swept: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("a__pgs-"))
+        .collect();
+    assert_eq!(swept.len(), 2, "{swept:?}");
+    let refused = signorini(&["run", "--suite", s, "--case", "nope", "--out", o], dir.path());
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--case nope"));
 }
 
 #[test]

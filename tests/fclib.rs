@@ -18,7 +18,7 @@ fn state_after(case: &str, sets: &[(&str, &str)], steps: usize) -> (harness::mod
     suite.apply_overrides(&reg, &sets).unwrap();
     let mut pair = runner::prepare(&reg, &suite).unwrap().remove(0);
     pair.scenario.steps = steps;
-    let mut solver = (reg.find_solver("pgs").unwrap().build)(&pair.solver_params).unwrap();
+    let mut solver = reg.find_solver("pgs").unwrap().build(&pair.solver_params).unwrap();
     let out = simulate(&pair.scenario, solver.as_mut(), RunOptions::default(), &mut || {});
     assert!(out.failure.is_none(), "{:?}", out.failure);
     let contacts = harness::geometry::detect(&out.final_world, pair.scenario.margin);
@@ -31,7 +31,7 @@ fn pgs() -> Box<dyn harness::Solver> {
     let mut p = (e.defaults)();
     p.set("tolerance", "1e-12", "pgs").unwrap();
     p.set("max_iterations", "5000", "pgs").unwrap();
-    (e.build)(&p).unwrap()
+    e.build(&p).unwrap()
 }
 
 fn bits(x: &[f64]) -> Vec<u64> {

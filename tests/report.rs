@@ -13,7 +13,7 @@ fn pair(label: &str, case: &str, set: &[(&str, &str)]) -> PairSpec {
     PairSpec {
         label: label.into(),
         case: case.into(),
-        case_set: set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        case_set: set.iter().map(|(k, v)| (k.to_string(), harness::runner::Override::Text(v.to_string()))).collect(),
         solver: "pgs".into(),
         solver_set: vec![],
     }

@@ -7,8 +7,8 @@ use harness::record::{RunRecord, RunStatus};
 use harness::runner::{self, NoProgress, Suite};
 use harness::stepper::RunOptions;
 use harness::{
-    Capabilities, IterationLog, Params, Registry, Settings, SolveError, SolveStatus, Solver, SolverEntry, SolverInfo,
-    StepProblem, StepSolution,
+    Capabilities, IterationLog, Params, Registry, Settings, SolveError, SolveStatus, Solver, SolverDef, StepProblem,
+    StepSolution,
 };
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
@@ -53,38 +53,80 @@ impl Case for Drop {
     }
 }
 
+/// What the faulty solver does at its fifth step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Misbehaviour {
+    #[default]
+    Free,
+    Error,
+    Nan,
+    Panic,
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct Mode {
-    /// "free", "error", "nan", "panic".
-    mode: String,
+    mode: Misbehaviour,
 }
 impl Settings for Mode {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         Ok(())
     }
 }
 
 /// Free flight with zero impulses until step 5, then the configured misbehaviour.
 struct Faulty {
-    mode: String,
+    mode: Misbehaviour,
     step: usize,
 }
 
-impl Solver for Faulty {
-    fn info(&self) -> SolverInfo {
-        SolverInfo { name: "faulty".into(), paper: "-".into(), capabilities: caps(), params: serde_json::json!({}) }
+impl SolverDef for Faulty {
+    type Settings = Mode;
+    const NAME: &'static str = "faulty";
+    const SUMMARY: &'static str = "misbehaves on purpose";
+    const PAPER: &'static str = "-";
+    fn capabilities() -> Capabilities {
+        caps()
     }
+    fn from_settings(m: Mode) -> Self {
+        Faulty { mode: m.mode, step: 0 }
+    }
+}
+
+/// The same solver registered without any capability: every pair is skipped.
+struct NeedsGpuCase(Faulty);
+
+impl SolverDef for NeedsGpuCase {
+    type Settings = Mode;
+    const NAME: &'static str = "needs_gpu_case";
+    const SUMMARY: &'static str = "-";
+    const PAPER: &'static str = "-";
+    fn capabilities() -> Capabilities {
+        Capabilities::default()
+    }
+    fn from_settings(m: Mode) -> Self {
+        NeedsGpuCase(Faulty::from_settings(m))
+    }
+}
+
+impl Solver for NeedsGpuCase {
+    fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
+        self.0.step(p, log)
+    }
+}
+
+impl Solver for Faulty {
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         self.step += 1;
         log.record(&[("x", 1.0)]);
         let mut v = p.free_velocity();
         if self.step == 5 {
-            match self.mode.as_str() {
-                "error" => return Err(SolveError::Numerical { what: "deliberate".into() }),
-                "nan" => v[0] = f64::NAN,
-                "panic" => panic!("deliberate panic"),
-                _ => {}
+            match self.mode {
+                Misbehaviour::Error => return Err(SolveError::Numerical { what: "deliberate".into() }),
+                Misbehaviour::Nan => v[0] = f64::NAN,
+                Misbehaviour::Panic => panic!("deliberate panic"),
+                Misbehaviour::Free => {}
             }
         }
         Ok(StepSolution {
@@ -103,16 +145,7 @@ fn caps() -> Capabilities {
 }
 
 fn registry() -> Registry {
-    Registry::default()
-        .solver(SolverEntry::new::<Mode, Faulty>("faulty", "misbehaves on purpose", caps(), |m| Faulty {
-            mode: m.mode,
-            step: 0,
-        }))
-        .solver(SolverEntry::new::<Mode, Faulty>("needs_gpu_case", "-", Capabilities::default(), |m| Faulty {
-            mode: m.mode,
-            step: 0,
-        }))
-        .case(Drop)
+    Registry::default().register::<Faulty>().register::<NeedsGpuCase>().case(Drop)
 }
 
 fn run(mode: &str) -> Vec<RunRecord> {

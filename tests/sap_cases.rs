@@ -17,9 +17,12 @@ fn prepare(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) ->
         pairs: vec![PairSpec {
             label: case.into(),
             case: case.into(),
-            case_set: sets.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            case_set: sets.iter().map(|(k, v)| (k.to_string(), harness::runner::Override::Text(v.clone()))).collect(),
             solver: "sap".into(),
-            solver_set: solver_sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            solver_set: solver_sets
+                .iter()
+                .map(|(k, v)| (k.to_string(), harness::runner::Override::Text(v.to_string())))
+                .collect(),
         }],
     };
     runner::prepare(&reg, &suite).expect("valid pair").remove(0)

@@ -93,9 +93,12 @@ impl Default for ArchParams {
 }
 
 impl Settings for ArchParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(2..=MAX_BLOCKS).contains(&self.n) || self.n % 2 != 0 {
-            return Err(format!("n: must be even and in [2, {MAX_BLOCKS}], got {}", self.n));
+            return Err(harness::FieldError::new(
+                "n",
+                format!("must be even and in [2, {MAX_BLOCKS}], got {}", self.n),
+            ));
         }
         for (name, v) in [
             ("mass_bottom", self.mass_bottom),
@@ -113,14 +116,20 @@ impl Settings for ArchParams {
         check::time_grid(self.dt, self.duration)?;
         check::positive("margin", self.margin)?;
         if self.crown_gap >= self.margin {
-            return Err(format!("crown_gap: must be < margin ({}), got {}", self.margin, self.crown_gap));
+            return Err(harness::FieldError::new(
+                "crown_gap",
+                format!("must be < margin ({}), got {}", self.margin, self.crown_gap),
+            ));
         }
         let worst = self.stability();
         if worst < STABILITY_MARGIN {
-            return Err(format!(
-                "step: the corbelled halves are not safely stable (a centre of mass lies {worst:.3} of its \
+            return Err(harness::FieldError::new(
+                "step",
+                format!(
+                    "the corbelled halves are not safely stable (a centre of mass lies {worst:.3} of its \
                  face's width from an edge, need >= {STABILITY_MARGIN}); reduce step, got {}",
-                self.step
+                    self.step
+                ),
             ));
         }
         Ok(())

@@ -93,7 +93,7 @@ impl Default for BoxInHoleParams {
 }
 
 impl Settings for BoxInHoleParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::positive("peg_width", self.peg_width)?;
         check::positive("peg_height", self.peg_height)?;
         check::positive("peg_mass", self.peg_mass)?;
@@ -106,15 +106,21 @@ impl Settings for BoxInHoleParams {
         check::time_grid(self.dt, self.duration)?;
         check::positive("margin", self.margin)?;
         if self.clearance >= self.margin {
-            return Err(format!(
-                "clearance: must be below margin ({}) so that the walls' contacts are in the problem, got {}",
-                self.margin, self.clearance
+            return Err(harness::FieldError::new(
+                "clearance",
+                format!(
+                    "must be below margin ({}) so that the walls' contacts are in the problem, got {}",
+                    self.margin, self.clearance
+                ),
             ));
         }
         if self.drop_height >= self.hole_depth {
-            return Err(format!(
-                "drop_height: must be below hole_depth ({}) so that the peg starts in the hole, got {}",
-                self.hole_depth, self.drop_height
+            return Err(harness::FieldError::new(
+                "drop_height",
+                format!(
+                    "must be below hole_depth ({}) so that the peg starts in the hole, got {}",
+                    self.hole_depth, self.drop_height
+                ),
             ));
         }
         Ok(())

@@ -206,15 +206,21 @@ impl Default for ClutterParams {
 }
 
 impl Settings for ClutterParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(4..=MAX_BODIES).contains(&self.bodies) || self.bodies % 4 != 0 {
-            return Err(format!(
-                "bodies: must be a positive multiple of 4 (four equal columns), at most {MAX_BODIES}, got {}",
-                self.bodies
+            return Err(harness::FieldError::new(
+                "bodies",
+                format!(
+                    "must be a positive multiple of 4 (four equal columns), at most {MAX_BODIES}, got {}",
+                    self.bodies
+                ),
             ));
         }
         if !(0.0..=1.0).contains(&self.box_fraction) {
-            return Err(format!("box_fraction: must be in [0, 1], got {}", self.box_fraction));
+            return Err(harness::FieldError::new(
+                "box_fraction",
+                format!("must be in [0, 1], got {}", self.box_fraction),
+            ));
         }
         check::positive("width", self.width)?;
         check::positive("sphere_radius", self.sphere_radius)?;
@@ -232,32 +238,44 @@ impl Settings for ClutterParams {
         check::positive("margin", self.margin)?;
         let rb = self.bounding_radius();
         if self.dz <= 2.0 * rb {
-            return Err(format!(
-                "dz: must exceed 2 x the objects' bounding radius ({}) so that they do not overlap, got {}",
-                2.0 * rb,
-                self.dz
+            return Err(harness::FieldError::new(
+                "dz",
+                format!(
+                    "must exceed 2 x the objects' bounding radius ({}) so that they do not overlap, got {}",
+                    2.0 * rb,
+                    self.dz
+                ),
             ));
         }
         if self.drop_height <= rb {
-            return Err(format!(
-                "drop_height: must exceed the objects' bounding radius ({rb}) so that they start above the \
+            return Err(harness::FieldError::new(
+                "drop_height",
+                format!(
+                    "must exceed the objects' bounding radius ({rb}) so that they start above the \
                  ground, got {}",
-                self.drop_height
+                    self.drop_height
+                ),
             ));
         }
         if self.width / 4.0 - self.jitter <= rb {
-            return Err(format!(
-                "width: must exceed 4 x (bounding radius + jitter) = {} so that the columns clear each other \
+            return Err(harness::FieldError::new(
+                "width",
+                format!(
+                    "must exceed 4 x (bounding radius + jitter) = {} so that the columns clear each other \
                  and the walls, got {}",
-                4.0 * (rb + self.jitter),
-                self.width
+                    4.0 * (rb + self.jitter),
+                    self.width
+                ),
             ));
         }
         let small = self.sphere_radius.min(0.5 * self.box_edge);
         if self.rest_penetration() >= small {
-            return Err(format!(
-                "k: too soft, a column's weight would rest at a penetration of {} m, beyond the object size {small} m",
-                self.rest_penetration()
+            return Err(harness::FieldError::new(
+                "k",
+                format!(
+                    "too soft, a column's weight would rest at a penetration of {} m, beyond the object size {small} m",
+                    self.rest_penetration()
+                ),
             ));
         }
         Ok(())
@@ -649,7 +667,7 @@ mod tests {
             (ClutterParams { box_fraction: f64::NAN, ..Default::default() }, "box_fraction:"),
             (ClutterParams { dz: f64::INFINITY, ..Default::default() }, "dz:"),
         ] {
-            assert!(p.validate().unwrap_err().starts_with(name), "{name}");
+            assert!(p.validate().unwrap_err().to_string().starts_with(name), "{name}");
         }
     }
 

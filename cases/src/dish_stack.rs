@@ -84,9 +84,12 @@ impl Default for DishStackParams {
 }
 
 impl Settings for DishStackParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(1..=MAX_PLATES).contains(&self.plates) {
-            return Err(format!("plates: must be in [1, {MAX_PLATES}], got {}", self.plates));
+            return Err(harness::FieldError::new(
+                "plates",
+                format!("must be in [1, {MAX_PLATES}], got {}", self.plates),
+            ));
         }
         for (n, v) in [
             ("plate_width", self.plate_width),

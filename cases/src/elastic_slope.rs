@@ -106,19 +106,22 @@ impl Default for ElasticSlopeParams {
 }
 
 impl Settings for ElasticSlopeParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::one_of("material", &self.material, &MATERIAL_NAMES)?;
         check::positive("E", self.youngs_modulus)?;
         if !(self.nu > -1.0 && self.nu < 0.5) {
-            return Err(format!("nu: must be in (-1, 0.5), got {}", self.nu));
+            return Err(harness::FieldError::new("nu", format!("must be in (-1, 0.5), got {}", self.nu)));
         }
         check::positive("rho", self.rho)?;
         check::positive("edge", self.edge)?;
         if !(1..=MAX_CELLS).contains(&self.cells) {
-            return Err(format!("cells: must be in [1, {MAX_CELLS}], got {}", self.cells));
+            return Err(harness::FieldError::new("cells", format!("must be in [1, {MAX_CELLS}], got {}", self.cells)));
         }
         if !(self.angle_deg.is_finite() && (0.0..45.0).contains(&self.angle_deg)) {
-            return Err(format!("angle_deg: must be in [0, 45) (finite), got {}", self.angle_deg));
+            return Err(harness::FieldError::new(
+                "angle_deg",
+                format!("must be in [0, 45) (finite), got {}", self.angle_deg),
+            ));
         }
         check::non_negative("mu", self.mu)?;
         check::positive("gravity", self.gravity)?;

@@ -82,15 +82,15 @@ impl Default for HeavyStackParams {
 }
 
 impl Settings for HeavyStackParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(1..=MAX_BODIES).contains(&self.n) {
-            return Err(format!("n: must be in [1, {MAX_BODIES}], got {}", self.n));
+            return Err(harness::FieldError::new("n", format!("must be in [1, {MAX_BODIES}], got {}", self.n)));
         }
         check::one_of("shape", &self.shape, &["sphere", "box"])?;
         check::positive("size", self.size)?;
         check::positive("mass", self.mass)?;
         if !(self.ratio.is_finite() && self.ratio >= 1.0) {
-            return Err(format!("ratio: must be >= 1 and finite, got {}", self.ratio));
+            return Err(harness::FieldError::new("ratio", format!("must be >= 1 and finite, got {}", self.ratio)));
         }
         check::non_negative("mu", self.mu)?;
         check::positive("gravity", self.gravity)?;

@@ -69,9 +69,9 @@ impl Default for JointedBeamParams {
 }
 
 impl Settings for JointedBeamParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(1..=MAX_LINKS).contains(&self.n) {
-            return Err(format!("n: must be in [1, {MAX_LINKS}], got {}", self.n));
+            return Err(harness::FieldError::new("n", format!("must be in [1, {MAX_LINKS}], got {}", self.n)));
         }
         check::positive("mass", self.mass)?;
         check::positive("link_length", self.link_length)?;

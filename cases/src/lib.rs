@@ -160,53 +160,61 @@ pub(crate) fn default_struct<T: DeserializeOwned>(text: &str, source: &str) -> T
         .unwrap_or_else(|e| panic!("embedded defaults {source} do not match the parameter struct: {e}"))
 }
 
-/// Validation helpers. Every message starts with the field name and ':'.
+/// Validation helpers: each names the field it checks ([`harness::FieldError`]).
 pub(crate) mod check {
+    use harness::FieldError;
+
     /// `v` finite.
-    pub fn finite(name: &str, v: f64) -> Result<(), String> {
+    pub fn finite(name: &str, v: f64) -> Result<(), FieldError> {
         if v.is_finite() {
             Ok(())
         } else {
-            Err(format!("{name}: must be finite, got {v}"))
+            Err(FieldError::new(name, format!("must be finite, got {v}")))
         }
     }
     /// `v > 0` and finite.
-    pub fn positive(name: &str, v: f64) -> Result<(), String> {
+    pub fn positive(name: &str, v: f64) -> Result<(), FieldError> {
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(format!("{name}: must be > 0 and finite, got {v}"))
+            Err(FieldError::new(name, format!("must be > 0 and finite, got {v}")))
         }
     }
     /// `v >= 0` and finite.
-    pub fn non_negative(name: &str, v: f64) -> Result<(), String> {
+    pub fn non_negative(name: &str, v: f64) -> Result<(), FieldError> {
         if v.is_finite() && v >= 0.0 {
             Ok(())
         } else {
-            Err(format!("{name}: must be >= 0 and finite, got {v}"))
+            Err(FieldError::new(name, format!("must be >= 0 and finite, got {v}")))
         }
     }
     /// `v` is one of `allowed`.
-    pub fn one_of(name: &str, v: &str, allowed: &[&str]) -> Result<(), String> {
+    pub fn one_of(name: &str, v: &str, allowed: &[&str]) -> Result<(), FieldError> {
         if allowed.contains(&v) {
             Ok(())
         } else {
             let list = allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(" or ");
-            Err(format!("{name}: must be {list}, got \"{v}\""))
+            Err(FieldError::new(name, format!("must be {list}, got \"{v}\"")))
         }
     }
     /// Most steps a case may ask for.
     pub const MAX_STEPS: f64 = 1e7;
     /// `dt > 0`, `duration > 0` and `1 <= round(duration / dt) <= MAX_STEPS`.
-    pub fn time_grid(dt: f64, duration: f64) -> Result<(), String> {
+    pub fn time_grid(dt: f64, duration: f64) -> Result<(), FieldError> {
         positive("dt", dt)?;
         positive("duration", duration)?;
         let n = (duration / dt).round();
         if n < 1.0 {
-            return Err(format!("duration: must be at least one step (dt = {dt}), got {duration}"));
+            return Err(harness::FieldError::new(
+                "duration",
+                format!("must be at least one step (dt = {dt}), got {duration}"),
+            ));
         }
         if n > MAX_STEPS {
-            return Err(format!("duration: must be at most {MAX_STEPS} steps of dt = {dt}, got {duration}"));
+            return Err(harness::FieldError::new(
+                "duration",
+                format!("must be at most {MAX_STEPS} steps of dt = {dt}, got {duration}"),
+            ));
         }
         Ok(())
     }
@@ -310,17 +318,17 @@ mod tests {
 
     #[test]
     fn validation_messages_name_the_field() {
-        assert_eq!(check::positive("mass", -1.0).unwrap_err(), "mass: must be > 0 and finite, got -1");
-        assert_eq!(check::non_negative("mu", -1.0).unwrap_err(), "mu: must be >= 0 and finite, got -1");
-        assert!(check::non_negative("mu", f64::NAN).unwrap_err().starts_with("mu:"));
-        assert!(check::finite("x0", f64::INFINITY).unwrap_err().starts_with("x0:"));
+        assert_eq!(check::positive("mass", -1.0).unwrap_err().to_string(), "mass: must be > 0 and finite, got -1");
+        assert_eq!(check::non_negative("mu", -1.0).unwrap_err().to_string(), "mu: must be >= 0 and finite, got -1");
+        assert!(check::non_negative("mu", f64::NAN).unwrap_err().to_string().starts_with("mu:"));
+        assert!(check::finite("x0", f64::INFINITY).unwrap_err().to_string().starts_with("x0:"));
         assert_eq!(
-            check::one_of("shape", "cube", &["box", "sphere"]).unwrap_err(),
+            check::one_of("shape", "cube", &["box", "sphere"]).unwrap_err().to_string(),
             "shape: must be \"box\" or \"sphere\", got \"cube\""
         );
-        assert!(check::time_grid(0.01, 0.001).unwrap_err().starts_with("duration:"));
-        assert!(check::time_grid(0.0, 1.0).unwrap_err().starts_with("dt:"));
-        assert!(check::time_grid(1e-9, 1e3).unwrap_err().starts_with("duration:"));
+        assert!(check::time_grid(0.01, 0.001).unwrap_err().to_string().starts_with("duration:"));
+        assert!(check::time_grid(0.0, 1.0).unwrap_err().to_string().starts_with("dt:"));
+        assert!(check::time_grid(1e-9, 1e3).unwrap_err().to_string().starts_with("duration:"));
         assert!(check::time_grid(0.01, 1.0).is_ok());
     }
 }

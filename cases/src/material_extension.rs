@@ -82,30 +82,36 @@ impl Default for MaterialExtensionParams {
 }
 
 impl Settings for MaterialExtensionParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::one_of("material", &self.material, &["corotational", "arap"])?;
         check::positive("E", self.youngs_modulus)?;
         if !(self.nu >= 0.0 && self.nu < 0.5) {
-            return Err(format!("nu: must be in [0, 0.5), got {}", self.nu));
+            return Err(harness::FieldError::new("nu", format!("must be in [0, 0.5), got {}", self.nu)));
         }
         check::positive("rho", self.rho)?;
         check::positive("width", self.width)?;
         check::positive("length", self.length)?;
         if self.length <= 2.0 * self.width {
-            return Err(format!("length: must be > 2 width ({}), got {}", 2.0 * self.width, self.length));
+            return Err(harness::FieldError::new(
+                "length",
+                format!("must be > 2 width ({}), got {}", 2.0 * self.width, self.length),
+            ));
         }
         for (name, n) in [("nx", self.nx), ("ny", self.ny), ("nz", self.nz)] {
             if !(1..=MAX_CELLS).contains(&n) {
-                return Err(format!("{name}: must be in [1, {MAX_CELLS}], got {n}"));
+                return Err(harness::FieldError::new(name, format!("must be in [1, {MAX_CELLS}], got {n}")));
             }
         }
         check::positive("speed", self.speed)?;
         check::time_grid(self.dt, self.duration)?;
         let strain = self.strain(self.steps());
         if strain > MAX_STRAIN {
-            return Err(format!(
-                "speed: the final strain speed * duration / length = {strain} exceeds {MAX_STRAIN}, got {}",
-                self.speed
+            return Err(harness::FieldError::new(
+                "speed",
+                format!(
+                    "the final strain speed * duration / length = {strain} exceeds {MAX_STRAIN}, got {}",
+                    self.speed
+                ),
             ));
         }
         Ok(())

@@ -69,7 +69,7 @@ impl Default for PendulumParams {
 }
 
 impl Settings for PendulumParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         for (n, v) in [("mass", self.mass), ("inertia", self.inertia), ("length", self.length), ("k", self.k)] {
             check::positive(n, v)?;
         }
@@ -79,7 +79,7 @@ impl Settings for PendulumParams {
         check::positive("k_limit", self.k_limit)?;
         check::positive("radius", self.radius)?;
         if self.radius >= self.length {
-            return Err(format!("radius: must be < length, got {}", self.radius));
+            return Err(harness::FieldError::new("radius", format!("must be < length, got {}", self.radius)));
         }
         check::positive("gravity", self.gravity)?;
         check::time_grid(self.dt, self.duration)?;

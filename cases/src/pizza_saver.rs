@@ -142,7 +142,7 @@ impl Default for PizzaSaverParams {
 }
 
 impl Settings for PizzaSaverParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::non_negative("torque", self.torque)?;
         check::non_negative("mu", self.mu)?;
         check::positive("mass", self.mass)?;
@@ -154,19 +154,25 @@ impl Settings for PizzaSaverParams {
         check::positive("gravity", self.gravity)?;
         check::finite("push_x", self.push_x)?;
         if self.push_x != 0.0 && self.mu != 0.0 {
-            return Err(format!(
-                "push_x: a push needs mu = 0 (Drake's NoFriction test; with friction the torsional and \
+            return Err(harness::FieldError::new(
+                "push_x",
+                format!(
+                    "a push needs mu = 0 (Drake's NoFriction test; with friction the torsional and \
                  translational slip couple and have no closed form), got push_x = {} with mu = {}",
-                self.push_x, self.mu
+                    self.push_x, self.mu
+                ),
             ));
         }
         check::time_grid(self.dt, self.duration)?;
         check::positive("margin", self.margin)?;
         if self.rest_penetration() >= self.half_height {
-            return Err(format!(
-                "k: too soft, the static penetration {} m exceeds the half height {} m",
-                self.rest_penetration(),
-                self.half_height
+            return Err(harness::FieldError::new(
+                "k",
+                format!(
+                    "too soft, the static penetration {} m exceeds the half height {} m",
+                    self.rest_penetration(),
+                    self.half_height
+                ),
             ));
         }
         Ok(())
@@ -441,7 +447,7 @@ mod tests {
             (PizzaSaverParams { torque: f64::NAN, ..Default::default() }, "torque:"),
             (PizzaSaverParams { push_x: f64::INFINITY, ..Default::default() }, "push_x:"),
         ] {
-            assert!(p.validate().unwrap_err().starts_with(name));
+            assert!(p.validate().unwrap_err().to_string().starts_with(name));
         }
     }
 

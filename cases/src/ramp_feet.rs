@@ -71,12 +71,12 @@ impl Default for RampFeetParams {
 }
 
 impl Settings for RampFeetParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         for (n, v) in [("mass", self.mass), ("length", self.length), ("width", self.width), ("height", self.height)] {
             check::positive(n, v)?;
         }
         if !(self.angle_deg.is_finite() && (0.0..45.0).contains(&self.angle_deg)) {
-            return Err(format!("angle_deg: must be in [0, 45), got {}", self.angle_deg));
+            return Err(harness::FieldError::new("angle_deg", format!("must be in [0, 45), got {}", self.angle_deg)));
         }
         check::non_negative("mu", self.mu)?;
         check::positive("k_foot", self.k_foot)?;

@@ -117,9 +117,12 @@ impl Default for RobotsParams {
 }
 
 impl Settings for RobotsParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(1..=MAX_ROBOTS).contains(&self.robots) {
-            return Err(format!("robots: must be in [1, {MAX_ROBOTS}], got {}", self.robots));
+            return Err(harness::FieldError::new(
+                "robots",
+                format!("must be in [1, {MAX_ROBOTS}], got {}", self.robots),
+            ));
         }
         for (n, v) in [
             ("torso_length", self.torso_length),
@@ -140,27 +143,36 @@ impl Settings for RobotsParams {
         check::positive("margin", self.margin)?;
         check::positive("joint_gap", self.joint_gap)?;
         if 2.0 * self.link_width > self.torso_width.min(self.torso_length) {
-            return Err(format!(
-                "link_width: must be at most half the torso's width and length ({}) so that the legs stand apart, \
+            return Err(harness::FieldError::new(
+                "link_width",
+                format!(
+                    "must be at most half the torso's width and length ({}) so that the legs stand apart, \
                  got {}",
-                0.5 * self.torso_width.min(self.torso_length),
-                self.link_width
+                    0.5 * self.torso_width.min(self.torso_length),
+                    self.link_width
+                ),
             ));
         }
         let m = self.scenario_margin();
         if self.joint_gap <= m {
-            return Err(format!(
-                "joint_gap: must exceed the scenario's detection margin max(margin, v_land dt) = {m} so that jointed \
+            return Err(harness::FieldError::new(
+                "joint_gap",
+                format!(
+                    "must exceed the scenario's detection margin max(margin, v_land dt) = {m} so that jointed \
                  links do not touch, got {}",
-                self.joint_gap
+                    self.joint_gap
+                ),
             ));
         }
         check::finite("spacing", self.spacing)?;
         if self.spacing <= self.torso_length + m {
-            return Err(format!(
-                "spacing: must exceed torso_length + margin = {} so that the robots do not touch, got {}",
-                self.torso_length + m,
-                self.spacing
+            return Err(harness::FieldError::new(
+                "spacing",
+                format!(
+                    "must exceed torso_length + margin = {} so that the robots do not touch, got {}",
+                    self.torso_length + m,
+                    self.spacing
+                ),
             ));
         }
         Ok(())

@@ -121,13 +121,13 @@ impl Default for SlopeParams {
 }
 
 impl Settings for SlopeParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::one_of("shape", &self.shape, &["box", "sphere"])?;
         let max_angle = if self.is_box() { 45.0 } else { 90.0 };
         if !(self.angle_deg.is_finite() && (0.0..max_angle).contains(&self.angle_deg)) {
-            return Err(format!(
-                "angle_deg: must be in [0, {max_angle}) for a {} (finite), got {}",
-                self.shape, self.angle_deg
+            return Err(harness::FieldError::new(
+                "angle_deg",
+                format!("must be in [0, {max_angle}) for a {} (finite), got {}", self.shape, self.angle_deg),
             ));
         }
         check::non_negative("mu", self.mu)?;
@@ -141,10 +141,13 @@ impl Settings for SlopeParams {
         check::time_grid(self.dt, self.duration)?;
         check::positive("margin", self.margin)?;
         if self.rest_penetration() >= self.contact_height() {
-            return Err(format!(
-                "k: too soft, the static penetration {} m exceeds the body's half size {} m",
-                self.rest_penetration(),
-                self.contact_height()
+            return Err(harness::FieldError::new(
+                "k",
+                format!(
+                    "too soft, the static penetration {} m exceeds the body's half size {} m",
+                    self.rest_penetration(),
+                    self.contact_height()
+                ),
             ));
         }
         Ok(())
@@ -469,7 +472,7 @@ mod tests {
         ] {
             let mut p = SlopeParams::default();
             set(&mut p);
-            assert!(p.validate().unwrap_err().starts_with(&format!("{name}:")), "{name}");
+            assert!(p.validate().unwrap_err().to_string().starts_with(&format!("{name}:")), "{name}");
         }
     }
 

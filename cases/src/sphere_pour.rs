@@ -92,9 +92,9 @@ impl Default for SpherePourParams {
 }
 
 impl Settings for SpherePourParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(1..=MAX_SPHERES).contains(&self.n) {
-            return Err(format!("n: must be in [1, {MAX_SPHERES}], got {}", self.n));
+            return Err(harness::FieldError::new("n", format!("must be in [1, {MAX_SPHERES}], got {}", self.n)));
         }
         check::positive("radius", self.radius)?;
         check::positive("density", self.density)?;
@@ -110,29 +110,35 @@ impl Settings for SpherePourParams {
         check::positive("margin", self.margin)?;
         let d = 2.0 * (self.radius + self.jitter);
         if self.spacing <= d {
-            return Err(format!(
-                "spacing: must exceed 2 (radius + jitter) = {d} so that spheres start apart, got {}",
-                self.spacing
+            return Err(harness::FieldError::new(
+                "spacing",
+                format!("must exceed 2 (radius + jitter) = {d} so that spheres start apart, got {}", self.spacing),
             ));
         }
         if self.n as usize > PER_LAYER && self.dz <= d {
-            return Err(format!(
-                "dz: must exceed 2 (radius + jitter) = {d} so that layers start apart, got {}",
-                self.dz
+            return Err(harness::FieldError::new(
+                "dz",
+                format!("must exceed 2 (radius + jitter) = {d} so that layers start apart, got {}", self.dz),
             ));
         }
         if self.drop_height <= self.radius {
-            return Err(format!(
-                "drop_height: must exceed radius ({}) so that spheres start above the ground, got {}",
-                self.radius, self.drop_height
+            return Err(harness::FieldError::new(
+                "drop_height",
+                format!(
+                    "must exceed radius ({}) so that spheres start above the ground, got {}",
+                    self.radius, self.drop_height
+                ),
             ));
         }
         let reach = self.spacing + self.radius + self.jitter;
         if reach >= 0.5 * self.width {
-            return Err(format!(
-                "width: must exceed 2 (spacing + radius + jitter) = {} so that the spheres start inside, got {}",
-                2.0 * reach,
-                self.width
+            return Err(harness::FieldError::new(
+                "width",
+                format!(
+                    "must exceed 2 (spacing + radius + jitter) = {} so that the spheres start inside, got {}",
+                    2.0 * reach,
+                    self.width
+                ),
             ));
         }
         Ok(())

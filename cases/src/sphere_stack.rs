@@ -98,9 +98,9 @@ impl Default for SphereStackParams {
 }
 
 impl Settings for SphereStackParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(1..=MAX_SPHERES).contains(&self.n) {
-            return Err(format!("n: must be in [1, {MAX_SPHERES}], got {}", self.n));
+            return Err(harness::FieldError::new("n", format!("must be in [1, {MAX_SPHERES}], got {}", self.n)));
         }
         check::positive("radius", self.radius)?;
         check::positive("mass", self.mass)?;
@@ -108,8 +108,9 @@ impl Settings for SphereStackParams {
         let masses = self.masses();
         let top = masses[masses.len() - 1];
         if !(top.is_finite() && top > 0.0 && self.loads().iter().all(|w| w.is_finite())) {
-            return Err(format!(
-                "mass_ratio: the top sphere's mass mass * mass_ratio^(n-1) must be finite and > 0, got {top}"
+            return Err(harness::FieldError::new(
+                "mass_ratio",
+                format!("the top sphere's mass mass * mass_ratio^(n-1) must be finite and > 0, got {top}"),
             ));
         }
         check::non_negative("mu", self.mu)?;
@@ -120,7 +121,10 @@ impl Settings for SphereStackParams {
         check::time_grid(self.dt, self.duration)?;
         check::positive("margin", self.margin)?;
         if let Some(j) = self.penetrations().iter().position(|&d| d >= self.radius) {
-            return Err(format!("k: too soft, contact {j} would rest at a penetration beyond the radius"));
+            return Err(harness::FieldError::new(
+                "k",
+                format!("too soft, contact {j} would rest at a penetration beyond the radius"),
+            ));
         }
         Ok(())
     }
@@ -380,9 +384,9 @@ mod tests {
     #[test]
     fn non_finite_values_are_rejected_by_name() {
         let p = SphereStackParams { mu: f64::NAN, ..Default::default() };
-        assert!(p.validate().unwrap_err().starts_with("mu:"));
+        assert!(p.validate().unwrap_err().to_string().starts_with("mu:"));
         let p = SphereStackParams { mass_ratio: f64::NAN, ..Default::default() };
-        assert!(p.validate().unwrap_err().starts_with("mass_ratio:"));
+        assert!(p.validate().unwrap_err().to_string().starts_with("mass_ratio:"));
     }
 
     #[rstest]

@@ -124,14 +124,14 @@ impl Default for SpringCylinderParams {
 }
 
 impl Settings for SpringCylinderParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::positive("radius", self.radius)?;
         check::positive("half_height", self.half_height)?;
         check::positive("mass", self.mass)?;
         check::positive("k_s", self.k_s)?;
         check::finite("x0", self.x0)?;
         if self.x0 == 0.0 {
-            return Err("x0: must be nonzero (the cylinder would not move)".into());
+            return Err(harness::FieldError::new("x0", "must be nonzero (the cylinder would not move)"));
         }
         check::non_negative("mu", self.mu)?;
         check::one_of("contact", &self.contact, &ContactModel::NAMES)?;
@@ -142,14 +142,15 @@ impl Settings for SpringCylinderParams {
         check::positive("margin", self.margin)?;
         let wdt = self.omega_frictionless() * self.dt;
         if wdt >= 2.0 {
-            return Err(format!(
-                "dt: symplectic Euler is unstable for the spring unless sqrt(k_s/m) dt < 2, got {wdt}"
+            return Err(harness::FieldError::new(
+                "dt",
+                format!("symplectic Euler is unstable for the spring unless sqrt(k_s/m) dt < 2, got {wdt}"),
             ));
         }
         if self.rest_penetration() >= self.radius {
-            return Err(format!(
-                "k: too soft, the static penetration m g / k = {} m exceeds the radius",
-                self.rest_penetration()
+            return Err(harness::FieldError::new(
+                "k",
+                format!("too soft, the static penetration m g / k = {} m exceeds the radius", self.rest_penetration()),
             ));
         }
         Ok(())
@@ -504,9 +505,9 @@ mod tests {
     #[test]
     fn non_finite_values_are_rejected_by_name() {
         let p = SpringCylinderParams { x0: f64::NAN, ..Default::default() };
-        assert!(p.validate().unwrap_err().starts_with("x0:"));
+        assert!(p.validate().unwrap_err().to_string().starts_with("x0:"));
         let p = SpringCylinderParams { mu: f64::INFINITY, ..Default::default() };
-        assert!(p.validate().unwrap_err().starts_with("mu:"));
+        assert!(p.validate().unwrap_err().to_string().starts_with("mu:"));
     }
 
     #[rstest]

@@ -64,18 +64,21 @@ impl Default for SpringMassDamperParams {
 }
 
 impl Settings for SpringMassDamperParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::positive("mass", self.mass)?;
         check::positive("k", self.k)?;
         check::non_negative("b", self.b)?;
         check::finite("x0", self.x0)?;
         check::finite("v0", self.v0)?;
         if self.x0 == 0.0 && self.v0 == 0.0 {
-            return Err("x0: the start (x0, v0) must not be the rest state".into());
+            return Err(harness::FieldError::new("x0", "the start (x0, v0) must not be the rest state"));
         }
         check::time_grid(self.dt, self.duration)?;
         if self.steps() < 2 {
-            return Err(format!("duration: must be at least 2 steps (dt = {}), got {}", self.dt, self.duration));
+            return Err(harness::FieldError::new(
+                "duration",
+                format!("must be at least 2 steps (dt = {}), got {}", self.dt, self.duration),
+            ));
         }
         check::positive("margin", self.margin)
     }

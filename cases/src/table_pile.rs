@@ -131,9 +131,9 @@ impl Default for TablePileParams {
 }
 
 impl Settings for TablePileParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if !(1..=MAX_TABLES).contains(&self.n) {
-            return Err(format!("n: must be in [1, {MAX_TABLES}], got {}", self.n));
+            return Err(harness::FieldError::new("n", format!("must be in [1, {MAX_TABLES}], got {}", self.n)));
         }
         for (name, v) in [
             ("mass", self.mass),
@@ -152,13 +152,16 @@ impl Settings for TablePileParams {
         check::non_negative("spread", self.spread)?;
         check::non_negative("mu", self.mu)?;
         if !(0.0..90.0).contains(&self.tilt_deg) {
-            return Err(format!("tilt_deg: must be in [0, 90), got {}", self.tilt_deg));
+            return Err(harness::FieldError::new("tilt_deg", format!("must be in [0, 90), got {}", self.tilt_deg)));
         }
         let half_side = 0.5 * self.top_length.min(self.top_width);
         if self.leg_width >= half_side {
-            return Err(format!(
-                "leg_width: must be below half the top's smaller side ({half_side}) so that the legs stay apart, got {}",
-                self.leg_width
+            return Err(harness::FieldError::new(
+                "leg_width",
+                format!(
+                    "must be below half the top's smaller side ({half_side}) so that the legs stay apart, got {}",
+                    self.leg_width
+                ),
             ));
         }
         check::time_grid(self.dt, self.duration)

@@ -104,11 +104,11 @@ impl Default for TwistingBarParams {
 }
 
 impl Settings for TwistingBarParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         check::one_of("material", &self.material, &MATERIAL_NAMES)?;
         check::positive("E", self.youngs_modulus)?;
         if !(self.nu > -1.0 && self.nu < 0.5) {
-            return Err(format!("nu: must be in (-1, 0.5), got {}", self.nu));
+            return Err(harness::FieldError::new("nu", format!("must be in (-1, 0.5), got {}", self.nu)));
         }
         check::positive("rho", self.rho)?;
         check::positive("length", self.length)?;
@@ -116,7 +116,7 @@ impl Settings for TwistingBarParams {
         check::finite("twist_rate", self.twist_rate)?;
         for (name, n) in [("nx", self.nx), ("ny", self.ny), ("nz", self.nz)] {
             if !(1..=MAX_CELLS).contains(&n) {
-                return Err(format!("{name}: must be in [1, {MAX_CELLS}], got {n}"));
+                return Err(harness::FieldError::new(name, format!("must be in [1, {MAX_CELLS}], got {n}")));
             }
         }
         check::non_negative("gravity", self.gravity)?;

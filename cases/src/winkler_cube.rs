@@ -89,14 +89,17 @@ impl Default for WinklerCubeParams {
 }
 
 impl Settings for WinklerCubeParams {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         for (n, v) in [("side", self.side), ("density", self.density), ("modulus", self.modulus), ("depth", self.depth)]
         {
             check::positive(n, v)?;
         }
         let g = self.grid();
         if g < 2 || g * g != self.elements {
-            return Err(format!("elements: must be a perfect square >= 4, got {}", self.elements));
+            return Err(harness::FieldError::new(
+                "elements",
+                format!("must be a perfect square >= 4, got {}", self.elements),
+            ));
         }
         check::non_negative("element_damping", self.element_damping)?;
         check::non_negative("load", self.load)?;

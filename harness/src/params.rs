@@ -46,11 +46,41 @@ pub enum ParamError {
 #[serde(transparent)]
 pub struct Params(pub Map<String, Value>);
 
-/// Implemented by settings structs: serde with `#[serde(default, deny_unknown_fields)]`, plus
-/// semantic validation.
+/// A field of a settings or parameter struct that is out of range or inconsistent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field (the key a user writes with `--set`).
+    pub field: String,
+    /// What is wrong, with the bad value as given (e.g. "must be in (0, 2), got 2.5").
+    pub reason: String,
+}
+
+impl FieldError {
+    /// `field` is invalid because of `reason`.
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self { field: field.into(), reason: reason.into() }
+    }
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+/// Implemented by settings structs: serde with `#[serde(default, deny_unknown_fields)]` (every
+/// choice a serde enum, so an unknown spelling fails while decoding), plus semantic validation.
 pub trait Settings: Serialize + DeserializeOwned + Default {
-    /// Checks ranges and consistency; the message names the field.
-    fn validate(&self) -> Result<(), String>;
+    /// Checks ranges and consistency; the error names the field.
+    fn validate(&self) -> Result<(), FieldError>;
+}
+
+/// A choice of a settings enum from its TOML/CLI spelling (`choice::<Split>("none")`), through
+/// the same serde mapping that decodes settings; `Err` names the accepted spellings.
+pub fn choice<T: DeserializeOwned>(spelling: &str) -> Result<T, String> {
+    serde_json::from_value(Value::String(spelling.to_string())).map_err(|e| e.to_string())
 }
 
 impl Params {
@@ -76,17 +106,22 @@ impl Params {
         }
     }
 
-    /// Decodes into a typed settings struct and validates it.
+    /// Decodes into a typed settings struct and validates it. Errors name the field: serde's
+    /// path to the failing value for a wrong type or an unknown choice, [`FieldError::field`]
+    /// for a range check.
     pub fn decode<S: Settings>(&self, owner: &str) -> Result<S, ParamError> {
-        let s: S = serde_json::from_value(Value::Object(self.0.clone())).map_err(|e| ParamError::BadValue {
-            key: "?".into(),
+        let s: S = serde_path_to_error::deserialize(Value::Object(self.0.clone())).map_err(|e| {
+            let key = match e.path().to_string() {
+                p if p == "." => "?".to_string(),
+                p => p,
+            };
+            let why = e.into_inner().to_string();
+            ParamError::BadValue { why: format!("{key}: {why}"), key, owner: owner.into() }
+        })?;
+        s.validate().map_err(|e| ParamError::BadValue {
+            key: e.field.clone(),
             owner: owner.into(),
             why: e.to_string(),
-        })?;
-        s.validate().map_err(|why| ParamError::BadValue {
-            key: why.split(':').next().unwrap_or("?").trim().into(),
-            owner: owner.into(),
-            why,
         })?;
         Ok(s)
     }
@@ -126,16 +161,41 @@ impl Params {
         Ok(())
     }
 
-    /// Applies every entry of `other` (already typed, e.g. from a suite file) with the same
-    /// checks as [`Params::set`].
-    pub fn merge(&mut self, other: &Params, owner: &str) -> Result<(), ParamError> {
-        for (k, v) in &other.0 {
-            let raw = match v {
-                Value::String(s) => s.clone(),
-                v => v.to_string(),
-            };
-            self.set(k, &raw, owner)?;
+    /// Applies `key = value` already typed (from a suite TOML file): the key must exist and the
+    /// value must have the default's type (an integer is accepted where a number is expected);
+    /// non-finite numbers are refused. Nothing goes through text.
+    pub fn set_value(&mut self, key: &str, value: &Value, owner: &str) -> Result<(), ParamError> {
+        let bad = |why: String| ParamError::BadValue { key: key.into(), owner: owner.into(), why };
+        let current = self.0.get(key).ok_or_else(|| ParamError::UnknownKey {
+            key: key.into(),
+            owner: owner.into(),
+            known: self.0.keys().cloned().collect::<Vec<_>>().join(", "),
+        })?;
+        let kind = |v: &Value| match v {
+            Value::Bool(_) => "a boolean",
+            Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Null => "NaN or null",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "a table",
+        };
+        let ok = match (current, value) {
+            (Value::Bool(_), Value::Bool(_)) | (Value::String(_), Value::String(_)) => true,
+            (Value::Number(c), Value::Number(v)) if c.is_i64() || c.is_u64() => v.is_i64() || v.is_u64(),
+            (Value::Number(_), Value::Number(v)) => v.as_f64().is_some_and(f64::is_finite),
+            _ => false,
+        };
+        if !ok {
+            return Err(bad(format!("expected {}, got {} ({value})", kind(current), kind(value))));
         }
+        let value = match (current, value) {
+            (Value::Number(c), Value::Number(v)) if !(c.is_i64() || c.is_u64()) => {
+                Value::from(v.as_f64().expect("checked above"))
+            }
+            _ => value.clone(),
+        };
+        self.0.insert(key.to_string(), value);
         Ok(())
     }
 
@@ -167,12 +227,69 @@ mod tests {
         iters: i64,
     }
     impl Settings for S {
-        fn validate(&self) -> Result<(), String> {
+        fn validate(&self) -> Result<(), FieldError> {
             if self.mu < 0.0 {
-                return Err(format!("mu: must be >= 0, got {}", self.mu));
+                return Err(FieldError::new("mu", format!("must be >= 0, got {}", self.mu)));
             }
             Ok(())
         }
+    }
+
+    #[derive(Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+    #[serde(rename_all = "snake_case")]
+    enum Choice {
+        #[default]
+        First,
+        SecondOne,
+    }
+
+    #[derive(Debug, Default, Serialize, serde::Deserialize, PartialEq)]
+    #[serde(default, deny_unknown_fields)]
+    struct WithChoice {
+        choice: Choice,
+        n: usize,
+    }
+    impl Settings for WithChoice {
+        fn validate(&self) -> Result<(), FieldError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn decode_errors_name_the_field() {
+        let mut p = Params::from_settings(&WithChoice::default());
+        assert_eq!(p.0["choice"], "first");
+        p.set("choice", "second_one", "t").unwrap();
+        assert_eq!(p.decode::<WithChoice>("t").unwrap().choice, Choice::SecondOne);
+        p.set("choice", "bogus", "t").unwrap();
+        match p.decode::<WithChoice>("t").unwrap_err() {
+            ParamError::BadValue { key, why, .. } => {
+                assert_eq!(key, "choice");
+                assert!(why.contains("bogus") && why.contains("second_one"), "{why}");
+            }
+            e => panic!("{e:?}"),
+        }
+        let mut p = Params::from_settings(&WithChoice::default());
+        p.0.insert("n".into(), Value::from(-3));
+        match p.decode::<WithChoice>("t").unwrap_err() {
+            ParamError::BadValue { key, .. } => assert_eq!(key, "n"),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn typed_values_keep_their_type_and_nan_is_named() {
+        let mut p = Params::from_toml("mu = 0.5\niters = 10\nname = \"a\"", "test").unwrap();
+        p.set_value("mu", &Value::from(1), "t").unwrap();
+        assert_eq!(p.f64("mu"), Some(1.0));
+        p.set_value("name", &Value::from("b"), "t").unwrap();
+        assert_eq!(p.0["name"], "b");
+        let e = p.set_value("iters", &Value::from(1.5), "t").unwrap_err().to_string();
+        assert!(e.contains("iters") && e.contains("expected an integer"), "{e}");
+        // TOML `nan` arrives as JSON null
+        let e = p.set_value("mu", &Value::Null, "t").unwrap_err().to_string();
+        assert!(e.contains("mu") && e.contains("NaN"), "{e}");
+        assert!(matches!(p.set_value("nu", &Value::from(1), "t"), Err(ParamError::UnknownKey { .. })));
     }
 
     #[test]

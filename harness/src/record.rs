@@ -128,6 +128,14 @@ pub struct SolverRecord {
     pub params: Params,
     /// [`Params::hash`] of `params`.
     pub params_hash: String,
+    /// The paper or reference the method comes from ([`crate::SolverDef::PAPER`]; empty in
+    /// records written before it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub paper: String,
+    /// [`Params::hash`] of the solver's default settings: when `params_hash` differs, the record's
+    /// file name carries the settings hash (a sweep never overwrites). Empty in older records.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub defaults_hash: String,
 }
 
 /// Outcome of a (case, solver) pair.
@@ -282,14 +290,23 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// File name for this record inside a run directory: `<case label>__<solver>.json`.
+    /// File name for this record inside a run directory: `<case label>__<solver>.json`, or
+    /// `<case label>__<solver>-<first 8 hex digits of the settings hash>.json` when the solver ran
+    /// with other settings than its defaults, so that the records of a settings sweep sit side by
+    /// side.
     pub fn file_name(&self) -> String {
         let clean = |s: &str| {
             s.chars()
                 .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
                 .collect::<String>()
         };
-        format!("{}__{}.json", clean(&self.case.label), clean(&self.solver.name))
+        let s = &self.solver;
+        let tag = if s.defaults_hash.is_empty() || s.params_hash == s.defaults_hash {
+            String::new()
+        } else {
+            format!("-{}", clean(&s.params_hash.chars().take(8).collect::<String>()))
+        };
+        format!("{}__{}{tag}.json", clean(&self.case.label), clean(&s.name))
     }
 
     /// Reads a record, checking the schema tag.

@@ -5,40 +5,65 @@ use crate::case::Case;
 use crate::params::{ParamError, Params, Settings};
 use crate::solver::{Capabilities, Solver};
 
-/// Builds a solver from validated parameters.
-pub type SolverBuilder = Box<dyn Fn(&Params) -> Result<Box<dyn Solver>, ParamError> + Send + Sync>;
+/// The typed definition of a solver: what registering it needs. Implemented by each solver type
+/// next to its code; registered with one line, `Registry::default().register::<Pgs>()`.
+pub trait SolverDef: Solver + Sized + 'static {
+    /// Its options: a serde struct with `#[serde(default, deny_unknown_fields)]`, every choice a
+    /// serde enum, and `validate()`.
+    type Settings: Settings + Clone + Send + Sync + 'static;
+    /// Registry name (e.g. "pgs"); also the `[solver_settings.NAME]` key of suite files.
+    const NAME: &'static str;
+    /// One-line description (`signorini list`).
+    const SUMMARY: &'static str;
+    /// The paper or reference the method comes from (recorded in run records as `solver.paper`).
+    const PAPER: &'static str;
+    /// What it can handle (checked against a case's needs before running).
+    fn capabilities() -> Capabilities;
+    /// The solver with validated settings.
+    fn from_settings(settings: Self::Settings) -> Self;
+}
 
-/// How to make a solver from parameters.
+/// Makes a solver from settings decoded and validated once, when the pair was prepared.
+pub type SolverFactory = Box<dyn Fn() -> Box<dyn Solver> + Send + Sync>;
+
+/// Decodes and validates parameters into a [`SolverFactory`].
+pub type SolverPreparer = Box<dyn Fn(&Params) -> Result<SolverFactory, ParamError> + Send + Sync>;
+
+/// A registered solver, type-erased.
 pub struct SolverEntry {
     /// Registry name.
     pub name: &'static str,
     /// One-line description.
     pub summary: &'static str,
+    /// The paper or reference the method comes from.
+    pub paper: &'static str,
     /// What the solver supports (checked against a case's needs before running).
     pub capabilities: Capabilities,
     /// Default parameters.
     pub defaults: fn() -> Params,
-    /// Builds the solver from (validated) parameters.
-    pub build: SolverBuilder,
+    /// Decodes and validates parameters (once) into a factory of solvers.
+    pub prepare: SolverPreparer,
 }
 
 impl SolverEntry {
-    /// An entry for a solver made from a [`Settings`] struct `S` by `make`.
-    pub fn new<S, T>(name: &'static str, summary: &'static str, capabilities: Capabilities, make: fn(S) -> T) -> Self
-    where
-        S: Settings + 'static,
-        T: Solver + 'static,
-    {
+    /// The entry of solver type `T`.
+    pub fn of<T: SolverDef>() -> Self {
         SolverEntry {
-            name,
-            summary,
-            capabilities,
-            defaults: || Params::from_settings(&S::default()),
-            build: Box::new(move |p: &Params| {
-                let s: S = p.decode(name)?;
-                Ok(Box::new(make(s)) as Box<dyn Solver>)
+            name: T::NAME,
+            summary: T::SUMMARY,
+            paper: T::PAPER,
+            capabilities: T::capabilities(),
+            defaults: || Params::from_settings(&T::Settings::default()),
+            prepare: Box::new(|p: &Params| {
+                let s: T::Settings = p.decode(T::NAME)?;
+                Ok(Box::new(move || Box::new(T::from_settings(s.clone())) as Box<dyn Solver>) as SolverFactory)
             }),
         }
+    }
+
+    /// Builds a solver from parameters (decoding and validating them).
+    pub fn build(&self, params: &Params) -> Result<Box<dyn Solver>, ParamError> {
+        Ok((self.prepare)(params)?())
     }
 }
 
@@ -64,7 +89,11 @@ pub struct UnknownName {
 }
 
 impl Registry {
-    /// Adds a solver.
+    /// Registers solver type `T`.
+    pub fn register<T: SolverDef>(self) -> Self {
+        self.solver(SolverEntry::of::<T>())
+    }
+    /// Adds a solver entry.
     pub fn solver(mut self, e: SolverEntry) -> Self {
         self.solvers.push(e);
         self

@@ -8,7 +8,7 @@ use crate::record::{
     metric_stat, quantiles, CaseRecord, MeanMax, MomentumDrift, Provenance, RunRecord, RunStatus, SolverRecord,
     Summary, SCHEMA,
 };
-use crate::registry::Registry;
+use crate::registry::{Registry, SolverFactory};
 use crate::stepper::{simulate, RunOptions, RunOutcome};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -21,12 +21,32 @@ pub struct PairSpec {
     pub label: String,
     /// Case registry name.
     pub case: String,
-    /// Case parameter overrides `(key, value as text)`, applied in order.
-    pub case_set: Vec<(String, String)>,
+    /// Case parameter overrides, applied in order.
+    pub case_set: Vec<(String, Override)>,
     /// Solver registry name.
     pub solver: String,
     /// Solver parameter overrides.
-    pub solver_set: Vec<(String, String)>,
+    pub solver_set: Vec<(String, Override)>,
+}
+
+/// A parameter override: text from the command line (typed after the parameter's default), or
+/// a value already typed by a suite file (checked against the default's type, never re-parsed).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Override {
+    /// `--set key=text`.
+    Text(String),
+    /// A suite file's typed value.
+    Typed(serde_json::Value),
+}
+
+impl Override {
+    /// Applies the override to `params`.
+    pub fn apply(&self, params: &mut Params, key: &str, owner: &str) -> Result<(), ParamError> {
+        match self {
+            Override::Text(raw) => params.set(key, raw, owner),
+            Override::Typed(v) => params.set_value(key, v, owner),
+        }
+    }
 }
 
 /// A named list of pairs.
@@ -62,16 +82,8 @@ struct CaseEntry {
     set: Params,
 }
 
-fn as_text(p: &Params) -> Vec<(String, String)> {
-    p.0.iter()
-        .map(|(k, v)| {
-            let raw = match v {
-                serde_json::Value::String(s) => s.clone(),
-                v => v.to_string(),
-            };
-            (k.clone(), raw)
-        })
-        .collect()
+fn typed(p: &Params) -> Vec<(String, Override)> {
+    p.0.iter().map(|(k, v)| (k.clone(), Override::Typed(v.clone()))).collect()
 }
 
 impl Suite {
@@ -109,10 +121,24 @@ impl Suite {
 
     /// Parses a suite file. `source` names it in errors.
     pub fn from_toml(text: &str, source: &str, reg: &Registry) -> Result<Suite, String> {
+        Self::from_toml_with_solvers(text, source, reg, None)
+    }
+
+    /// Parses a suite file, running its cases with `solvers` instead of the file's `solvers` list
+    /// when given (`signorini run --suite FILE --solver NAME`: a new solver on a suite's cases;
+    /// the file's `[solver_settings.NAME]` still apply).
+    pub fn from_toml_with_solvers(
+        text: &str,
+        source: &str,
+        reg: &Registry,
+        solvers: Option<&[String]>,
+    ) -> Result<Suite, String> {
         let f: SuiteFile =
             toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
-        let solvers: Vec<String> =
-            f.solvers.unwrap_or_else(|| reg.solvers.iter().map(|s| s.name.to_string()).collect());
+        let solvers: Vec<String> = match solvers {
+            Some(names) => names.to_vec(),
+            None => f.solvers.unwrap_or_else(|| reg.solvers.iter().map(|s| s.name.to_string()).collect()),
+        };
         for s in solvers.iter().chain(f.solver_settings.keys()) {
             reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
         }
@@ -126,9 +152,9 @@ impl Suite {
                 pairs.push(PairSpec {
                     label: c.label.clone().unwrap_or_else(|| c.name.clone()),
                     case: c.name.clone(),
-                    case_set: as_text(&c.set),
+                    case_set: typed(&c.set),
                     solver: s.clone(),
-                    solver_set: f.solver_settings.get(s).map(as_text).unwrap_or_default(),
+                    solver_set: f.solver_settings.get(s).map(typed).unwrap_or_default(),
                 });
             }
         }
@@ -155,7 +181,7 @@ impl Suite {
                 if has {
                     used = true;
                     let target = if is_solver { &mut p.solver_set } else { &mut p.case_set };
-                    target.push((k.to_string(), value.clone()));
+                    target.push((k.to_string(), Override::Text(value.clone())));
                 }
             }
             if !used {
@@ -163,6 +189,26 @@ impl Suite {
                 return Err(format!("--set {key}={value}: no {what} in this run has a parameter '{k}'"));
             }
         }
+        Ok(())
+    }
+
+    /// Keeps the pairs whose case (registry name or label) is in `cases`, when given. Every name
+    /// must select at least one pair.
+    pub fn select_cases(&mut self, cases: &[String]) -> Result<(), String> {
+        if cases.is_empty() {
+            return Ok(());
+        }
+        for c in cases {
+            if !self.pairs.iter().any(|p| &p.case == c || &p.label == c) {
+                let known: std::collections::BTreeSet<&str> = self.pairs.iter().map(|p| p.label.as_str()).collect();
+                return Err(format!(
+                    "--case {c}: no case of suite '{}' has this name or label (known: {})",
+                    self.name,
+                    known.into_iter().collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        self.pairs.retain(|p| cases.iter().any(|c| &p.case == c || &p.label == c));
         Ok(())
     }
 
@@ -181,6 +227,8 @@ pub struct PreparedPair {
     pub case_params: Params,
     /// Full solver parameters.
     pub solver_params: Params,
+    /// Makes the solver from the settings decoded and validated by [`prepare`].
+    pub solver: SolverFactory,
     /// The built scene.
     pub scenario: Scenario,
     /// Why the pair will be skipped (missing capabilities), if it will.
@@ -197,7 +245,7 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Strin
         let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
         let mut cp = case.defaults();
         for (k, v) in &spec.case_set {
-            cp.set(k, v, &format!("case '{}'", spec.case)).map_err(|e| e.to_string())?;
+            v.apply(&mut cp, k, &format!("case '{}'", spec.case)).map_err(|e| e.to_string())?;
         }
         let cache_key = format!("{}:{}", spec.case, cp.hash());
         if !case_cache.contains_key(&cache_key) {
@@ -208,12 +256,19 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Strin
         let scenario = case_cache[&cache_key].1.clone();
         let mut sp = (solver.defaults)();
         for (k, v) in &spec.solver_set {
-            sp.set(k, v, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
+            v.apply(&mut sp, k, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
         }
-        (solver.build)(&sp).map_err(|e: ParamError| e.to_string())?;
+        let factory = (solver.prepare)(&sp).map_err(|e: ParamError| e.to_string())?;
         let missing = solver.capabilities.missing(&scenario.needs);
         let skip = (!missing.is_empty()).then(|| format!("{} does not support {}", spec.solver, missing.join(", ")));
-        out.push(PreparedPair { spec: spec.clone(), case_params: cp, solver_params: sp, scenario, skip });
+        out.push(PreparedPair {
+            spec: spec.clone(),
+            case_params: cp,
+            solver_params: sp,
+            solver: factory,
+            scenario,
+            skip,
+        });
     }
     Ok(out)
 }
@@ -255,6 +310,8 @@ pub fn run_pair(
             name: spec.solver.clone(),
             params: pair.solver_params.clone(),
             params_hash: pair.solver_params.hash(),
+            paper: reg.find_solver(&spec.solver).map(|s| s.paper.to_string()).unwrap_or_default(),
+            defaults_hash: reg.find_solver(&spec.solver).map(|s| (s.defaults)().hash()).unwrap_or_default(),
         },
         status: RunStatus::Skipped,
         reason: pair.skip.clone(),
@@ -266,9 +323,9 @@ pub fn run_pair(
     if pair.skip.is_some() {
         return record;
     }
-    let (entry, case) = match (reg.find_solver(&spec.solver), reg.find_case(&spec.case)) {
-        (Ok(s), Ok(c)) => (s, c),
-        (Err(e), _) | (_, Err(e)) => {
+    let case = match reg.find_case(&spec.case) {
+        Ok(c) => c,
+        Err(e) => {
             record.status = RunStatus::Failed;
             record.reason = Some(e.to_string());
             return record;
@@ -276,7 +333,7 @@ pub fn run_pair(
     };
     progress.pair_started(pair);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut solver = (entry.build)(&pair.solver_params).map_err(|e| e.to_string())?;
+        let mut solver = (pair.solver)();
         Ok::<RunOutcome, String>(simulate(&pair.scenario, solver.as_mut(), opts, &mut || progress.step()))
     }));
     let outcome = match result {
@@ -373,7 +430,8 @@ pub fn run_one(
     solver: &str,
     solver_set: &[(&str, &str)],
 ) -> Result<RunRecord, String> {
-    let owned = |sets: &[(&str, &str)]| sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let owned =
+        |sets: &[(&str, &str)]| sets.iter().map(|(k, v)| (k.to_string(), Override::Text(v.to_string()))).collect();
     let suite = Suite {
         name: format!("{case}-{solver}"),
         pairs: vec![PairSpec {

@@ -47,19 +47,6 @@ impl Capabilities {
     }
 }
 
-/// Static description of a solver instance.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SolverInfo {
-    /// Registry name (e.g. "pgs").
-    pub name: String,
-    /// The paper or reference the method comes from.
-    pub paper: String,
-    /// What it can handle.
-    pub capabilities: Capabilities,
-    /// Its settings as JSON (recorded in run records).
-    pub params: serde_json::Value,
-}
-
 /// How good a returned iterate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -150,10 +137,9 @@ pub enum SolveError {
 /// A contact solver: one time step at a time.
 ///
 /// A solver holds its settings and any state it wants to keep between steps (factorization
-/// patterns, scratch buffers); warm-start data arrives through [`StepProblem::warm_start`].
+/// patterns, scratch buffers); warm-start data arrives through [`StepProblem::warm_start`]. Its
+/// name, paper, capabilities and settings type are given by [`crate::registry::SolverDef`].
 pub trait Solver: Send {
-    /// Name, paper, capabilities and settings.
-    fn info(&self) -> SolverInfo;
     /// Solves one step. Implementations record per-iteration statistics in `log`.
     fn step(&mut self, problem: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError>;
 }

@@ -11,25 +11,15 @@ use crate::sparse::Csr;
 use nalgebra::DMatrix;
 
 /// Which NCP function.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Ncp {
     /// Fischer–Burmeister `φ(a, b) = a + b − sqrt(a² + b²)` (Eq. 23; the paper's default).
+    #[default]
+    #[serde(rename = "fb")]
     FischerBurmeister,
     /// Minimum map `φ(a, b) = min(a, b)` (Eq. 18).
+    #[serde(rename = "min")]
     Min,
-}
-
-impl Ncp {
-    /// Accepted names.
-    pub const NAMES: [&'static str; 2] = ["fb", "min"];
-    /// Parses `"fb"` or `"min"`.
-    pub fn from_name(s: &str) -> Option<Self> {
-        match s {
-            "fb" => Some(Self::FischerBurmeister),
-            "min" => Some(Self::Min),
-            _ => None,
-        }
-    }
 }
 
 /// The normal row of one contact: `φ_n(C, λ)` and its partial derivatives.

@@ -4,8 +4,8 @@
 //! holds the method's [`harness::Solver`] implementation, its settings struct
 //! (serde defaults + [`harness::Settings::validate`]), its tests, and a `README.md` with the paper,
 //! the equations implemented, every choice the paper left open and known deviations. A module
-//! exposes `pub fn entry() -> harness::SolverEntry`, which the root crate registers with one line,
-//! `.solver(solvers::pgs::entry())`; `docs/adding-a-solver.md` walks through it with PGS.
+//! implements `harness::SolverDef` for its solver type, which the root crate registers with one
+//! line, `.register::<solvers::pgs::Pgs>()`; `docs/adding-a-solver.md` walks through it with PGS.
 
 pub mod canal;
 pub mod drumwright;

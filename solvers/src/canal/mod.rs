@@ -21,9 +21,9 @@ pub(crate) mod tests;
 pub use settings::{CanalSettings, Inner};
 pub use solver::{Canal, CanalStats};
 
-use harness::{Capabilities, SolverEntry};
+use harness::{Capabilities, SolverDef};
 
-/// The reference recorded in run records.
+/// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
 Robotic Multi-Contact Simulation (2025): CANAL, Algorithm 1, Eqs. (11)-(27)";
 
@@ -38,12 +38,16 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The registry entry: `registry().solver(solvers::canal::entry())` in the root crate.
-pub fn entry() -> SolverEntry {
-    SolverEntry::new::<CanalSettings, Canal>(
-        "canal",
-        "cascaded Newton-based augmented Lagrangian, exact cone (Lee et al. 2025)",
-        capabilities(),
-        Canal::new,
-    )
+/// The registry definition: `Registry::default().register::<Canal>()` in the root crate.
+impl SolverDef for Canal {
+    type Settings = CanalSettings;
+    const NAME: &'static str = "canal";
+    const SUMMARY: &'static str = "cascaded Newton-based augmented Lagrangian, exact cone (Lee et al. 2025)";
+    const PAPER: &'static str = PAPER;
+    fn capabilities() -> Capabilities {
+        capabilities()
+    }
+    fn from_settings(settings: CanalSettings) -> Self {
+        Canal::new(settings)
+    }
 }

@@ -4,32 +4,21 @@
 use serde::{Deserialize, Serialize};
 
 /// How the surrogate problem of each AL iteration is solved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Inner {
     /// CANAL (the paper): proximal cone projection with the frozen De Saxcé term, exact Newton on
     /// the strongly convex potential (22), exact line search (26).
+    #[default]
+    #[serde(rename = "cascaded")]
     Cascaded,
     /// Table II baseline: the strict operator (17) directly in (19), trust-region dogleg on the
     /// merit `½||r||²`.
+    #[serde(rename = "trdogleg")]
     TrDogleg,
     /// Table II baseline: the strict operator (17) in (19), damped semismooth Newton with Armijo
     /// backtracking on `½||r||²`.
+    #[serde(rename = "damped_newton")]
     DampedNewton,
-}
-
-impl Inner {
-    /// Accepted names, in the order of [`Inner`].
-    pub const NAMES: [&'static str; 3] = ["cascaded", "trdogleg", "damped_newton"];
-
-    /// Parses a name.
-    pub fn from_name(s: &str) -> Option<Self> {
-        match s {
-            "cascaded" => Some(Inner::Cascaded),
-            "trdogleg" => Some(Inner::TrDogleg),
-            "damped_newton" => Some(Inner::DampedNewton),
-            _ => None,
-        }
-    }
 }
 
 /// Options of CANAL (Lee et al. 2025, Algorithm 1).
@@ -61,7 +50,7 @@ pub struct CanalSettings {
     pub beta_max: f64,
     /// Inner solver: `"cascaded"` (CANAL), `"trdogleg"` or `"damped_newton"` (the strict-operator
     /// baselines of Table II, dense linear algebra) (default `"cascaded"`).
-    pub inner: String,
+    pub inner: Inner,
     /// Start from the previous step's impulses, matched by contact key (default true).
     pub warm_start: bool,
     /// Most evaluations of the exact line search (rtsafe) (default 100).
@@ -80,37 +69,39 @@ impl Default for CanalSettings {
             kappa: 10.0,
             zeta: 0.25,
             beta_max: 1e9,
-            inner: "cascaded".into(),
+            inner: Inner::Cascaded,
             warm_start: true,
             line_search_iterations: 100,
         }
     }
 }
 
-impl CanalSettings {
-    /// The parsed inner solver (validated).
-    pub fn inner(&self) -> Inner {
-        Inner::from_name(&self.inner).unwrap_or(Inner::Cascaded)
-    }
-}
-
 impl harness::Settings for CanalSettings {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         let pos = |name: &str, v: f64| {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(format!("{name}: must be finite and > 0, got {v}"))
+                Err(harness::FieldError::new(name, format!("must be finite and > 0, got {v}")))
             }
         };
         if self.max_al_iterations < 1 {
-            return Err(format!("max_al_iterations: must be >= 1, got {}", self.max_al_iterations));
+            return Err(harness::FieldError::new(
+                "max_al_iterations",
+                format!("must be >= 1, got {}", self.max_al_iterations),
+            ));
         }
         if self.max_newton_iterations < 1 {
-            return Err(format!("max_newton_iterations: must be >= 1, got {}", self.max_newton_iterations));
+            return Err(harness::FieldError::new(
+                "max_newton_iterations",
+                format!("must be >= 1, got {}", self.max_newton_iterations),
+            ));
         }
         if self.line_search_iterations < 1 {
-            return Err(format!("line_search_iterations: must be >= 1, got {}", self.line_search_iterations));
+            return Err(harness::FieldError::new(
+                "line_search_iterations",
+                format!("must be >= 1, got {}", self.line_search_iterations),
+            ));
         }
         pos("al_tolerance", self.al_tolerance)?;
         pos("newton_tolerance", self.newton_tolerance)?;
@@ -118,16 +109,16 @@ impl harness::Settings for CanalSettings {
         pos("beta0", self.beta0)?;
         pos("beta_max", self.beta_max)?;
         if !(self.kappa.is_finite() && self.kappa > 1.0) {
-            return Err(format!("kappa: must be finite and > 1, got {}", self.kappa));
+            return Err(harness::FieldError::new("kappa", format!("must be finite and > 1, got {}", self.kappa)));
         }
         if !(self.zeta > 0.0 && self.zeta < 1.0) {
-            return Err(format!("zeta: must be in (0, 1), got {}", self.zeta));
+            return Err(harness::FieldError::new("zeta", format!("must be in (0, 1), got {}", self.zeta)));
         }
         if self.beta_max < self.beta0 {
-            return Err(format!("beta_max: must be >= beta0 = {}, got {}", self.beta0, self.beta_max));
-        }
-        if Inner::from_name(&self.inner).is_none() {
-            return Err(format!("inner: must be one of {}, got '{}'", Inner::NAMES.join(", "), self.inner));
+            return Err(harness::FieldError::new(
+                "beta_max",
+                format!("must be >= beta0 = {}, got {}", self.beta0, self.beta_max),
+            ));
         }
         Ok(())
     }

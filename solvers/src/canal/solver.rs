@@ -4,7 +4,7 @@
 
 use super::model::{Model, Op};
 use super::settings::{CanalSettings, Inner};
-use harness::{IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::assembly::SymmetricPattern;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 
@@ -149,7 +149,7 @@ impl Canal {
         if !self.v.iter().chain(&self.b).chain(&self.lam).all(|x| x.is_finite()) {
             return Err(SolveError::NonFinite { what: "problem data (free velocity or warm start)".into() });
         }
-        if self.settings.inner() == Inner::Cascaded {
+        if self.settings.inner == Inner::Cascaded {
             // z^0: warm-started from the previous step (paper §3.5), whose converged slack is
             // z_t = J_t v_prev (README §3); J_t v at the start velocity without a warm start
             match p.warm_start.filter(|w| self.settings.warm_start && w.velocity.len() == self.nv) {
@@ -351,19 +351,10 @@ impl Canal {
 }
 
 impl Solver for Canal {
-    fn info(&self) -> SolverInfo {
-        SolverInfo {
-            name: "canal".into(),
-            paper: super::PAPER.into(),
-            capabilities: super::capabilities(),
-            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         self.setup(p)?;
         let s = self.settings.clone();
-        let inner = s.inner();
+        let inner = s.inner;
         let mut beta = s.beta0;
         let mut al_prev = f64::INFINITY;
         let mut status = SolveStatus::MaxIterations;

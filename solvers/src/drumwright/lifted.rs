@@ -20,7 +20,7 @@
 
 use super::model::Model;
 use super::program::{Program, RowKind, Stats};
-use super::settings::DrumwrightSettings;
+use super::settings::{DrumwrightSettings, MuZero, NormalLaw};
 use super::{Outcome, Stage};
 use harness::{SolveError, StepProblem};
 
@@ -59,7 +59,7 @@ pub(crate) fn solve(
     let (iv, ign, igt, igb) = (0, nv, nv + na, nv + na + nt);
     let ibeta = igb + nb;
     let nvar = ibeta + nt;
-    let lcp = s.normal_law == "lcp";
+    let lcp = s.normal_law == NormalLaw::Lcp;
     let mut prog = Program::new(nvar);
 
     // objective
@@ -138,7 +138,7 @@ pub(crate) fn solve(
     }
     // tangential law and cones
     if friction {
-        let unilateral = s.mu_zero == "unilateral";
+        let unilateral = s.mu_zero == MuZero::Unilateral;
         for (a, &ci) in m.active.iter().enumerate() {
             // μ = 0 as a §5 unilateral row: no tangential law, so β is free and ends at 0
             let skip_law = unilateral && m.mu[a] == 0.0;

@@ -22,12 +22,14 @@ mod solver;
 #[cfg(test)]
 mod tests;
 
-pub use settings::DrumwrightSettings;
+pub use settings::{
+    DrumwrightSettings, Form, FrictionSolve, GdotTerm, MuZero, NormalLaw, NormalModel, RowScaling, ZetaRule,
+};
 pub use solver::Drumwright;
 
-use harness::{Capabilities, SolveStatus, SolverEntry};
+use harness::{Capabilities, SolveStatus, SolverDef};
 
-/// The reference recorded in run records.
+/// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "E. M. Drumwright, An Unconditionally Stable First-Order Constraint Solver for \
 Multibody Systems (Toyota Research Institute, c. 2018); convex QP/SOCP solved with clarabel 0.11 \
 (Goulart & Chen, 2024)";
@@ -45,14 +47,19 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The registry entry: `registry().solver(solvers::drumwright::entry())` in the root crate.
-pub fn entry() -> SolverEntry {
-    SolverEntry::new::<DrumwrightSettings, Drumwright>(
-        "drumwright",
-        "Drumwright's first-order constraint solver: spring-damper constraints, convex QP/SOCP (clarabel)",
-        capabilities(),
-        Drumwright::new,
-    )
+/// The registry definition: `Registry::default().register::<Drumwright>()` in the root crate.
+impl SolverDef for Drumwright {
+    type Settings = DrumwrightSettings;
+    const NAME: &'static str = "drumwright";
+    const SUMMARY: &'static str =
+        "Drumwright's first-order constraint solver: spring-damper constraints, convex QP/SOCP (clarabel)";
+    const PAPER: &'static str = PAPER;
+    fn capabilities() -> Capabilities {
+        capabilities()
+    }
+    fn from_settings(settings: DrumwrightSettings) -> Self {
+        Drumwright::new(settings)
+    }
 }
 
 /// Which part of the problem one cone program solves.

@@ -8,7 +8,7 @@
 //! `r = 0`, `v̂ = -φ₀/h - hĠv₀`. With `row_scaling = "paper"` a compliant row is multiplied back by
 //! `scale = 1/r = h(hK + B)` (the force form of Eq. 84; README §10.3).
 
-use super::settings::DrumwrightSettings;
+use super::settings::{DrumwrightSettings, GdotTerm, NormalModel, RowScaling};
 use harness::model::ContactCompliance;
 use harness::{SolveError, StepProblem};
 use nalgebra::DMatrix;
@@ -51,7 +51,7 @@ pub(crate) struct Model {
 impl Model {
     pub fn new(p: &StepProblem<'_>, s: &DrumwrightSettings) -> Result<Model, SolveError> {
         let h = p.dt;
-        let paper = s.row_scaling == "paper";
+        let paper = s.row_scaling == RowScaling::Paper;
         let mut active = Vec::new();
         let mut normal = Vec::new();
         let mut mu = Vec::new();
@@ -59,10 +59,10 @@ impl Model {
             if !(s.speculative || c.gap <= 0.0) {
                 continue;
             }
-            let law = match s.normal_model.as_str() {
-                "hertz_paper" | "hertz_secant" => {
+            let law = match s.normal_model {
+                NormalModel::HertzPaper | NormalModel::HertzSecant => {
                     let d = (-c.gap).max(0.0);
-                    let (k, phi0) = if s.normal_model == "hertz_paper" {
+                    let (k, phi0) = if s.normal_model == NormalModel::HertzPaper {
                         // Eqs. 121–123, sign-corrected: φ = -d^{3/2}, K = E* √r (N/m^{3/2})
                         (s.hertz_modulus * s.hertz_radius.sqrt(), if c.gap <= 0.0 { -d.powf(1.5) } else { c.gap })
                     } else {
@@ -72,7 +72,7 @@ impl Model {
                     let w = h * k + s.hertz_damping;
                     Law::new(-k * phi0 / w, 1.0 / (h * w), paper)
                 }
-                _ => {
+                NormalModel::Case => {
                     let (vhat, r) = p.normal_law(i);
                     match c.compliance {
                         ContactCompliance::Rigid => Law::new(vhat, 0.0, false),
@@ -98,9 +98,9 @@ impl Model {
                 Law::new(vhat, r, paper)
             })
             .collect();
-        if s.gdot_term != "off" && !bilateral.is_empty() {
+        if s.gdot_term != GdotTerm::Off && !bilateral.is_empty() {
             let gdv: Vec<f64> = p.bilateral.rows.iter().map(|r| r.gdot_v).collect();
-            let psi = psi_term(p, &gdv, s.gdot_term == "exact")?;
+            let psi = psi_term(p, &gdv, s.gdot_term == GdotTerm::Exact)?;
             for ((law, g), ps) in bilateral.iter_mut().zip(&gdv).zip(&psi) {
                 law.vhat -= h * g + law.r * h * ps;
             }

@@ -13,7 +13,7 @@
 use super::lifted::{contact_row, joint_row};
 use super::model::{minv_columns, Model};
 use super::program::{Program, RowKind, Stats};
-use super::settings::DrumwrightSettings;
+use super::settings::{DrumwrightSettings, MuZero};
 use super::{Outcome, Stage};
 use harness::{SolveError, StepProblem};
 use nalgebra::{DMatrix, DVector};
@@ -80,7 +80,7 @@ pub(crate) fn solve(
             h[(na + t, na + t)] += 1.0;
         }
         // μ = 0 as a §5 unilateral row (`mu_zero = "unilateral"`): no slack β in the objective
-        let no_slack = |t: usize| s.mu_zero == "unilateral" && m.mu[t / 2] == 0.0;
+        let no_slack = |t: usize| s.mu_zero == MuZero::Unilateral && m.mu[t / 2] == 0.0;
         for t in (0..nt).filter(|&t| no_slack(t)) {
             tt.row_mut(t).fill(0.0);
         }

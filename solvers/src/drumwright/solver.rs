@@ -3,9 +3,9 @@
 
 use super::model::{delassus_bilateral, Model};
 use super::program::{worse, Stats};
-use super::settings::DrumwrightSettings;
+use super::settings::{DrumwrightSettings, Form, FrictionSolve};
 use super::{lifted, reduced, Outcome, Stage};
-use harness::{IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use nalgebra::DVector;
 
 /// Drumwright's unconditionally stable first-order constraint solver.
@@ -55,7 +55,7 @@ impl Drumwright {
         stage: Stage<'_>,
         stats: &mut Vec<Stats>,
     ) -> Result<Outcome, SolveError> {
-        if self.settings.form == "reduced" {
+        if self.settings.form == Form::Reduced {
             reduced::solve(p, m, &self.settings, stage, stats)
         } else {
             lifted::solve(p, m, &self.settings, stage, stats)
@@ -64,15 +64,6 @@ impl Drumwright {
 }
 
 impl Solver for Drumwright {
-    fn info(&self) -> SolverInfo {
-        SolverInfo {
-            name: "drumwright".into(),
-            paper: super::PAPER.into(),
-            capabilities: super::capabilities(),
-            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let m = Model::new(p, &self.settings)?;
         let mut stats = Vec::new();
@@ -83,7 +74,7 @@ impl Solver for Drumwright {
             } else {
                 self.bilateral_only(p, &m, log)?
             }
-        } else if self.settings.friction_solve == "two_stage" {
+        } else if self.settings.friction_solve == FrictionSolve::TwoStage {
             let first = self.cone_program(p, &m, Stage::NormalOnly, &mut stats)?;
             let mut second = self.cone_program(p, &m, Stage::FrictionGiven(&first.gn), &mut stats)?;
             second.status = worse(first.status, second.status);

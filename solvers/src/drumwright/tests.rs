@@ -140,7 +140,7 @@ fn bilateral_drift_is_second_order_in_h() {
     let d = pendulum_drift(1e-2, DrumwrightSettings::default(), f64::INFINITY);
     assert!((d - expected(1e-2)).abs() <= 0.05 * expected(1e-2));
     // the M̂ Ġ v term (Eq. 53, gdot_term = exact) changes the drift but keeps it O(h^2)
-    let s = DrumwrightSettings { gdot_term: "exact".into(), ..Default::default() };
+    let s = DrumwrightSettings { gdot_term: super::settings::GdotTerm::Exact, ..Default::default() };
     let d = pendulum_drift(1e-2, s, 1e15);
     assert!(d < 3.0 * expected(1e-2), "with the Ġv term: {d}");
 }
@@ -174,7 +174,8 @@ fn lifted_and_reduced_forms_agree_on_a_resting_box() {
         Drumwright::new(s).step(&p, &mut IterationLog::new()).unwrap()
     };
     let lifted = run(DrumwrightSettings { tolerance: 1e-10, ..Default::default() });
-    let reduced = run(DrumwrightSettings { form: "reduced".into(), tolerance: 1e-10, ..Default::default() });
+    let reduced =
+        run(DrumwrightSettings { form: super::settings::Form::Reduced, tolerance: 1e-10, ..Default::default() });
     let scale = lifted.impulses.iter().map(|l| l[0]).sum::<f64>();
     for (a, b) in lifted.impulses.iter().zip(&reduced.impulses) {
         for k in 0..3 {
@@ -194,8 +195,8 @@ fn lifted_and_reduced_forms_agree_on_a_resting_box() {
 /// their field.
 #[test]
 fn settings_validate_and_entry_builds() {
-    let e = entry();
-    assert!((e.build)(&(e.defaults)()).is_ok());
+    let e = harness::SolverEntry::of::<Drumwright>();
+    assert!(e.build(&(e.defaults)()).is_ok());
     for (k, v) in [
         ("zeta_rule", serde_json::json!("x")),
         ("form", serde_json::json!("dense")),
@@ -205,7 +206,7 @@ fn settings_validate_and_entry_builds() {
     ] {
         let mut p = (e.defaults)();
         p.0.insert(k.into(), v);
-        let err = (e.build)(&p).err().expect("invalid").to_string();
+        let err = e.build(&p).err().expect("invalid").to_string();
         assert!(err.contains(k), "{k}: {err}");
     }
     assert!(DrumwrightSettings::paper().validate().is_ok());

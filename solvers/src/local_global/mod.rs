@@ -24,9 +24,9 @@ pub use reference::{incremental_potential, newton_reference};
 pub use settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 pub use solver::LocalGlobal;
 
-use harness::{Capabilities, SolverEntry};
+use harness::{Capabilities, SolverDef};
 
-/// The reference recorded in run records.
+/// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "Z. Zeng, S. Luo, F. Shi, Z. Zhang: Fast But Accurate: A Real-Time Hyperelastic Simulator \
 with Robust Frictional Contact (arXiv 2503.15078)";
 
@@ -42,12 +42,17 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The registry entry.
-pub fn entry() -> SolverEntry {
-    SolverEntry::new::<LocalGlobalSettings, LocalGlobal>(
-        "local_global",
-        "Zeng et al. local-global PD with sparse inverse S = L^-1 P and NCP friction (FB/min, CR), FEM bodies",
-        capabilities(),
-        LocalGlobal::new,
-    )
+/// The registry definition: `Registry::default().register::<LocalGlobal>()` in the root crate.
+impl SolverDef for LocalGlobal {
+    type Settings = LocalGlobalSettings;
+    const NAME: &'static str = "local_global";
+    const SUMMARY: &'static str =
+        "Zeng et al. local-global PD with sparse inverse S = L^-1 P and NCP friction (FB/min, CR), FEM bodies";
+    const PAPER: &'static str = PAPER;
+    fn capabilities() -> Capabilities {
+        capabilities()
+    }
+    fn from_settings(settings: LocalGlobalSettings) -> Self {
+        LocalGlobal::new(settings)
+    }
 }

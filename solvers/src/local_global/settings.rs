@@ -5,51 +5,31 @@ use kernels::ncp::Ncp;
 use serde::{Deserialize, Serialize};
 
 /// How the global step `A q = b` (Eq. 6) is solved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum GlobalSolve {
     /// `q = Sᵀ (S b)` with the sparse inverse factor (Eq. 8; Algorithm 4; default).
+    #[default]
+    #[serde(rename = "sparse_inverse")]
     SparseInverse,
     /// Forward and backward triangular solves with the prefactored Cholesky `L` (Algorithm 1).
+    #[serde(rename = "cholesky")]
     Cholesky,
     /// One Jacobi iteration `q ← q + D⁻¹(b − A q)` per global step — the paper's "incomplete"
     /// baseline (Wang 2015 without Chebyshev, §7.3). Its `A⁻¹` in the constraint step is `D⁻¹`.
+    #[serde(rename = "jacobi")]
     Jacobi,
 }
 
-impl GlobalSolve {
-    /// Accepted names.
-    pub const NAMES: [&'static str; 3] = ["sparse_inverse", "cholesky", "jacobi"];
-    /// Parses a name.
-    pub fn from_name(s: &str) -> Option<Self> {
-        match s {
-            "sparse_inverse" => Some(Self::SparseInverse),
-            "cholesky" => Some(Self::Cholesky),
-            "jacobi" => Some(Self::Jacobi),
-            _ => None,
-        }
-    }
-}
-
 /// The complementarity preconditioner (r-factor).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RFactor {
     /// `r_n = h² W_jj`, `r_f = h W_jj` with the stiffness-aware `W = H A⁻¹ Hᵀ` (Eq. 28; default).
+    #[default]
+    #[serde(rename = "delassus")]
     Delassus,
     /// Macklin's mass-based `r_n = h² [H M⁻¹ Hᵀ]_jj`, `r_f = h [H M⁻¹ Hᵀ]_jj` (Macklin Eq. 66).
+    #[serde(rename = "mass")]
     Mass,
-}
-
-impl RFactor {
-    /// Accepted names.
-    pub const NAMES: [&'static str; 2] = ["delassus", "mass"];
-    /// Parses a name.
-    pub fn from_name(s: &str) -> Option<Self> {
-        match s {
-            "delassus" => Some(Self::Delassus),
-            "mass" => Some(Self::Mass),
-            _ => None,
-        }
-    }
 }
 
 /// Options of `local_global`. Every field has a default (paper §7.1, Table 3, unless stated).
@@ -63,11 +43,11 @@ pub struct LocalGlobalSettings {
     /// (default 10; Fig. 7 uses 24).
     pub cr_iterations: usize,
     /// Global solve: `"sparse_inverse"` (default), `"cholesky"` or `"jacobi"`.
-    pub global_solve: String,
+    pub global_solve: GlobalSolve,
     /// NCP function: `"fb"` (Fischer–Burmeister, default, Eq. 14) or `"min"` (Eq. 13).
-    pub ncp: String,
+    pub ncp: Ncp,
     /// Complementarity preconditioner: `"delassus"` (Eq. 28, default) or `"mass"` (Macklin).
-    pub r_factor: String,
+    pub r_factor: RFactor,
     /// Jacobi preconditioner `diag(ΩWΩ + E)⁻¹` in the conjugate residual (default false: plain
     /// CR, as the paper).
     pub cr_jacobi: bool,
@@ -88,9 +68,9 @@ impl Default for LocalGlobalSettings {
         Self {
             iterations: 5,
             cr_iterations: 10,
-            global_solve: "sparse_inverse".into(),
-            ncp: "fb".into(),
-            r_factor: "delassus".into(),
+            global_solve: GlobalSolve::SparseInverse,
+            ncp: Ncp::FischerBurmeister,
+            r_factor: RFactor::Delassus,
             cr_jacobi: false,
             warm_start: true,
             tolerance: 0.0,
@@ -100,28 +80,18 @@ impl Default for LocalGlobalSettings {
 }
 
 impl harness::Settings for LocalGlobalSettings {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if self.iterations < 1 {
-            return Err(format!("iterations: must be >= 1, got {}", self.iterations));
+            return Err(harness::FieldError::new("iterations", format!("must be >= 1, got {}", self.iterations)));
         }
         if self.cr_iterations < 1 {
-            return Err(format!("cr_iterations: must be >= 1, got {}", self.cr_iterations));
-        }
-        if GlobalSolve::from_name(&self.global_solve).is_none() {
-            return Err(format!(
-                "global_solve: must be one of {}, got '{}'",
-                GlobalSolve::NAMES.join(", "),
-                self.global_solve
-            ));
-        }
-        if Ncp::from_name(&self.ncp).is_none() {
-            return Err(format!("ncp: must be one of {}, got '{}'", Ncp::NAMES.join(", "), self.ncp));
-        }
-        if RFactor::from_name(&self.r_factor).is_none() {
-            return Err(format!("r_factor: must be one of {}, got '{}'", RFactor::NAMES.join(", "), self.r_factor));
+            return Err(harness::FieldError::new("cr_iterations", format!("must be >= 1, got {}", self.cr_iterations)));
         }
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(format!("tolerance: must be finite and >= 0, got {}", self.tolerance));
+            return Err(harness::FieldError::new(
+                "tolerance",
+                format!("must be finite and >= 0, got {}", self.tolerance),
+            ));
         }
         Ok(())
     }

@@ -5,7 +5,7 @@ use super::model::{Model, ModelKey, Vec12};
 use super::reference::newton_reference;
 use super::settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 use harness::model::ContactCompliance;
-use harness::{IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::backend::{AnyBackend, Backend};
 use kernels::iterative::{KrylovParams, KrylovWorkspace};
 use kernels::ncp::{friction_w, normal_row, schur_diagonal, Ncp};
@@ -32,9 +32,7 @@ pub struct LocalGlobal {
 impl LocalGlobal {
     /// A solver with validated settings.
     pub fn new(settings: LocalGlobalSettings) -> Self {
-        let ncp = Ncp::from_name(&settings.ncp).unwrap_or(Ncp::FischerBurmeister);
-        let global = GlobalSolve::from_name(&settings.global_solve).unwrap_or(GlobalSolve::SparseInverse);
-        let r_factor = RFactor::from_name(&settings.r_factor).unwrap_or(RFactor::Delassus);
+        let (ncp, global, r_factor) = (settings.ncp, settings.global_solve, settings.r_factor);
         Self {
             settings,
             ncp,
@@ -62,15 +60,6 @@ fn inf_norm(x: &[f64]) -> f64 {
 }
 
 impl Solver for LocalGlobal {
-    fn info(&self) -> SolverInfo {
-        SolverInfo {
-            name: "local_global".into(),
-            paper: super::PAPER.into(),
-            capabilities: super::capabilities(),
-            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let s = self.settings.clone();
         let (h, nv, nc) = (p.dt, p.nv(), p.nc());

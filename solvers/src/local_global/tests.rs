@@ -78,7 +78,7 @@ fn bar_errors(e: f64, global: &str, iterations: usize) -> Vec<f64> {
     let dt = 0.01;
     let world = twisting_bar(e, 8, 0.5, dt);
     let mut solver = LocalGlobal::new(settings(|s| {
-        s.global_solve = global.into();
+        s.global_solve = harness::params::choice(global).unwrap();
         s.iterations = iterations;
         s.reference = true;
     }));
@@ -129,15 +129,17 @@ fn settings_validate_and_entry_builds() {
     for bad in [
         LocalGlobalSettings { iterations: 0, ..Default::default() },
         LocalGlobalSettings { cr_iterations: 0, ..Default::default() },
-        LocalGlobalSettings { global_solve: "lu".into(), ..Default::default() },
-        LocalGlobalSettings { ncp: "x".into(), ..Default::default() },
-        LocalGlobalSettings { r_factor: "x".into(), ..Default::default() },
         LocalGlobalSettings { tolerance: -1.0, ..Default::default() },
     ] {
         assert!(bad.validate().is_err());
     }
     LocalGlobalSettings::default().validate().unwrap();
-    assert_eq!(entry().name, "local_global");
+    for (key, spelling) in [("global_solve", "lu"), ("ncp", "x"), ("r_factor", "x")] {
+        let mut p = harness::Params::from_settings(&LocalGlobalSettings::default());
+        p.set(key, spelling, "local_global").unwrap();
+        assert!(p.decode::<LocalGlobalSettings>("local_global").is_err(), "{key} = {spelling}");
+    }
+    assert_eq!(harness::SolverEntry::of::<LocalGlobal>().name, "local_global");
 }
 
 /// The paper's iteration budget for Fig. 9: the 30-FPS frame (33.3 ms) at the twisting bar's
@@ -196,7 +198,7 @@ fn jacobi_baseline_misses_1e_3_within_budget_at_high_stiffness() {
 fn sparse_inverse_iterates_equal_cholesky_iterates() {
     let bar = |g: &str| {
         let mut solver = LocalGlobal::new(settings(|s| {
-            s.global_solve = g.into();
+            s.global_solve = harness::params::choice(g).unwrap();
             s.iterations = 10;
         }));
         let w0 = twisting_bar(1e7, 8, 0.5, 0.01);
@@ -212,7 +214,7 @@ fn sparse_inverse_iterates_equal_cholesky_iterates() {
 
     let mu = 10f64.to_radians().tan() + 0.05;
     let box_run = |g: &str| {
-        let mut solver = LocalGlobal::new(settings(|s| s.global_solve = g.into()));
+        let mut solver = LocalGlobal::new(settings(|s| s.global_solve = harness::params::choice(g).unwrap()));
         run(box_on_slope(10.0, mu, 2), 0.01, 5, &mut solver)
     };
     let (wa, sa, _) = box_run("sparse_inverse");
@@ -236,7 +238,7 @@ fn slope_speeds(dmu: f64, r_factor: &str, cells: usize, steps: usize) -> (Vec<f6
     let mut solver = LocalGlobal::new(settings(|s| {
         s.iterations = 10;
         s.cr_iterations = 24;
-        s.r_factor = r_factor.into();
+        s.r_factor = harness::params::choice(r_factor).unwrap();
     }));
     let mut world = box_on_slope(deg, mu, cells);
     let mut speeds = vec![];

@@ -20,12 +20,12 @@ mod solver;
 mod tests;
 
 pub use ncp::{friction_w, friction_w_fb_raw, normal_row, Ncp, NormalRow};
-pub use settings::{LinearSolver, NsnSettings, RMode};
+pub use settings::{ContactEval, Friction, LinearSolver, Mode, NsnSettings, RMode};
 pub use solver::Nsn;
 
-use harness::{Capabilities, SolverEntry};
+use harness::{Capabilities, SolverDef};
 
-/// The reference recorded in run records.
+/// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "M. Macklin, K. Erleben, M. Mueller, N. Chentanez, S. Jeschke, V. Makoviychuk: \
 Non-Smooth Newton Methods for Deformable Multi-Body Dynamics, ACM TOG 38(5) 140 (2019)";
 
@@ -40,12 +40,17 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The registry entry.
-pub fn entry() -> SolverEntry {
-    SolverEntry::new::<NsnSettings, Nsn>(
-        "nsn",
-        "Macklin et al. 2019 non-smooth Newton (FB/min NCP, PCR), position level, rigid + FEM bodies",
-        capabilities(),
-        Nsn::new,
-    )
+/// The registry definition: `Registry::default().register::<Nsn>()` in the root crate.
+impl SolverDef for Nsn {
+    type Settings = NsnSettings;
+    const NAME: &'static str = "nsn";
+    const SUMMARY: &'static str =
+        "Macklin et al. 2019 non-smooth Newton (FB/min NCP, PCR), position level, rigid + FEM bodies";
+    const PAPER: &'static str = PAPER;
+    fn capabilities() -> Capabilities {
+        capabilities()
+    }
+    fn from_settings(settings: NsnSettings) -> Self {
+        Nsn::new(settings)
+    }
 }

@@ -3,9 +3,9 @@
 use super::contacts::carried_contacts;
 use super::ncp::{fb_row_smoothed, friction_rows, friction_w, normal_row, FrictionRows, Ncp};
 use super::schur::{factor_sparse, schur_diagonal, solve, HFactor, LinearWorkspace, SchurOperator};
-use super::settings::{LinearSolver, NsnSettings, RMode};
+use super::settings::{ContactEval, Friction, LinearSolver, Mode, NsnSettings, RMode};
 use harness::model::ContactCompliance;
-use harness::{ContactSet, IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use harness::{ContactSet, IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::backend::AnyBackend;
 use kernels::cholesky::SparseCholesky;
 use kernels::sparse::Csr;
@@ -34,9 +34,7 @@ pub struct Nsn {
 impl Nsn {
     /// A solver with validated settings.
     pub fn new(settings: NsnSettings) -> Self {
-        let ncp = Ncp::from_name(&settings.ncp).unwrap_or(Ncp::FischerBurmeister);
-        let r_mode = RMode::from_name(&settings.r_mode).unwrap_or(RMode::EffectiveMass);
-        let linear = LinearSolver::from_name(&settings.linear_solver).unwrap_or(LinearSolver::Pcr);
+        let (ncp, r_mode, linear) = (settings.ncp, settings.r_mode, settings.linear_solver);
         Self {
             settings,
             ncp,
@@ -93,15 +91,6 @@ fn inf_norm(x: &[f64]) -> f64 {
 }
 
 impl Solver for Nsn {
-    fn info(&self) -> SolverInfo {
-        SolverInfo {
-            name: "nsn".into(),
-            paper: super::PAPER.into(),
-            capabilities: super::capabilities(),
-            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let s = self.settings.clone();
         let (h, nv, nc) = (p.dt, p.nv(), p.nc());
@@ -111,8 +100,8 @@ impl Solver for Nsn {
         if let Some(c) = p.contacts.contacts.iter().find(|c| c.compliance != ContactCompliance::Rigid) {
             return Err(SolveError::Unsupported { what: format!("compliant contact {:?}", c.key) });
         }
-        let nonlinear = s.mode == "nonlinear";
-        let fixed_point = s.friction == "fixed_point";
+        let nonlinear = s.mode == Mode::Nonlinear;
+        let fixed_point = s.friction == Friction::FixedPoint;
         let has_def = !p.world.deformables.is_empty();
         let mut fixed = vec![false; nv];
         for &(k, _) in &p.prescribed {
@@ -156,7 +145,7 @@ impl Solver for Nsn {
         let mut lam = vec![[0.0f64; 3]; nc];
         let mut q = p.integrate(&u);
         // contacts at an iterate: Eq. 9 (fixed normal, body-fixed points) or re-detected
-        let carried = s.contacts == "carried";
+        let carried = s.contacts == ContactEval::Carried;
         let at = |q: &[f64]| if carried { carried_contacts(p, q) } else { p.contacts_at(q) };
         let mut cs = if nonlinear { at(&q) } else { p.contacts.clone() };
         let mut gs = vec![0.0; nv];

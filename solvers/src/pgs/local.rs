@@ -10,27 +10,15 @@
 
 use kernels::cone;
 
-/// Which local solver a sweep applies to each contact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Local {
+/// Which local solver a sweep applies to each contact (`local = "split" | "cone"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Local {
     /// Exact normal update, then the exact tangential update on the disk `||λ_t|| ≤ μ λ_n`.
+    #[default]
     Split,
     /// One De Saxcé fixed-point step: a projection of the 3-vector onto `K_μ`.
     Cone,
-}
-
-impl Local {
-    /// The setting names, in the order the docs list them.
-    pub(crate) const NAMES: [&'static str; 2] = ["split", "cone"];
-
-    /// The solver called `name` (see [`Local::NAMES`]).
-    pub(crate) fn from_name(name: &str) -> Option<Local> {
-        match name {
-            "split" => Some(Local::Split),
-            "cone" => Some(Local::Cone),
-            _ => None,
-        }
-    }
 }
 
 /// The data of one contact's local problem, fixed during a step.

@@ -18,12 +18,13 @@ mod solver;
 #[cfg(test)]
 mod tests;
 
+pub use local::Local;
 pub use settings::PgsSettings;
 pub use solver::Pgs;
 
-use harness::{Capabilities, SolverEntry};
+use harness::{Capabilities, SolverDef};
 
-/// The reference recorded in run records.
+/// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "Projected (nonsmooth) Gauss-Seidel, per-contact blocks, exact Coulomb cone: \
 M. Jean, The non-smooth contact dynamics method, CMAME 177 (1999); Acary & Brogliato, Numerical Methods \
 for Nonsmooth Dynamical Systems (2008), ch. 13 (NSGS); De Saxce & Feng (1991) for the cone fixed point";
@@ -39,12 +40,16 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The registry entry: `registry().solver(solvers::pgs::entry())` in the root crate.
-pub fn entry() -> SolverEntry {
-    SolverEntry::new::<PgsSettings, Pgs>(
-        "pgs",
-        "projected Gauss-Seidel, per-contact blocks, exact Coulomb cone (baseline)",
-        capabilities(),
-        Pgs::new,
-    )
+/// The registry definition: `Registry::default().register::<Pgs>()` in the root crate.
+impl SolverDef for Pgs {
+    type Settings = PgsSettings;
+    const NAME: &'static str = "pgs";
+    const SUMMARY: &'static str = "projected Gauss-Seidel, per-contact blocks, exact Coulomb cone (baseline)";
+    const PAPER: &'static str = PAPER;
+    fn capabilities() -> Capabilities {
+        capabilities()
+    }
+    fn from_settings(settings: PgsSettings) -> Self {
+        Pgs::new(settings)
+    }
 }

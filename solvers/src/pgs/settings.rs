@@ -18,7 +18,7 @@ pub struct PgsSettings {
     pub tolerance: f64,
     /// Local solver per contact: `"split"` (exact normal update, then exact tangential update on
     /// the friction disk) or `"cone"` (one De Saxcé projection onto the cone) (default `"split"`).
-    pub local: String,
+    pub local: Local,
     /// Over-relaxation factor `ω` in (0, 2): `λ ← P_K(λ + ω (λ_local − λ))` (default 1).
     pub omega: f64,
     /// Start from the previous step's impulses, matched by contact key (default true).
@@ -27,23 +27,26 @@ pub struct PgsSettings {
 
 impl Default for PgsSettings {
     fn default() -> Self {
-        Self { max_iterations: 500, tolerance: 1e-8, local: "split".into(), omega: 1.0, warm_start: true }
+        Self { max_iterations: 500, tolerance: 1e-8, local: Local::Split, omega: 1.0, warm_start: true }
     }
 }
 
 impl harness::Settings for PgsSettings {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if self.max_iterations < 1 {
-            return Err(format!("max_iterations: must be >= 1, got {}", self.max_iterations));
+            return Err(harness::FieldError::new(
+                "max_iterations",
+                format!("must be >= 1, got {}", self.max_iterations),
+            ));
         }
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(format!("tolerance: must be finite and > 0, got {}", self.tolerance));
+            return Err(harness::FieldError::new(
+                "tolerance",
+                format!("must be finite and > 0, got {}", self.tolerance),
+            ));
         }
         if !(self.omega > 0.0 && self.omega < 2.0) {
-            return Err(format!("omega: must be in (0, 2), got {}", self.omega));
-        }
-        if Local::from_name(&self.local).is_none() {
-            return Err(format!("local: must be one of {}, got '{}'", Local::NAMES.join(", "), self.local));
+            return Err(harness::FieldError::new("omega", format!("must be in (0, 2), got {}", self.omega)));
         }
         Ok(())
     }

@@ -1,8 +1,8 @@
 //! [`Pgs`]: per-step setup (Delassus blocks, warm start), the Gauss–Seidel sweeps and the stopping test.
 
-use super::local::{natmap, Local, LocalProblem};
+use super::local::{natmap, LocalProblem};
 use super::settings::PgsSettings;
-use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::cone;
 
 /// Denominator floor of the relative change when every impulse is zero.
@@ -191,18 +191,9 @@ impl Pgs {
 }
 
 impl Solver for Pgs {
-    fn info(&self) -> SolverInfo {
-        SolverInfo {
-            name: "pgs".into(),
-            paper: super::PAPER.into(),
-            capabilities: super::capabilities(),
-            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("pgs settings: {e}") })?;
-        let local = Local::from_name(&self.settings.local).unwrap_or(Local::Split);
+        let local = self.settings.local;
         let (omega, tolerance) = (self.settings.omega, self.settings.tolerance);
         self.setup(p)?;
 

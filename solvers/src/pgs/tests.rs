@@ -18,8 +18,8 @@ const TOL: f64 = 1e-10;
 /// linear convergence at rate `q` leaves an error of at most `TOL q / (1 - q)`; 1e3 covers `q ≤ 0.999`.
 const EPS: f64 = 1e3 * TOL;
 
-fn settings(local: &str) -> PgsSettings {
-    PgsSettings { tolerance: TOL, local: local.into(), ..PgsSettings::default() }
+fn settings(local: Local) -> PgsSettings {
+    PgsSettings { tolerance: TOL, local, ..PgsSettings::default() }
 }
 
 /// A world with gravity `-G z` and a static half-space of unit normal `normal` through the origin.
@@ -70,7 +70,7 @@ fn norm2(x: f64, y: f64) -> f64 {
 }
 
 #[rstest]
-fn resting_sphere_carries_its_weight(#[values("split", "cone")] local: &str) {
+fn resting_sphere_carries_its_weight(#[values(Local::Split, Local::Cone)] local: Local) {
     let (m, r) = (2.0, 0.1);
     let mut w = world_with_ground(Vector3::z(), Material::rigid(0.5));
     w.bodies.push(sphere("ball", m, r, Vector3::new(0.0, 0.0, r), Material::rigid(0.5)));
@@ -95,7 +95,7 @@ fn resting_sphere_carries_its_weight(#[values("split", "cone")] local: &str) {
 /// `dt g (sin a - mu cos a)`.
 #[rstest]
 fn point_mass_on_slope_sticks_or_slides(
-    #[values("split", "cone")] local: &str,
+    #[values(Local::Split, Local::Cone)] local: Local,
     #[values(0.8, 0.4)] mu: f64,
     #[values(0.0, 1.2)] ground_heading: f64,
 ) {
@@ -113,7 +113,7 @@ fn point_mass_on_slope_sticks_or_slides(
         contacts: vec![contact(&w, ColliderId::Body(0), ColliderId::Static(0), Vector3::zeros(), n, 0.0)],
     };
     let (sol, _) = solve(&w, &cs, settings(local), None);
-    assert_eq!(sol.status, SolveStatus::Solved, "{local} mu {mu}");
+    assert_eq!(sol.status, SolveStatus::Solved, "{local:?} mu {mu}");
     let l = sol.impulses[0];
     let ln = m * G * DT * a.cos();
     let lt = norm2(l[1], l[2]);
@@ -137,7 +137,10 @@ fn point_mass_on_slope_sticks_or_slides(
 /// `lambda_t = (2/7) m g dt sin a` and centre velocity `(5/7) g dt sin a`; otherwise it slides
 /// with centre velocity `g dt (sin a - mu cos a)`.
 #[rstest]
-fn free_sphere_on_slope_rolls_or_slides(#[values("split", "cone")] local: &str, #[values(0.3, 0.1)] mu: f64) {
+fn free_sphere_on_slope_rolls_or_slides(
+    #[values(Local::Split, Local::Cone)] local: Local,
+    #[values(0.3, 0.1)] mu: f64,
+) {
     let a: f64 = 30f64.to_radians(); // (2/7) tan a = 0.165
     let (m, r) = (1.0, 0.1);
     let n = Vector3::new(a.sin(), 0.0, a.cos());
@@ -179,7 +182,10 @@ fn column(m_bottom: f64, m_top: f64) -> (World, ContactSet) {
 }
 
 #[rstest]
-fn sphere_column_transmits_the_weight(#[values("split", "cone")] local: &str, #[values(1.0, 1.3)] omega: f64) {
+fn sphere_column_transmits_the_weight(
+    #[values(Local::Split, Local::Cone)] local: Local,
+    #[values(1.0, 1.3)] omega: f64,
+) {
     let (mb, mt) = (1.0, 3.0);
     let (w, cs) = column(mb, mt);
     // `cone` needs ~450 sweeps here at TOL = 1e-10 (README: slow on stacks); give it room.
@@ -196,7 +202,7 @@ fn sphere_column_transmits_the_weight(#[values("split", "cone")] local: &str, #[
 #[test]
 fn one_sweep_on_the_column_reports_max_iterations() {
     let (w, cs) = column(1.0, 3.0);
-    let (sol, log) = solve(&w, &cs, PgsSettings { max_iterations: 1, ..settings("split") }, None);
+    let (sol, log) = solve(&w, &cs, PgsSettings { max_iterations: 1, ..settings(Local::Split) }, None);
     assert_eq!((sol.status, sol.iterations), (SolveStatus::MaxIterations, 1));
     assert!(log.column("rel_change_linf").unwrap()[0] >= TOL);
     // The iterate is usable: feasible and consistent with v = v* + M^-1 J^T lambda.
@@ -204,7 +210,7 @@ fn one_sweep_on_the_column_reports_max_iterations() {
 }
 
 #[rstest]
-fn warm_start_from_the_solution_converges_in_one_sweep(#[values("split", "cone")] local: &str) {
+fn warm_start_from_the_solution_converges_in_one_sweep(#[values(Local::Split, Local::Cone)] local: Local) {
     let (w, cs) = column(1.0, 3.0);
     let (cold, _) = solve(&w, &cs, settings(local), None);
     assert!(cold.iterations > 2, "cold start needs several sweeps, took {}", cold.iterations);
@@ -226,7 +232,7 @@ fn warm_start_from_the_solution_converges_in_one_sweep(#[values("split", "cone")
 /// `lambda_n = dt k (-phi0 - (dt + tau_d) u_n)_+` with `u_n = J v+`; for a sphere (`W_nn = 1/m`)
 /// starting at rest this gives `lambda_n = dt k (-phi0 - tau u*_n) / (1 + dt k tau / m)`.
 #[rstest]
-fn compliant_contact_follows_the_kelvin_voigt_law(#[values("split", "cone")] local: &str) {
+fn compliant_contact_follows_the_kelvin_voigt_law(#[values(Local::Split, Local::Cone)] local: Local) {
     let (m, r, k, tau_d, depth) = (2.0, 0.1, 1e4, 0.02, 1e-3);
     let mat = Material::compliant(0.5, k, tau_d);
     let mut w = world_with_ground(Vector3::z(), mat);
@@ -263,8 +269,8 @@ fn box_corner_split_and_cone_agree(#[values(0.3, 1.0)] mu: f64) {
     let cs = ContactSet {
         contacts: vec![contact(&w, ColliderId::Body(0), ColliderId::Static(0), corner, Vector3::z(), 0.0)],
     };
-    let (split, _) = solve(&w, &cs, settings("split"), None);
-    let (cone, _) = solve(&w, &cs, settings("cone"), None);
+    let (split, _) = solve(&w, &cs, settings(Local::Split), None);
+    let (cone, _) = solve(&w, &cs, settings(Local::Cone), None);
     assert_eq!((split.status, cone.status), (SolveStatus::Solved, SolveStatus::Solved));
     let scale = split.impulses[0][0];
     assert!(scale > 0.0);
@@ -298,11 +304,11 @@ fn separating_contact_gets_no_impulse_and_no_contacts_is_free_flight() {
             0.01,
         )],
     };
-    let (sol, _) = solve(&w, &cs, settings("split"), None);
+    let (sol, _) = solve(&w, &cs, settings(Local::Split), None);
     assert_eq!(sol.impulses[0], [0.0; 3]);
     assert_eq!(sol.status, SolveStatus::Solved);
     assert!((sol.v[2] - (-0.1 - G * DT)).abs() < 1e-15);
-    let (free, log) = solve(&w, &ContactSet::default(), settings("split"), None);
+    let (free, log) = solve(&w, &ContactSet::default(), settings(Local::Split), None);
     assert_eq!((free.iterations, free.status, log.len()), (0, SolveStatus::Solved, 0));
     assert_eq!(free.v, sol.v);
 }
@@ -344,12 +350,12 @@ fn settings_validation_names_the_field(#[case] key: &str, #[case] value: &str) {
         other => panic!("expected a BadValue for {key}, got {other:?}"),
     }
     let bad = PgsSettings { tolerance: f64::NAN, ..PgsSettings::default() };
-    assert!(bad.validate().unwrap_err().starts_with("tolerance:"));
+    assert_eq!(bad.validate().unwrap_err().field, "tolerance");
 }
 
 #[test]
 fn entry_builds_from_defaults_and_rejects_unknown_keys() {
-    let e = entry();
+    let e = harness::SolverEntry::of::<Pgs>();
     assert_eq!(e.name, "pgs");
     assert!(e.capabilities.missing(&capabilities()).is_empty());
     assert!(
@@ -359,12 +365,14 @@ fn entry_builds_from_defaults_and_rejects_unknown_keys() {
     for key in ["max_iterations", "tolerance", "local", "omega", "warm_start"] {
         assert!(defaults.contains(key), "{key}");
     }
-    let solver = (e.build)(&defaults).expect("defaults are valid");
-    let info = solver.info();
-    assert_eq!(info.name, "pgs");
-    assert_eq!(info.params["local"], "split");
-    assert_eq!(info.params["max_iterations"], 500);
+    assert!(e.paper.contains("Gauss-Seidel"));
+    e.build(&defaults).expect("defaults are valid");
+    assert_eq!(defaults.0["local"], "split");
+    assert_eq!(defaults.0["max_iterations"], 500);
+    let mut cone = defaults.clone();
+    cone.set("local", "cone", "pgs").unwrap();
+    assert_eq!(cone.decode::<PgsSettings>("pgs").unwrap().local, Local::Cone);
     let mut typo = defaults.clone();
     typo.0.insert("omgea".into(), serde_json::json!(1.0));
-    assert!((e.build)(&typo).is_err());
+    assert!(e.build(&typo).is_err());
 }

@@ -30,9 +30,9 @@ pub use problem::{SapContact, SapProblem};
 pub use settings::{SapSettings, Scheme};
 pub use solver::{Criterion, Sap, SapStats};
 
-use harness::{Capabilities, SolverEntry};
+use harness::{Capabilities, SolverDef};
 
-/// The reference recorded in run records.
+/// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "A. M. Castro, F. N. Permenter, X. Han, An Unconstrained Convex Formulation of Compliant \
 Contact, IEEE Transactions on Robotics 39(2), 2023 (arXiv 2110.10107): SAP, two-stage theta-method, analytic \
 projection, Newton with exact line search";
@@ -49,12 +49,17 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The registry entry: `registry().solver(solvers::sap::entry())` in the root crate.
-pub fn entry() -> SolverEntry {
-    SolverEntry::new::<SapSettings, Sap>(
-        "sap",
-        "SAP (Castro et al.): convex compliant contact, Newton + exact line search, theta-method",
-        capabilities(),
-        Sap::new,
-    )
+/// The registry definition: `Registry::default().register::<Sap>()` in the root crate.
+impl SolverDef for Sap {
+    type Settings = SapSettings;
+    const NAME: &'static str = "sap";
+    const SUMMARY: &'static str =
+        "SAP (Castro et al.): convex compliant contact, Newton + exact line search, theta-method";
+    const PAPER: &'static str = PAPER;
+    fn capabilities() -> Capabilities {
+        capabilities()
+    }
+    fn from_settings(settings: SapSettings) -> Self {
+        Sap::new(settings)
+    }
 }

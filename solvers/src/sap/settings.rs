@@ -3,41 +3,32 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A named member of the two-stage theta-method family (Castro et al. §II-C): `(theta, theta_vq)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A member of the two-stage theta-method family (Castro et al. §II-C): `(theta, theta_vq)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Scheme {
     /// `(0, 0)`: explicit Euler, first order.
     ExplicitEuler,
     /// `(0, 1)`: symplectic Euler, first order, bounded energy for conservative forces.
+    #[default]
     SymplecticEuler,
     /// `(1, 1)`: implicit Euler, first order, strongly dissipative.
     ImplicitEuler,
     /// `(1/2, 1/2)`: symplectic midpoint, second order, conserves the energy of linear springs.
     Midpoint,
+    /// `theta` and `theta_vq` given explicitly by the settings.
+    Custom,
 }
 
 impl Scheme {
-    /// Accepted names of `scheme` (plus `"custom"`, which takes `theta` and `theta_vq`).
-    pub const NAMES: [&'static str; 5] = ["explicit_euler", "symplectic_euler", "implicit_euler", "midpoint", "custom"];
-
-    /// The scheme called `name` (`None` for `"custom"` or an unknown name).
-    pub fn from_name(name: &str) -> Option<Scheme> {
-        match name {
-            "explicit_euler" => Some(Scheme::ExplicitEuler),
-            "symplectic_euler" => Some(Scheme::SymplecticEuler),
-            "implicit_euler" => Some(Scheme::ImplicitEuler),
-            "midpoint" => Some(Scheme::Midpoint),
-            _ => None,
-        }
-    }
-
-    /// `(theta, theta_vq)` of Eq. 6.
-    pub fn thetas(self) -> (f64, f64) {
+    /// `(theta, theta_vq)` of Eq. 6 for a named scheme, `None` for [`Scheme::Custom`].
+    pub fn thetas(self) -> Option<(f64, f64)> {
         match self {
-            Scheme::ExplicitEuler => (0.0, 0.0),
-            Scheme::SymplecticEuler => (0.0, 1.0),
-            Scheme::ImplicitEuler => (1.0, 1.0),
-            Scheme::Midpoint => (0.5, 0.5),
+            Scheme::ExplicitEuler => Some((0.0, 0.0)),
+            Scheme::SymplecticEuler => Some((0.0, 1.0)),
+            Scheme::ImplicitEuler => Some((1.0, 1.0)),
+            Scheme::Midpoint => Some((0.5, 0.5)),
+            Scheme::Custom => None,
         }
     }
 }
@@ -50,7 +41,7 @@ pub struct SapSettings {
     /// Time integrator (Eq. 6–12): `"explicit_euler"` (θ = 0, θ_vq = 0), `"symplectic_euler"`
     /// (0, 1), `"implicit_euler"` (1, 1), `"midpoint"` (½, ½) or `"custom"` (uses `theta` and
     /// `theta_vq`) (default `"symplectic_euler"`, the harness's own integrator).
-    pub scheme: String,
+    pub scheme: Scheme,
     /// θ of Eq. 6 in [0, 1], used when `scheme = "custom"`; with a named scheme it must be −1
     /// (default, "take it from `scheme`") or equal the scheme's value.
     pub theta: f64,
@@ -90,7 +81,7 @@ pub struct SapSettings {
 impl Default for SapSettings {
     fn default() -> Self {
         Self {
-            scheme: "symplectic_euler".into(),
+            scheme: Scheme::SymplecticEuler,
             theta: -1.0,
             theta_vq: -1.0,
             rel_tolerance: 1e-6,
@@ -112,87 +103,108 @@ impl Default for SapSettings {
 impl SapSettings {
     /// `(theta, theta_vq)` after resolving `scheme` (call on validated settings).
     pub fn thetas(&self) -> (f64, f64) {
-        match Scheme::from_name(&self.scheme) {
-            Some(s) => s.thetas(),
-            None => (self.theta, self.theta_vq),
-        }
+        self.scheme.thetas().unwrap_or((self.theta, self.theta_vq))
     }
 
     /// Settings for a named scheme, everything else at its default.
     pub fn with_scheme(scheme: Scheme) -> Self {
-        let name = Scheme::NAMES[match scheme {
-            Scheme::ExplicitEuler => 0,
-            Scheme::SymplecticEuler => 1,
-            Scheme::ImplicitEuler => 2,
-            Scheme::Midpoint => 3,
-        }];
-        Self { scheme: name.into(), ..Self::default() }
+        Self { scheme, ..Self::default() }
     }
 }
 
-fn positive(name: &str, v: f64) -> Result<(), String> {
+fn positive(name: &str, v: f64) -> Result<(), harness::FieldError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(format!("{name}: must be finite and > 0, got {v}"))
+        Err(harness::FieldError::new(name, format!("must be finite and > 0, got {v}")))
     }
 }
 
 impl harness::Settings for SapSettings {
-    fn validate(&self) -> Result<(), String> {
-        if !Scheme::NAMES.contains(&self.scheme.as_str()) {
-            return Err(format!("scheme: must be one of {}, got '{}'", Scheme::NAMES.join(", "), self.scheme));
-        }
+    fn validate(&self) -> Result<(), harness::FieldError> {
         for (name, value, index) in [("theta", self.theta, 0), ("theta_vq", self.theta_vq, 1)] {
-            match Scheme::from_name(&self.scheme) {
-                Some(s) => {
-                    let expected = if index == 0 { s.thetas().0 } else { s.thetas().1 };
+            match self.scheme.thetas() {
+                Some(thetas) => {
+                    let expected = if index == 0 { thetas.0 } else { thetas.1 };
                     if value != -1.0 && value != expected {
-                        return Err(format!(
-                            "{name}: {value} conflicts with scheme '{}' ({name} = {expected}); use scheme = \"custom\" \
-                             or leave it at -1",
-                            self.scheme
+                        return Err(harness::FieldError::new(
+                            name,
+                            format!(
+                                "{value} conflicts with scheme {:?} ({name} = {expected}); use scheme = \"custom\" \
+                                 or leave it at -1",
+                                self.scheme
+                            ),
                         ));
                     }
                 }
                 None => {
                     if !(0.0..=1.0).contains(&value) {
-                        return Err(format!("{name}: must be in [0, 1] with scheme = \"custom\", got {value}"));
+                        return Err(harness::FieldError::new(
+                            name,
+                            format!("must be in [0, 1] with scheme = \"custom\", got {value}"),
+                        ));
                     }
                 }
             }
         }
         if !(self.rel_tolerance.is_finite() && self.rel_tolerance >= 0.0 && self.rel_tolerance < 1.0) {
-            return Err(format!("rel_tolerance: must be in [0, 1), got {}", self.rel_tolerance));
+            return Err(harness::FieldError::new(
+                "rel_tolerance",
+                format!("must be in [0, 1), got {}", self.rel_tolerance),
+            ));
         }
         if !(self.abs_tolerance.is_finite() && self.abs_tolerance >= 0.0) {
-            return Err(format!("abs_tolerance: must be finite and >= 0, got {}", self.abs_tolerance));
+            return Err(harness::FieldError::new(
+                "abs_tolerance",
+                format!("must be finite and >= 0, got {}", self.abs_tolerance),
+            ));
         }
         if self.rel_tolerance == 0.0 && self.abs_tolerance == 0.0 {
-            return Err("rel_tolerance: rel_tolerance and abs_tolerance cannot both be 0".into());
+            return Err(harness::FieldError::new("rel_tolerance", "rel_tolerance and abs_tolerance cannot both be 0"));
         }
         if self.max_iterations < 1 {
-            return Err(format!("max_iterations: must be >= 1, got {}", self.max_iterations));
+            return Err(harness::FieldError::new(
+                "max_iterations",
+                format!("must be >= 1, got {}", self.max_iterations),
+            ));
         }
         positive("beta", self.beta)?;
         positive("sigma", self.sigma)?;
         if !(self.rigid_tau_d_over_dt.is_finite() && self.rigid_tau_d_over_dt >= 0.0) {
-            return Err(format!("rigid_tau_d_over_dt: must be finite and >= 0, got {}", self.rigid_tau_d_over_dt));
+            return Err(harness::FieldError::new(
+                "rigid_tau_d_over_dt",
+                format!("must be finite and >= 0, got {}", self.rigid_tau_d_over_dt),
+            ));
         }
         if !(self.alpha_max.is_finite() && self.alpha_max >= 1.0) {
-            return Err(format!("alpha_max: must be finite and >= 1, got {}", self.alpha_max));
+            return Err(harness::FieldError::new(
+                "alpha_max",
+                format!("must be finite and >= 1, got {}", self.alpha_max),
+            ));
         }
         if !(self.ls_tolerance.is_finite() && self.ls_tolerance > 0.0 && self.ls_tolerance < 1.0) {
-            return Err(format!("ls_tolerance: must be in (0, 1), got {}", self.ls_tolerance));
+            return Err(harness::FieldError::new(
+                "ls_tolerance",
+                format!("must be in (0, 1), got {}", self.ls_tolerance),
+            ));
         }
         if self.ls_max_iterations < 1 {
-            return Err(format!("ls_max_iterations: must be >= 1, got {}", self.ls_max_iterations));
+            return Err(harness::FieldError::new(
+                "ls_max_iterations",
+                format!("must be >= 1, got {}", self.ls_max_iterations),
+            ));
         }
         if !(self.cost_abs_tolerance.is_finite() && self.cost_abs_tolerance >= 0.0) {
-            return Err(format!("cost_abs_tolerance: must be finite and >= 0, got {}", self.cost_abs_tolerance));
+            return Err(harness::FieldError::new(
+                "cost_abs_tolerance",
+                format!("must be finite and >= 0, got {}", self.cost_abs_tolerance),
+            ));
         }
         if !(self.cost_rel_tolerance.is_finite() && self.cost_rel_tolerance >= 0.0) {
-            return Err(format!("cost_rel_tolerance: must be finite and >= 0, got {}", self.cost_rel_tolerance));
+            return Err(harness::FieldError::new(
+                "cost_rel_tolerance",
+                format!("must be finite and >= 0, got {}", self.cost_rel_tolerance),
+            ));
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use super::line_search::LineSearch;
 use super::model::{Evaluation, HessianFactor, HessianPattern};
 use super::problem::SapProblem;
 use super::settings::SapSettings;
-use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 
 /// Which criterion ended a solve (Drake's `SapStatistics` flags).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,15 +184,6 @@ impl Sap {
 }
 
 impl Solver for Sap {
-    fn info(&self) -> SolverInfo {
-        SolverInfo {
-            name: "sap".into(),
-            paper: super::PAPER.into(),
-            capabilities: super::capabilities(),
-            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("invalid settings: {e}") })?;
         let prob = SapProblem::from_step(p, &self.settings)?;

@@ -472,9 +472,9 @@ fn midpoint_returns_q_from_the_averaged_velocity() {
 
 #[test]
 fn settings_validation_names_the_field() {
-    let entry = super::entry();
+    let entry = harness::SolverEntry::of::<Sap>();
     let defaults = (entry.defaults)();
-    assert!((entry.build)(&defaults).is_ok());
+    assert!(entry.build(&defaults).is_ok());
     for (key, value) in [
         ("scheme", "leapfrog"),
         ("theta", "0.5"),

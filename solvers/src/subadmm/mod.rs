@@ -19,9 +19,9 @@ mod units;
 pub use settings::{Split, SubAdmmSettings};
 pub use solver::SubAdmm;
 
-use harness::{Capabilities, SolverEntry};
+use harness::{Capabilities, SolverDef};
 
-/// The reference recorded in run records.
+/// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
 Robotic Multi-Contact Simulation (2025): SubADMM, Algorithm 2, Eqs. (28)-(43)";
 
@@ -36,12 +36,17 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The registry entry: `registry().solver(solvers::subadmm::entry())` in the root crate.
-pub fn entry() -> SolverEntry {
-    SolverEntry::new::<SubAdmmSettings, SubAdmm>(
-        "subadmm",
-        "subsystem-based ADMM, per-subsystem solves in parallel, strict cone projection (Lee et al. 2025)",
-        capabilities(),
-        SubAdmm::new,
-    )
+/// The registry definition: `Registry::default().register::<SubAdmm>()` in the root crate.
+impl SolverDef for SubAdmm {
+    type Settings = SubAdmmSettings;
+    const NAME: &'static str = "subadmm";
+    const SUMMARY: &'static str =
+        "subsystem-based ADMM, per-subsystem solves in parallel, strict cone projection (Lee et al. 2025)";
+    const PAPER: &'static str = PAPER;
+    fn capabilities() -> Capabilities {
+        capabilities()
+    }
+    fn from_settings(settings: SubAdmmSettings) -> Self {
+        SubAdmm::new(settings)
+    }
 }

@@ -3,28 +3,18 @@
 use serde::{Deserialize, Serialize};
 
 /// How the constraint Jacobians are split into slack blocks (Table III).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Split {
     /// One slack block per (constraint, body) (the paper's SubADMM, Eqs. 30–31).
+    #[default]
+    #[serde(rename = "body")]
     Body,
     /// One slack block per (constraint, subsystem) ("No Body", the authors' ref. [34]).
+    #[serde(rename = "subsystem")]
     Subsystem,
     /// One block per constraint and one global linear system ("No Sub", vanilla ADMM, Eq. 28).
+    #[serde(rename = "none")]
     None,
-}
-
-impl Split {
-    /// Accepted names.
-    pub const NAMES: [&'static str; 3] = ["body", "subsystem", "none"];
-    /// Parses a name.
-    pub fn from_name(s: &str) -> Option<Self> {
-        match s {
-            "body" => Some(Split::Body),
-            "subsystem" => Some(Split::Subsystem),
-            "none" => Some(Split::None),
-            _ => None,
-        }
-    }
 }
 
 /// Options of SubADMM (Lee et al. 2025, Algorithm 2).
@@ -37,7 +27,7 @@ pub struct SubAdmmSettings {
     /// dual residual `θ_d / max(||b_j||, ||M_j v_j||)` are both below it (default 1e-8).
     pub tolerance: f64,
     /// `"body"` (paper), `"subsystem"` ("No Body") or `"none"` ("No Sub") (default `"body"`).
-    pub split: String,
+    pub split: Split,
     /// Initial penalty (kg); 0 selects the paper's rule, the geometric mean over bodies in contact
     /// of mass / number of contact points (default 0).
     pub beta0: f64,
@@ -61,7 +51,7 @@ impl Default for SubAdmmSettings {
         Self {
             max_iterations: 100,
             tolerance: 1e-8,
-            split: "body".into(),
+            split: Split::Body,
             beta0: 0.0,
             gamma: 10.0,
             adapt_interval: 5,
@@ -72,38 +62,40 @@ impl Default for SubAdmmSettings {
     }
 }
 
-impl SubAdmmSettings {
-    /// The parsed split (validated).
-    pub fn split(&self) -> Split {
-        Split::from_name(&self.split).unwrap_or(Split::Body)
-    }
-}
-
 impl harness::Settings for SubAdmmSettings {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), harness::FieldError> {
         if self.max_iterations < 1 {
-            return Err(format!("max_iterations: must be >= 1, got {}", self.max_iterations));
+            return Err(harness::FieldError::new(
+                "max_iterations",
+                format!("must be >= 1, got {}", self.max_iterations),
+            ));
         }
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(format!("tolerance: must be finite and > 0, got {}", self.tolerance));
-        }
-        if Split::from_name(&self.split).is_none() {
-            return Err(format!("split: must be one of {}, got '{}'", Split::NAMES.join(", "), self.split));
+            return Err(harness::FieldError::new(
+                "tolerance",
+                format!("must be finite and > 0, got {}", self.tolerance),
+            ));
         }
         if !(self.beta0.is_finite() && self.beta0 >= 0.0) {
-            return Err(format!("beta0: must be finite and >= 0, got {}", self.beta0));
+            return Err(harness::FieldError::new("beta0", format!("must be finite and >= 0, got {}", self.beta0)));
         }
         if !(self.gamma == 0.0 || (self.gamma.is_finite() && self.gamma > 1.0)) {
-            return Err(format!("gamma: must be 0 or > 1, got {}", self.gamma));
+            return Err(harness::FieldError::new("gamma", format!("must be 0 or > 1, got {}", self.gamma)));
         }
         if self.adapt_interval < 1 {
-            return Err(format!("adapt_interval: must be >= 1, got {}", self.adapt_interval));
+            return Err(harness::FieldError::new(
+                "adapt_interval",
+                format!("must be >= 1, got {}", self.adapt_interval),
+            ));
         }
         if !(self.beta_range.is_finite() && self.beta_range >= 1.0) {
-            return Err(format!("beta_range: must be finite and >= 1, got {}", self.beta_range));
+            return Err(harness::FieldError::new(
+                "beta_range",
+                format!("must be finite and >= 1, got {}", self.beta_range),
+            ));
         }
         if !(1..=256).contains(&self.threads) {
-            return Err(format!("threads: must be in 1..=256, got {}", self.threads));
+            return Err(harness::FieldError::new("threads", format!("must be in 1..=256, got {}", self.threads)));
         }
         Ok(())
     }

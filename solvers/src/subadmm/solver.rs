@@ -9,7 +9,7 @@ use super::settings::{Split, SubAdmmSettings};
 use super::setup;
 use super::units::Unit;
 use harness::constraints::RowLaw;
-use harness::{IterationLog, SolveError, SolveStatus, Solver, SolverInfo, StepProblem, StepSolution};
+use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::cone;
 use rayon::prelude::*;
 
@@ -117,7 +117,7 @@ impl SubAdmm {
             .flatten();
         let parallel = pool.is_some();
         Self {
-            split: settings.split(),
+            split: settings.split,
             settings,
             cons: vec![],
             units: vec![],
@@ -259,15 +259,6 @@ fn max2(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
 }
 
 impl Solver for SubAdmm {
-    fn info(&self) -> SolverInfo {
-        SolverInfo {
-            name: "subadmm".into(),
-            paper: super::PAPER.into(),
-            capabilities: super::capabilities(),
-            params: serde_json::to_value(&self.settings).unwrap_or(serde_json::Value::Null),
-        }
-    }
-
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let pool = self.pool.take();
         let r = match &pool {

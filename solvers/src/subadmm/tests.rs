@@ -116,7 +116,7 @@ fn splits_give_the_same_converged_answer() {
     let sols: Vec<StepSolution> = ["body", "subsystem", "none"]
         .iter()
         .map(|split| {
-            let (s, _) = solve(&w, &cs, SubAdmmSettings { split: split.to_string(), ..tight() });
+            let (s, _) = solve(&w, &cs, SubAdmmSettings { split: harness::params::choice(split).unwrap(), ..tight() });
             assert_eq!(s.status, SolveStatus::Solved, "{split}");
             for (row, g) in p.bilateral.rows.iter().zip(&s.bilateral) {
                 let (vh, r) = row.law(DT);
@@ -187,7 +187,11 @@ fn branched_tree_joints_are_exact_every_iteration() {
     let p = StepProblem::new(&w, &cs, DT, None).unwrap();
     assert_eq!(p.nb(), 30, "six hinges of five rows");
     for split in ["body", "subsystem", "none"] {
-        let s = SubAdmmSettings { split: split.into(), max_iterations: 3, ..SubAdmmSettings::default() };
+        let s = SubAdmmSettings {
+            split: harness::params::choice(split).unwrap(),
+            max_iterations: 3,
+            ..SubAdmmSettings::default()
+        };
         let (sol, _) = solve(&w, &cs, s);
         let vmax = sol.v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         for (row, g) in p.bilateral.rows.iter().zip(&sol.bilateral) {
@@ -198,7 +202,7 @@ fn branched_tree_joints_are_exact_every_iteration() {
     }
     let converged: Vec<StepSolution> = ["body", "subsystem"]
         .iter()
-        .map(|s| solve(&w, &cs, SubAdmmSettings { split: s.to_string(), ..tight() }).0)
+        .map(|s| solve(&w, &cs, SubAdmmSettings { split: harness::params::choice(s).unwrap(), ..tight() }).0)
         .collect();
     for (x, y) in converged[0].v.iter().zip(&converged[1].v) {
         assert!((x - y).abs() < 1e-7, "{:?} vs {:?}", converged[0].v, converged[1].v);
@@ -214,7 +218,12 @@ fn branched_tree_joints_are_exact_every_iteration() {
 fn one_iteration_is_the_same_for_every_split() {
     let (w, cs) = branched_tree(2);
     let one = |split: &str| {
-        let s = SubAdmmSettings { split: split.into(), max_iterations: 1, gamma: 0.0, ..SubAdmmSettings::default() };
+        let s = SubAdmmSettings {
+            split: harness::params::choice(split).unwrap(),
+            max_iterations: 1,
+            gamma: 0.0,
+            ..SubAdmmSettings::default()
+        };
         solve(&w, &cs, s).0.v
     };
     let body = one("body");
@@ -269,7 +278,7 @@ fn loop_and_compliant_joints_are_admm_rows() {
     assert_eq!(p.nb(), 15);
     let canal = Canal::new(CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
     for split in ["body", "subsystem", "none"] {
-        let (s, _) = solve(&w, &cs, SubAdmmSettings { split: split.into(), ..tight() });
+        let (s, _) = solve(&w, &cs, SubAdmmSettings { split: harness::params::choice(split).unwrap(), ..tight() });
         assert_eq!(s.status, SolveStatus::Solved, "{split}");
         for (row, g) in p.bilateral.rows.iter().zip(&s.bilateral) {
             let (vh, r) = row.law(DT);
@@ -289,7 +298,7 @@ fn threads_give_identical_results() {
     let (w, cs) = branched_tree(5);
     assert!(cs.contacts.len() >= 64);
     for split in ["body", "subsystem", "none"] {
-        let s = SubAdmmSettings { split: split.into(), ..SubAdmmSettings::default() };
+        let s = SubAdmmSettings { split: harness::params::choice(split).unwrap(), ..SubAdmmSettings::default() };
         let (a, _) = solve(&w, &cs, s.clone());
         let (b, _) = solve(&w, &cs, SubAdmmSettings { threads: 2, ..s });
         assert_eq!(a.v, b.v, "{split}");
@@ -319,7 +328,7 @@ fn invalid_settings_name_their_field(#[case] key: &str, #[case] value: &str) {
     let e = p.decode::<SubAdmmSettings>("solver").unwrap_err().to_string();
     assert!(e.contains(key), "{e}");
     assert!(SubAdmmSettings::default().validate().is_ok());
-    let _ = entry();
+    assert_eq!(harness::SolverEntry::of::<SubAdmm>().name, "subadmm");
 }
 
 /// Two planar links hinged end to end (and the first to the world) with frictionless contacts at
@@ -352,7 +361,7 @@ fn beta_stays_within_its_range_on_a_redundant_step() {
     let cs = ContactSet { contacts };
     let p = StepProblem::new(&w, &cs, 1e-3, None).unwrap();
     let run = |range: f64| {
-        let s = SubAdmmSettings { split: "none".into(), beta0: 1.0, beta_range: range, ..SubAdmmSettings::default() };
+        let s = SubAdmmSettings { split: Split::None, beta0: 1.0, beta_range: range, ..SubAdmmSettings::default() };
         let mut solver = SubAdmm::new(s);
         solver.step(&p, &mut IterationLog::new()).map(|_| solver.last_beta())
     };
