@@ -1,16 +1,31 @@
 //! The canonical cases of signorini: parameterised scene builders with analytic oracles.
 //!
 //! Each case is one module with its default parameters in a TOML file beside the code (every
-//! parameter is a top-level key there, so every one can be overridden with `--set key=value`):
+//! parameter is a top-level key there, so every one can be overridden with `--set key=value`).
+//! All 20, in registry order ([`all`]); each module doc defines its checks:
 //!
-//! | name              | scene                                             | oracle checks                                        |
-//! |-------------------|---------------------------------------------------|------------------------------------------------------|
-//! | `slope`           | box or sphere on an inclined plane                 | `slides`, `acceleration`, `creep_speed`              |
-//! | `spring_cylinder` | cylinder on the ground pulled by a spring (SAP §VI-B) | `e_q`, `frequency`, `energy_band` / `energy_gain` |
-//! | `sphere_stack`    | a vertical stack of spheres resting on the ground  | `max_penetration`, `top_drift`, `weight_ratio`       |
-//! | `clutter`         | seeded spheres and boxes dropped into a container (SAP §VI-C) | `max_penetration`, `contained`, `settled_ke` |
-//! | `pizza_saver`     | flat box on 4 corners twisted by a torque (Drake) | `regime`, `friction_per_contact`, `slip`, `angular_acceleration`, `push_velocity` |
-//! | `table_pile`      | seeded non-convex tables (5-box compounds) dropped into a pile (Macklin Table 2) | `max_penetration`, `tunnelling_depth`, `settled_speed` |
+//! | name                 | scene                                                                                 | oracle checks                                                                     |
+//! |----------------------|---------------------------------------------------------------------------------------|-----------------------------------------------------------------------------------|
+//! | `slope`              | box or sphere on an inclined plane                                                    | `slides`, `acceleration`, `creep_speed`                                           |
+//! | `spring_cylinder`    | cylinder on the ground pulled by a spring (SAP §VI-B)                                 | `e_q`, `frequency`, `energy_band` / `energy_gain`                                 |
+//! | `sphere_stack`       | a vertical stack of spheres resting on the ground                                     | `max_penetration`, `top_drift`, `weight_ratio`                                    |
+//! | `clutter`            | seeded spheres and boxes dropped into a container (SAP §VI-C)                         | `max_penetration`, `contained`, `settled_ke`                                      |
+//! | `pizza_saver`        | flat box on 4 corners twisted by a torque (Drake)                                     | `regime`, `friction_per_contact`, `slip`, `angular_acceleration`, `push_velocity` |
+//! | `pendulum`           | pendulum on a stiff joint, optional range-of-motion stop (Drumwright Figs. 4, 6)      | `drift`, `theta_end` (no stop)                                                    |
+//! | `ramp_feet`          | box on four corner feet on a 15° ramp (Drumwright Fig. 9)                             | `distance`, `normal_force_peak`                                                   |
+//! | `winkler_cube`       | rigid cube on a Winkler foundation, circling top load (Drumwright §5.5)               | `heave`, `tilt_error`, `contact_fraction`                                         |
+//! | `spring_mass_damper` | one mass on a stiff spring-damper joint (Drumwright §3)                               | `spectral_radius`, `amplitude_ratio`, `stable`                                    |
+//! | `twisting_bar`       | elastic FEM bar twisted by its end faces (Zeng Fig. 9)                                | `end_rotation`, `no_inversion`, `energy_finite`                                   |
+//! | `elastic_slope`      | stiff elastic FEM cube on an inclined plane (Zeng Fig. 7)                             | `slides`, `acceleration`, `creep_speed`                                           |
+//! | `heavy_stack`        | stack with mass ratio 4096:1, heavy or light on top (Macklin Fig. 17)                 | `max_penetration`, `top_drift`, `weight_ratio`                                    |
+//! | `box_in_hole`        | box peg in a square hole of static boxes (Lee et al. §VII-A)                          | `max_penetration`, `weight_ratio`, `rest_speed`, `contained`                      |
+//! | `dish_stack`         | light plates under a heavy pot, 50:1 (Lee et al. §VII-B)                              | `max_penetration`, `top_drift`, `weight_ratio`                                    |
+//! | `sphere_pour`        | small dense spheres poured into a container (Lee et al. §VII-C)                       | `max_penetration`, `contained`                                                    |
+//! | `arch`               | corbelled arch of 20 boxes (Macklin Fig. 14)                                          | `max_displacement`, `weight_ratio`                                                |
+//! | `robots`             | quadruped-like robots of boxes and hinges dropped on the floor (Lee et al. Table III) | `max_penetration`, `weight_ratio`, `rest_speed`, `joint_drift`                    |
+//! | `jointed_beam`       | chain of rigid links on hinges released horizontal (Macklin)                          | `joint_violation`, `energy`                                                       |
+//! | `material_extension` | elastic FEM bar clamped and pulled to 1 % strain (Macklin Fig. 13)                    | `axial_force`, `no_inversion`                                                     |
+//! | `table_pile`         | non-convex tables (5-box compounds) dropped into a pile (Macklin Table 2)             | `max_penetration`, `tunnelling_depth`, `settled_speed`                            |
 //!
 //! # Shared acceptance levels
 //!
@@ -127,7 +142,7 @@ pub fn all() -> Vec<Box<dyn Case>> {
     ]
 }
 
-/// The world a case built, checked: the shared tail of every `Case::build` (a world that fails
+/// The world a case built, checked: the shared tail of every `CaseDef::scenario` (a world that fails
 /// [`harness::model::World::validate`] is reported as `CaseError::Invalid` naming the case).
 pub(crate) fn checked(case: &str, world: harness::model::World) -> Result<harness::model::World, harness::CaseError> {
     world.validate().map_err(|e| harness::CaseError::Invalid { case: case.into(), why: e.to_string() })?;
@@ -288,6 +303,15 @@ mod tests {
         for c in all() {
             assert!(!c.summary().is_empty());
         }
+    }
+
+    #[test]
+    fn the_crate_doc_table_lists_every_case_in_registry_order() {
+        let doc = include_str!("lib.rs");
+        let rows: Vec<&str> =
+            doc.lines().filter_map(|l| l.strip_prefix("//! | `")).filter_map(|l| l.split('`').next()).collect();
+        let names: Vec<_> = all().iter().map(|c| c.name()).collect();
+        assert_eq!(rows, names);
     }
 
     #[test]
