@@ -18,7 +18,7 @@ fn drumwright_stack(c: &mut Criterion) {
         let case = cases::SphereStack;
         let mut params = case.defaults();
         params.set("n", &n.to_string(), "sphere_stack").expect("n is a parameter");
-        let sc = case.build(&params).expect("builds");
+        let sc = case.prepare(&params).expect("builds").scenario().clone();
         let mut solver = entry.build(&(entry.defaults)()).expect("default settings");
         let warm = Scenario { steps: 20, ..sc.clone() };
         let o = simulate(&warm, solver.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});

@@ -185,7 +185,11 @@ fn rom_restitution_matches_the_implicit_euler_table() {
     for (hw, table) in [(0.01, 0.9844), (0.1, 0.8559), (1.0, 0.25), (10.0, 0.0097)] {
         assert!((restitution_scalar(hw) - table).abs() < 1e-4, "h omega {hw}: {}", restitution_scalar(hw));
     }
-    let p = cases::PendulumParams { joint: "rigid".into(), limit: "stop".into(), ..Default::default() };
+    let p = cases::PendulumParams {
+        joint: cases::PendulumJoint::Rigid,
+        limit: cases::PendulumLimit::Stop,
+        ..Default::default()
+    };
     let (l, r) = (p.length, p.radius);
     let c = (l * l - r * r).sqrt();
     let m_hat = (p.inertia + p.mass * l * l) / (c * c);

@@ -1,32 +1,44 @@
 //! The suite runner keeps going past failing pairs and records why they failed: a solver that
 //! returns an error mid-run, one that returns NaN, and one that panics, next to a pair that works.
 
-use harness::case::{Case, CaseError, OracleCheck, Scenario, Trace};
+use harness::case::{CaseDef, CaseError, OracleCheck, Scenario, Trace};
 use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
 use harness::record::{RunRecord, RunStatus};
 use harness::runner::{self, NoProgress, Suite};
 use harness::stepper::RunOptions;
 use harness::{
-    Capabilities, IterationLog, Params, Registry, Settings, SolveError, SolveStatus, Solver, SolverDef, StepProblem,
+    Capabilities, IterationLog, Registry, Settings, SolveError, SolveStatus, Solver, SolverDef, StepProblem,
     StepSolution,
 };
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 /// A sphere dropped from 0.2 m onto the ground.
+#[derive(Clone)]
 struct Drop;
 
-impl Case for Drop {
-    fn name(&self) -> &'static str {
-        "drop"
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DropParams {
+    steps: usize,
+}
+impl Default for DropParams {
+    fn default() -> Self {
+        DropParams { steps: 20 }
     }
-    fn summary(&self) -> &'static str {
-        "a sphere falls onto the ground"
+}
+impl Settings for DropParams {
+    fn validate(&self) -> Result<(), harness::FieldError> {
+        Ok(())
     }
-    fn defaults(&self) -> Params {
-        Params::from_toml("steps = 20", "drop").unwrap()
-    }
-    fn build(&self, p: &Params) -> Result<Scenario, CaseError> {
+}
+
+impl CaseDef for Drop {
+    type Params = DropParams;
+    const NAME: &'static str = "drop";
+    const SUMMARY: &'static str = "a sphere falls onto the ground";
+    const DEFAULTS_TOML: &'static str = "steps = 20";
+    fn scenario(&self, p: &DropParams) -> Result<Scenario, CaseError> {
         let mut world = World::new();
         world.bodies.push(RigidBody::new(
             "ball",
@@ -43,12 +55,12 @@ impl Case for Drop {
         Ok(Scenario {
             world,
             dt: 0.01,
-            steps: p.f64("steps").unwrap() as usize,
+            steps: p.steps,
             margin: 0.01,
             needs: Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() },
         })
     }
-    fn oracle(&self, _: &Params, _: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+    fn grade(&self, _: &DropParams, _: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         vec![OracleCheck::abs("steps", trace.metrics.len() as f64, 20.0, 0.0)]
     }
 }

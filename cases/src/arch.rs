@@ -38,10 +38,10 @@
 //! * `weight_ratio` — mean `StepMetrics.normal_impulse_total` over steps `N/2+1 .. N` divided by
 //!   `2 dt sum_j W_j` (both halves); expected 1; tolerance `IMPULSE_REL_TOL`.
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel};
+use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL, PENETRATION_REL_TOL};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -250,23 +250,18 @@ impl ArchParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Arch;
 
-impl Case for Arch {
-    fn name(&self) -> &'static str {
-        "arch"
-    }
-    fn summary(&self) -> &'static str {
-        "corbelled arch of 20 boxes, 15 .. 110 kg, mu = 0.6 (Macklin Fig. 14, boxes for voussoirs): stands, weight carried"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: ArchParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for Arch {
+    type Params = ArchParams;
+    const NAME: &'static str = "arch";
+    const SUMMARY: &'static str =
+        "corbelled arch of 20 boxes, 15 .. 110 kg, mu = 0.6 (Macklin Fig. 14, boxes for voussoirs): stands, weight carried";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &ArchParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: ContactModel::Rigid.needs() })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: ArchParams| p.grade(scenario, trace))
+    fn grade(&self, p: &ArchParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -274,6 +269,7 @@ impl Case for Arch {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -284,7 +280,7 @@ mod tests {
     fn defaults_match_the_paper_and_are_stable() {
         let p: ArchParams = Arch.defaults().decode("arch").unwrap();
         assert_eq!(p, ArchParams::default());
-        let sc = Arch.build(&Arch.defaults()).unwrap();
+        let sc = crate::test_util::build(&Arch, &Arch.defaults()).unwrap();
         assert_eq!(sc.world.bodies.len(), 20);
         let m = p.masses();
         assert!((m[0] - 110.0).abs() < 1e-12 && (m[9] - 15.0).abs() < 1e-12, "{m:?}");
@@ -299,7 +295,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<ArchParams>(&Arch);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&Arch);
     }
 
     #[rstest]
@@ -310,7 +306,7 @@ mod tests {
     #[case::gap("crown_gap", "0.02", "crown_gap:")]
     #[case::mu("mu", "-1", "mu:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = Arch.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&Arch, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
@@ -318,7 +314,7 @@ mod tests {
     fn resting_trace_passes_and_sagging_or_light_fails() {
         let prm = Arch.defaults();
         let p: ArchParams = prm.decode("arch").unwrap();
-        let sc = Arch.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Arch, &prm).unwrap();
         let (q, v) = (sc.world.positions(), sc.world.velocities());
         let total = 2.0 * sc.dt * p.loads().iter().sum::<f64>();
         let mut tr = Trace { dt: sc.dt, completed: true, q: vec![q.clone()], v: vec![v.clone()], metrics: vec![] };
@@ -327,7 +323,7 @@ mod tests {
             tr.v.push(v.clone());
             tr.metrics.push(StepMetrics { t: k as f64 * sc.dt, normal_impulse_total: total, ..Default::default() });
         }
-        assert!(Arch.oracle(&prm, &sc, &tr).iter().all(|c| c.pass));
+        assert!(crate::test_util::oracle(&Arch, &prm, &sc, &tr).iter().all(|c| c.pass));
         let mut bad = tr.clone();
         for (k, q) in bad.q.iter_mut().enumerate() {
             q[7 * 9 + 2] -= 1e-4 * k as f64;
@@ -335,8 +331,8 @@ mod tests {
         for m in bad.metrics.iter_mut() {
             m.normal_impulse_total *= 0.99;
         }
-        assert!(Arch.oracle(&prm, &sc, &bad).iter().all(|c| !c.pass));
+        assert!(crate::test_util::oracle(&Arch, &prm, &sc, &bad).iter().all(|c| !c.pass));
         bad.completed = false;
-        assert!(Arch.oracle(&prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
+        assert!(crate::test_util::oracle(&Arch, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
 }

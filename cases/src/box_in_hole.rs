@@ -46,10 +46,10 @@
 //!   tolerance): the walls and floor hold it; else 0; expected 1; tolerance 0.
 
 use crate::resting::{centre, first_step_from, max_penetration, max_speed, mean_normal_impulse};
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL, PENETRATION_REL_TOL};
 use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -224,24 +224,19 @@ impl BoxInHoleParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BoxInHole;
 
-impl Case for BoxInHole {
-    fn name(&self) -> &'static str {
-        "box_in_hole"
-    }
-    fn summary(&self) -> &'static str {
-        "box peg in a square hole of static boxes (Lee et al.'s dense bolt-nut contact): weight, rest, containment"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: BoxInHoleParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for BoxInHole {
+    type Params = BoxInHoleParams;
+    const NAME: &'static str = "box_in_hole";
+    const SUMMARY: &'static str =
+        "box peg in a square hole of static boxes (Lee et al.'s dense bolt-nut contact): weight, rest, containment";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &BoxInHoleParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.scenario_margin(), needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: BoxInHoleParams| p.grade(scenario, trace))
+    fn grade(&self, p: &BoxInHoleParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -249,6 +244,7 @@ impl Case for BoxInHole {
 mod tests {
     use super::*;
     use crate::resting::test_support::resting_trace;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -259,9 +255,9 @@ mod tests {
     fn defaults_build_a_dense_contact_scene() {
         let p: BoxInHoleParams = BoxInHole.defaults().decode("box_in_hole").unwrap();
         assert_eq!(p, BoxInHoleParams::default());
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<BoxInHoleParams>(&BoxInHole);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&BoxInHole);
         // at rest on the floor: 4 floor + 4 x 4 wall contacts
-        let sc = BoxInHole.build(&params(&[("drop_height", "0")])).unwrap();
+        let sc = crate::test_util::build(&BoxInHole, &params(&[("drop_height", "0")])).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);
         assert_eq!(cs.len(), 20, "{:?}", cs.contacts.iter().map(|c| (c.key, c.gap)).collect::<Vec<_>>());
         let on_floor = cs.contacts.iter().filter(|c| c.gap.abs() < 1e-12).count();
@@ -281,29 +277,29 @@ mod tests {
     #[case::mu("mu", "-1", "mu: must be >= 0")]
     #[case::dt("dt", "0", "dt:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = BoxInHole.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&BoxInHole, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
     #[test]
     fn resting_peg_passes_and_a_squeeze_fails() {
         let prm = params(&[("drop_height", "0")]);
-        let sc = BoxInHole.build(&prm).unwrap();
+        let sc = crate::test_util::build(&BoxInHole, &prm).unwrap();
         let w = 1.0 * 9.81 * sc.dt;
         let tr = resting_trace(&sc, w);
-        let c = BoxInHole.oracle(&prm, &sc, &tr);
+        let c = crate::test_util::oracle(&BoxInHole, &prm, &sc, &tr);
         assert!(c.iter().all(|c| c.pass), "{c:?}");
         // walls squeezing the peg with 1 % of its weight: the total normal impulse shows it
         let mut bad = tr.clone();
         bad.metrics.iter_mut().for_each(|m| m.normal_impulse_total = 1.01 * w);
-        let c = BoxInHole.oracle(&prm, &sc, &bad);
+        let c = crate::test_util::oracle(&BoxInHole, &prm, &sc, &bad);
         assert!(!c.iter().find(|c| c.name == "weight_ratio").unwrap().pass);
         // the peg leaving the hole sideways
         let mut out = tr.clone();
         out.q.last_mut().unwrap()[0] = 0.01;
-        let c = BoxInHole.oracle(&prm, &sc, &out);
+        let c = crate::test_util::oracle(&BoxInHole, &prm, &sc, &out);
         assert!(!c.iter().find(|c| c.name == "contained").unwrap().pass);
         out.completed = false;
-        assert!(BoxInHole.oracle(&prm, &sc, &out).iter().all(|c| !c.pass));
+        assert!(crate::test_util::oracle(&BoxInHole, &prm, &sc, &out).iter().all(|c| !c.pass));
     }
 }

@@ -101,9 +101,9 @@
 //!   the ground indefinitely (PGS keeps 2.4 J of 75 J moving at 4 s).
 
 use crate::PENETRATION_REL_TOL;
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel};
+use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -184,7 +184,7 @@ pub struct ClutterParams {
     /// Coulomb friction coefficient (>= 0).
     pub mu: f64,
     /// `"rigid"` or `"compliant"`.
-    pub contact: String,
+    pub contact: ContactModel,
     /// Compliant contact stiffness (N/m, > 0).
     pub k: f64,
     /// Compliant contact dissipation time (s, >= 0).
@@ -230,7 +230,6 @@ impl Settings for ClutterParams {
         check::finite("dz", self.dz)?;
         check::non_negative("jitter", self.jitter)?;
         check::non_negative("mu", self.mu)?;
-        check::one_of("contact", &self.contact, &ContactModel::NAMES)?;
         check::positive("k", self.k)?;
         check::non_negative("tau_d", self.tau_d)?;
         check::positive("gravity", self.gravity)?;
@@ -285,7 +284,7 @@ impl Settings for ClutterParams {
 impl ClutterParams {
     /// Contact model.
     pub fn contact_model(&self) -> ContactModel {
-        ContactModel::parse(&self.contact)
+        self.contact
     }
     /// Objects per column, `bodies / 4`.
     pub fn per_column(&self) -> usize {
@@ -483,19 +482,14 @@ impl ClutterParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Clutter;
 
-impl Case for Clutter {
-    fn name(&self) -> &'static str {
-        "clutter"
-    }
-    fn summary(&self) -> &'static str {
-        "seeded spheres and boxes dropped in four columns into a container, with or without walls (SAP §VI-C)"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: ClutterParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for Clutter {
+    type Params = ClutterParams;
+    const NAME: &'static str = "clutter";
+    const SUMMARY: &'static str =
+        "seeded spheres and boxes dropped in four columns into a container, with or without walls (SAP §VI-C)";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &ClutterParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario {
             world,
             dt: p.dt,
@@ -504,8 +498,8 @@ impl Case for Clutter {
             needs: p.contact_model().needs(),
         })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: ClutterParams| p.grade(scenario, trace))
+    fn grade(&self, p: &ClutterParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -513,6 +507,7 @@ impl Case for Clutter {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -564,7 +559,7 @@ mod tests {
     fn defaults_parse_and_build_a_valid_world() {
         let p: ClutterParams = Clutter.defaults().decode("clutter").unwrap();
         assert_eq!(p, ClutterParams::default());
-        let sc = Clutter.build(&Clutter.defaults()).unwrap();
+        let sc = crate::test_util::build(&Clutter, &Clutter.defaults()).unwrap();
         sc.world.validate().unwrap();
         assert_eq!(sc.world.bodies.len(), 20);
         assert_eq!(sc.world.statics.len(), 5);
@@ -577,19 +572,19 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<ClutterParams>(&Clutter);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&Clutter);
     }
 
     #[test]
     fn same_seed_gives_a_bit_identical_world_and_other_seeds_differ() {
-        let a = Clutter.build(&params(&[("seed", "42")])).unwrap().world;
-        let b = Clutter.build(&params(&[("seed", "42")])).unwrap().world;
+        let a = crate::test_util::build(&Clutter, &params(&[("seed", "42")])).unwrap().world;
+        let b = crate::test_util::build(&Clutter, &params(&[("seed", "42")])).unwrap().world;
         assert_eq!(a, b);
         let bits = |w: &World| w.positions().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a), bits(&b));
-        let c = Clutter.build(&params(&[("seed", "43")])).unwrap().world;
+        let c = crate::test_util::build(&Clutter, &params(&[("seed", "43")])).unwrap().world;
         assert_ne!(bits(&a), bits(&c));
-        let neg = Clutter.build(&params(&[("seed", "-5")])).unwrap().world;
+        let neg = crate::test_util::build(&Clutter, &params(&[("seed", "-5")])).unwrap().world;
         assert_ne!(bits(&neg), bits(&a));
     }
 
@@ -601,7 +596,7 @@ mod tests {
     ) {
         let prm =
             params(&[("bodies", &bodies.to_string()), ("walls", &walls.to_string()), ("seed", &seed.to_string())]);
-        let sc = Clutter.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Clutter, &prm).unwrap();
         sc.world.validate().unwrap();
         assert_eq!(sc.world.bodies.len(), bodies as usize);
         assert_eq!(sc.world.statics.len(), if walls { 5 } else { 1 });
@@ -618,7 +613,7 @@ mod tests {
     #[case::all_spheres("0", 0)]
     #[case::all_boxes("1", 20)]
     fn box_fraction_sets_the_assortment(#[case] fraction: &str, #[case] boxes: usize) {
-        let sc = Clutter.build(&params(&[("box_fraction", fraction)])).unwrap();
+        let sc = crate::test_util::build(&Clutter, &params(&[("box_fraction", fraction)])).unwrap();
         let n = sc.world.bodies.iter().filter(|b| matches!(b.shape, Shape::Box { .. })).count();
         assert_eq!(n, boxes);
     }
@@ -654,7 +649,7 @@ mod tests {
     #[case::zero_dt("dt", "0", "dt:")]
     #[case::zero_margin("margin", "0", "margin:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = Clutter.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&Clutter, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
@@ -674,15 +669,15 @@ mod tests {
     #[test]
     fn landed_pile_passes_and_penetration_tolerance_scales_with_the_column() {
         let prm = Clutter.defaults();
-        let sc = Clutter.build(&prm).unwrap();
-        let checks = Clutter.oracle(&prm, &sc, &landed(&sc, 1e-3));
+        let sc = crate::test_util::build(&Clutter, &prm).unwrap();
+        let checks = crate::test_util::oracle(&Clutter, &prm, &sc, &landed(&sc, 1e-3));
         assert_eq!(checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["max_penetration", "contained"]);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         // 5 per column, boxes 1 kg on spheres 0.5236 kg: L = 2 * 5 * 1 / 0.5236
         let p = ClutterParams::default();
         let l = 2.0 * 5.0 * p.box_mass() / p.sphere_mass();
         assert!((get(&checks, "max_penetration").tolerance - 0.1 * 9.81 * 1e-4 * l).abs() < 1e-15);
-        let deep = Clutter.oracle(&prm, &sc, &landed(&sc, 5e-3));
+        let deep = crate::test_util::oracle(&Clutter, &prm, &sc, &landed(&sc, 5e-3));
         assert!(!get(&deep, "max_penetration").pass);
     }
 
@@ -690,32 +685,32 @@ mod tests {
     fn penetration_during_the_drop_is_not_graded_and_short_runs_omit_the_check() {
         let prm = Clutter.defaults();
         let p: ClutterParams = prm.decode("clutter").unwrap();
-        let sc = Clutter.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Clutter, &prm).unwrap();
         // t_drop = 2 sqrt(2 * 0.95 / 9.81) = 0.880 s: the step ending at 0.88 s is in the drop,
         // the one ending at 0.89 s is graded
         assert!((p.drop_time() - 0.8802).abs() < 1e-4, "{}", p.drop_time());
-        let c = Clutter.oracle(&prm, &sc, &landed_with(&sc, 1e-2, &[10, 50, 88]));
+        let c = crate::test_util::oracle(&Clutter, &prm, &sc, &landed_with(&sc, 1e-2, &[10, 50, 88]));
         assert!(get(&c, "max_penetration").pass && get(&c, "max_penetration").measured == 0.0, "{c:?}");
-        let c = Clutter.oracle(&prm, &sc, &landed_with(&sc, 1e-2, &[89]));
+        let c = crate::test_util::oracle(&Clutter, &prm, &sc, &landed_with(&sc, 1e-2, &[89]));
         assert!(!get(&c, "max_penetration").pass);
         let short = params(&[("duration", "0.8")]);
-        let sc = Clutter.build(&short).unwrap();
-        let c = Clutter.oracle(&short, &sc, &landed(&sc, 1e-2));
+        let sc = crate::test_util::build(&Clutter, &short).unwrap();
+        let c = crate::test_util::oracle(&Clutter, &short, &sc, &landed(&sc, 1e-2));
         assert_eq!(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["contained"]);
     }
 
     #[test]
     fn escaped_object_fails_contained() {
         let prm = Clutter.defaults();
-        let sc = Clutter.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Clutter, &prm).unwrap();
         let mut tr = landed(&sc, 0.0);
         let last = tr.q.last_mut().unwrap();
         last[7 * 3] = 0.45; // outside the wall at x = 0.4
-        let c = Clutter.oracle(&prm, &sc, &tr);
+        let c = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);
         assert!(!get(&c, "contained").pass && get(&c, "contained").measured == 0.0);
         let no_walls = params(&[("walls", "false")]);
-        let sc = Clutter.build(&no_walls).unwrap();
-        let c = Clutter.oracle(&no_walls, &sc, &landed(&sc, 0.0));
+        let sc = crate::test_util::build(&Clutter, &no_walls).unwrap();
+        let c = crate::test_util::oracle(&Clutter, &no_walls, &sc, &landed(&sc, 0.0));
         assert_eq!(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["max_penetration"]);
     }
 
@@ -724,9 +719,9 @@ mod tests {
         let prm = params(&[("duration", "4")]);
         let p: ClutterParams = prm.decode("clutter").unwrap();
         assert!(p.settle_time() < 4.0);
-        let sc = Clutter.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Clutter, &prm).unwrap();
         let mut tr = landed(&sc, 0.0);
-        let c = Clutter.oracle(&prm, &sc, &tr);
+        let c = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);
         assert!(get(&c, "settled_ke").pass && get(&c, "settled_ke").measured == 0.0, "{c:?}");
         // one (1 kg) box still moving at 1 m/s: KE 0.5 J against the released energy
         let i = sc.world.bodies.iter().position(|b| matches!(b.shape, Shape::Box { .. })).unwrap();
@@ -740,7 +735,7 @@ mod tests {
             .enumerate()
             .map(|(j, b)| b.mass * 9.81 * (tr.q[0][7 * j + 2] - tr.q.last().unwrap()[7 * j + 2]))
             .sum();
-        let c = Clutter.oracle(&prm, &sc, &tr);
+        let c = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);
         let ke = get(&c, "settled_ke");
         assert!((ke.measured - ke_box / released).abs() < 1e-12 && !ke.pass, "{ke:?}");
     }
@@ -748,10 +743,10 @@ mod tests {
     #[test]
     fn incomplete_trace_fails_every_check() {
         let prm = Clutter.defaults();
-        let sc = Clutter.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Clutter, &prm).unwrap();
         let mut tr = landed(&sc, 0.0);
         tr.completed = false;
-        let checks = Clutter.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);
         assert_eq!(checks.len(), 2);
         assert!(checks.iter().all(|c| !c.pass));
     }

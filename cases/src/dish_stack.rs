@@ -34,10 +34,10 @@
 //!   `dt sum_j W_j`; expected 1; tolerance `IMPULSE_REL_TOL`.
 
 use crate::resting::{centre, mean_normal_impulse};
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use crate::{IMPULSE_REL_TOL, PENETRATION_REL_TOL};
 use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -193,24 +193,19 @@ impl DishStackParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DishStack;
 
-impl Case for DishStack {
-    fn name(&self) -> &'static str {
-        "dish_stack"
-    }
-    fn summary(&self) -> &'static str {
-        "light plates under a heavy pot (Lee et al.'s 50:1 dish piling): penetration, drift and load transfer"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: DishStackParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for DishStack {
+    type Params = DishStackParams;
+    const NAME: &'static str = "dish_stack";
+    const SUMMARY: &'static str =
+        "light plates under a heavy pot (Lee et al.'s 50:1 dish piling): penetration, drift and load transfer";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &DishStackParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: DishStackParams| p.grade(scenario, trace))
+    fn grade(&self, p: &DishStackParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -218,6 +213,7 @@ impl Case for DishStack {
 mod tests {
     use super::*;
     use crate::resting::test_support::resting_trace;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -228,13 +224,13 @@ mod tests {
     fn defaults_build_the_mass_ratio_stack() {
         let p = DishStackParams::default();
         assert_eq!(DishStack.defaults().decode::<DishStackParams>("dish_stack").unwrap(), p);
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<DishStackParams>(&DishStack);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&DishStack);
         assert_eq!(p.masses(), vec![0.1, 0.1, 0.1, 5.0]);
         let l = p.load_factors();
         assert!((l[0] - 53.0).abs() < 1e-9 && (l[1] - 104.0).abs() < 1e-9 && (l[3] - 51.0).abs() < 1e-9, "{l:?}");
         // capped at 0.1 x 1 cm for the plates, uncapped nowhere at dt = 0.01 s
         assert!(p.allowances().iter().all(|a| (a - 1e-3).abs() < 1e-15), "{:?}", p.allowances());
-        let sc = DishStack.build(&DishStack.defaults()).unwrap();
+        let sc = crate::test_util::build(&DishStack, &DishStack.defaults()).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);
         assert_eq!(cs.len(), 16);
         assert!(cs.contacts.iter().all(|c| c.gap.abs() < 1e-12));
@@ -247,7 +243,7 @@ mod tests {
     #[case::mu("mu", "-1", "mu: must be >= 0")]
     #[case::margin("margin", "0", "margin:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = DishStack.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&DishStack, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
@@ -255,16 +251,16 @@ mod tests {
     fn resting_stack_passes_and_a_sinking_pot_fails() {
         let prm = DishStack.defaults();
         let p = DishStackParams::default();
-        let sc = DishStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&DishStack, &prm).unwrap();
         let tr = resting_trace(&sc, sc.dt * p.loads().iter().sum::<f64>());
-        assert!(DishStack.oracle(&prm, &sc, &tr).iter().all(|c| c.pass));
+        assert!(crate::test_util::oracle(&DishStack, &prm, &sc, &tr).iter().all(|c| c.pass));
         let mut bad = tr.clone();
         for (k, q) in bad.q.iter_mut().enumerate() {
             q[7 * 3 + 2] -= 1e-2 * k as f64 / sc.steps as f64;
         }
-        let c = DishStack.oracle(&prm, &sc, &bad);
+        let c = crate::test_util::oracle(&DishStack, &prm, &sc, &bad);
         assert!(!c.iter().find(|c| c.name == "top_drift").unwrap().pass, "{c:?}");
         bad.completed = false;
-        assert!(DishStack.oracle(&prm, &sc, &bad).iter().all(|c| !c.pass));
+        assert!(crate::test_util::oracle(&DishStack, &prm, &sc, &bad).iter().all(|c| !c.pass));
     }
 }

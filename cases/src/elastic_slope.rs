@@ -54,11 +54,11 @@
 //!   (`9.81e-4 + 3e-6 m/s` at the defaults). A signed mean: creep always points down-slope, while
 //!   the ringing averages out.
 
-use crate::fem::{self, MATERIAL_NAMES};
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::fem::{self, FemMaterial};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL};
 use harness::model::{DeformableBody, ElasticMaterial, Material, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -73,7 +73,7 @@ pub const MAX_CELLS: i64 = 100;
 #[serde(deny_unknown_fields)]
 pub struct ElasticSlopeParams {
     /// `"corotational"`, `"arap"` or `"neohookean"`.
-    pub material: String,
+    pub material: FemMaterial,
     /// Young's modulus (Pa, > 0).
     #[serde(rename = "E")]
     pub youngs_modulus: f64,
@@ -107,7 +107,6 @@ impl Default for ElasticSlopeParams {
 
 impl Settings for ElasticSlopeParams {
     fn validate(&self) -> Result<(), harness::FieldError> {
-        check::one_of("material", &self.material, &MATERIAL_NAMES)?;
         check::positive("E", self.youngs_modulus)?;
         if !(self.nu > -1.0 && self.nu < 0.5) {
             return Err(harness::FieldError::new("nu", format!("must be in (-1, 0.5), got {}", self.nu)));
@@ -180,7 +179,7 @@ impl ElasticSlopeParams {
     pub fn body(&self) -> DeformableBody {
         let e = self.edge;
         let elastic = ElasticMaterial {
-            model: fem::elastic_model(&self.material),
+            model: self.material.model(),
             youngs_modulus: self.youngs_modulus,
             poisson_ratio: self.nu,
         };
@@ -266,23 +265,18 @@ impl ElasticSlopeParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ElasticSlope;
 
-impl Case for ElasticSlope {
-    fn name(&self) -> &'static str {
-        "elastic_slope"
-    }
-    fn summary(&self) -> &'static str {
-        "stiff elastic FEM cube (E = 1e8) on an inclined plane (Zeng Fig. 7): stick/slip threshold and acceleration"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: ElasticSlopeParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for ElasticSlope {
+    type Params = ElasticSlopeParams;
+    const NAME: &'static str = "elastic_slope";
+    const SUMMARY: &'static str =
+        "stiff elastic FEM cube (E = 1e8) on an inclined plane (Zeng Fig. 7): stick/slip threshold and acceleration";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &ElasticSlopeParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: fem::needs(true) })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: ElasticSlopeParams| p.grade(scenario, trace))
+    fn grade(&self, p: &ElasticSlopeParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -290,6 +284,7 @@ impl Case for ElasticSlope {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -325,7 +320,7 @@ mod tests {
     fn defaults_parse_and_build_a_box_resting_on_the_plane() {
         let p: ElasticSlopeParams = ElasticSlope.defaults().decode("elastic_slope").unwrap();
         assert_eq!(p, ElasticSlopeParams::default());
-        let sc = ElasticSlope.build(&ElasticSlope.defaults()).unwrap();
+        let sc = crate::test_util::build(&ElasticSlope, &ElasticSlope.defaults()).unwrap();
         sc.world.validate().unwrap();
         assert!(sc.needs.deformable_bodies && sc.needs.rigid_contact && !sc.needs.rigid_bodies);
         let b = &sc.world.deformables[0];
@@ -338,7 +333,7 @@ mod tests {
             assert!(c.gap.abs() < 1e-15, "gap {}", c.gap);
             assert!((c.normal() - p.normal()).norm() < 1e-12);
         }
-        let sc = ElasticSlope.build(&params(&[("cells", "2")])).unwrap();
+        let sc = crate::test_util::build(&ElasticSlope, &params(&[("cells", "2")])).unwrap();
         assert_eq!(harness::geometry::detect(&sc.world, sc.margin).len(), 9);
         assert!(p.sticks());
         let r = p.ringing();
@@ -347,7 +342,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<ElasticSlopeParams>(&ElasticSlope);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&ElasticSlope);
     }
 
     #[rstest]
@@ -360,7 +355,7 @@ mod tests {
     #[case::dt("dt", "0", "dt:")]
     #[case::margin("margin", "0", "margin:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = ElasticSlope.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&ElasticSlope, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
@@ -369,14 +364,14 @@ mod tests {
     fn sliding_trace_with_ringing_passes_and_wrong_acceleration_fails() {
         let prm = params(&[("mu", "0.15")]);
         let p: ElasticSlopeParams = prm.decode("elastic_slope").unwrap();
-        let sc = ElasticSlope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&ElasticSlope, &prm).unwrap();
         let a = p.expected_acceleration();
         // normal ringing at v_el does not leak into the down-slope measurements
-        let checks = ElasticSlope.oracle(&prm, &sc, &trace(&p, &sc, a, p.ringing().speed));
+        let checks = crate::test_util::oracle(&ElasticSlope, &prm, &sc, &trace(&p, &sc, a, p.ringing().speed));
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         assert!((get(&checks, "acceleration").measured - a).abs() < 1e-12);
         assert_eq!(get(&checks, "slides").measured, 1.0);
-        let checks = ElasticSlope.oracle(&prm, &sc, &trace(&p, &sc, a + 0.05, 0.0));
+        let checks = crate::test_util::oracle(&ElasticSlope, &prm, &sc, &trace(&p, &sc, a + 0.05, 0.0));
         assert!(!get(&checks, "acceleration").pass);
     }
 
@@ -384,8 +379,8 @@ mod tests {
     fn sticking_trace_passes_and_creep_fails() {
         let prm = ElasticSlope.defaults();
         let p: ElasticSlopeParams = prm.decode("elastic_slope").unwrap();
-        let sc = ElasticSlope.build(&prm).unwrap();
-        let checks = ElasticSlope.oracle(&prm, &sc, &trace(&p, &sc, 0.0, 0.0));
+        let sc = crate::test_util::build(&ElasticSlope, &prm).unwrap();
+        let checks = crate::test_util::oracle(&ElasticSlope, &prm, &sc, &trace(&p, &sc, 0.0, 0.0));
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         // a steady creep of 2 v_tol down-slope fails creep_speed and slides
@@ -396,7 +391,7 @@ mod tests {
                 c.copy_from_slice(u.as_slice());
             }
         }
-        let checks = ElasticSlope.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&ElasticSlope, &prm, &sc, &tr);
         assert!(!get(&checks, "creep_speed").pass && !get(&checks, "slides").pass, "{checks:?}");
     }
 
@@ -404,10 +399,10 @@ mod tests {
     fn incomplete_trace_fails_every_check() {
         let prm = ElasticSlope.defaults();
         let p: ElasticSlopeParams = prm.decode("elastic_slope").unwrap();
-        let sc = ElasticSlope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&ElasticSlope, &prm).unwrap();
         let mut tr = trace(&p, &sc, 0.0, 0.0);
         tr.completed = false;
-        let checks = ElasticSlope.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&ElasticSlope, &prm, &sc, &tr);
         assert!(checks.iter().all(|c| !c.pass && c.measured.is_nan()));
     }
 }

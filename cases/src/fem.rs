@@ -5,17 +5,28 @@
 use harness::model::{DeformableBody, ElasticModel, World};
 use harness::Capabilities;
 use nalgebra::{Matrix3, Vector3};
+use serde::{Deserialize, Serialize};
 
-/// The accepted `material` names of the deformable cases.
-pub const MATERIAL_NAMES: [&str; 3] = ["arap", "corotational", "neohookean"];
+/// The `material` option of the deformable cases: `"arap" | "corotational" | "neohookean"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FemMaterial {
+    /// As-rigid-as-possible.
+    Arap,
+    /// Co-rotational linear elasticity.
+    Corotational,
+    /// Stable Neo-Hookean.
+    Neohookean,
+}
 
-/// The constitutive model of a validated `material` name (`"corotational"`, `"neohookean"`,
-/// anything else: ARAP).
-pub fn elastic_model(name: &str) -> ElasticModel {
-    match name {
-        "corotational" => ElasticModel::CoRotational,
-        "neohookean" => ElasticModel::StableNeoHookean,
-        _ => ElasticModel::Arap,
+impl FemMaterial {
+    /// The constitutive model.
+    pub fn model(self) -> ElasticModel {
+        match self {
+            FemMaterial::Arap => ElasticModel::Arap,
+            FemMaterial::Corotational => ElasticModel::CoRotational,
+            FemMaterial::Neohookean => ElasticModel::StableNeoHookean,
+        }
     }
 }
 
@@ -84,8 +95,8 @@ mod tests {
         assert!((min_volume_ratio(&w, &scaled, 0) - 0.125).abs() < 1e-12);
         let mirrored: Vec<f64> = q.chunks(3).flat_map(|c| [-c[0], c[1], c[2]]).collect();
         assert!(min_volume_ratio(&w, &mirrored, 0) < 0.0);
-        assert_eq!(elastic_model("neohookean"), ElasticModel::StableNeoHookean);
-        assert_eq!(elastic_model("corotational"), ElasticModel::CoRotational);
-        assert_eq!(elastic_model("arap"), ElasticModel::Arap);
+        assert_eq!(FemMaterial::Neohookean.model(), ElasticModel::StableNeoHookean);
+        assert_eq!(FemMaterial::Corotational.model(), ElasticModel::CoRotational);
+        assert_eq!(FemMaterial::Arap.model(), ElasticModel::Arap);
     }
 }

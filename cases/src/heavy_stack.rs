@@ -34,10 +34,10 @@
 //! Defaults (`dt = 0.0083 s`): light on top, tolerances `8.7e-5 m` / `4.1e-4 m`; heavy on top
 //! both capped at 1 mm.
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel};
+use crate::{check, default_struct, trace_is_whole, unmeasured, BodyShape, ContactModel};
 use crate::{IMPULSE_REL_TOL, PENETRATION_REL_TOL};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -54,7 +54,7 @@ pub struct HeavyStackParams {
     /// Number of bodies (1 ..= `MAX_BODIES`).
     pub n: i64,
     /// `"sphere"` or `"box"`.
-    pub shape: String,
+    pub shape: BodyShape,
     /// Sphere radius or cube half edge (m, > 0).
     pub size: f64,
     /// Lightest mass (kg, > 0).
@@ -86,7 +86,6 @@ impl Settings for HeavyStackParams {
         if !(1..=MAX_BODIES).contains(&self.n) {
             return Err(harness::FieldError::new("n", format!("must be in [1, {MAX_BODIES}], got {}", self.n)));
         }
-        check::one_of("shape", &self.shape, &["sphere", "box"])?;
         check::positive("size", self.size)?;
         check::positive("mass", self.mass)?;
         if !(self.ratio.is_finite() && self.ratio >= 1.0) {
@@ -141,7 +140,7 @@ impl HeavyStackParams {
         let material = ContactModel::Rigid.material(self.mu, 1.0, 0.0);
         let mut w = World::new();
         w.gravity = Vector3::new(0.0, 0.0, -self.gravity);
-        let shape = if self.shape == "box" {
+        let shape = if self.shape == BodyShape::Box {
             Shape::Box { half_extents: [self.size; 3] }
         } else {
             Shape::Sphere { radius: self.size }
@@ -149,7 +148,7 @@ impl HeavyStackParams {
         for (i, m) in self.masses().into_iter().enumerate() {
             let z = self.size * (2 * i + 1) as f64;
             w.bodies.push(RigidBody::new(
-                format!("{}{i}", self.shape),
+                format!("{}{i}", self.shape.name()),
                 shape.clone(),
                 m,
                 Vector3::new(0.0, 0.0, z),
@@ -195,23 +194,18 @@ impl HeavyStackParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HeavyStack;
 
-impl Case for HeavyStack {
-    fn name(&self) -> &'static str {
-        "heavy_stack"
-    }
-    fn summary(&self) -> &'static str {
-        "stack of spheres or boxes with mass ratio 4096:1, heavy or light on top (Macklin Fig. 17): rest, load transfer"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: HeavyStackParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for HeavyStack {
+    type Params = HeavyStackParams;
+    const NAME: &'static str = "heavy_stack";
+    const SUMMARY: &'static str =
+        "stack of spheres or boxes with mass ratio 4096:1, heavy or light on top (Macklin Fig. 17): rest, load transfer";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &HeavyStackParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: ContactModel::Rigid.needs() })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: HeavyStackParams| p.grade(scenario, trace))
+    fn grade(&self, p: &HeavyStackParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -219,6 +213,7 @@ impl Case for HeavyStack {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -252,7 +247,7 @@ mod tests {
         assert!((pen - 1e-3).abs() < 1e-15 && (drift - 1e-3).abs() < 1e-15, "{pen} {drift}");
         let (pen, drift) = light.tolerances(0.0083);
         assert!(pen < 1e-3 && drift < 1e-3 && pen > 5e-5, "{pen} {drift}");
-        let sc = HeavyStack.build(&HeavyStack.defaults()).unwrap();
+        let sc = crate::test_util::build(&HeavyStack, &HeavyStack.defaults()).unwrap();
         assert_eq!(sc.steps, 60);
         assert!(sc.needs.rigid_bodies && sc.needs.rigid_contact && !sc.needs.deformable_bodies);
     }
@@ -261,7 +256,7 @@ mod tests {
     #[case::sphere("sphere", 5)]
     #[case::boxes("box", 20)]
     fn contacts_at_rest(#[case] shape: &str, #[case] count: usize) {
-        let sc = HeavyStack.build(&params(&[("shape", shape)])).unwrap();
+        let sc = crate::test_util::build(&HeavyStack, &params(&[("shape", shape)])).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);
         assert_eq!(cs.len(), count);
         assert!(cs.contacts.iter().all(|c| c.gap.abs() < 1e-12));
@@ -269,7 +264,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<HeavyStackParams>(&HeavyStack);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&HeavyStack);
     }
 
     #[rstest]
@@ -279,7 +274,7 @@ mod tests {
     #[case::size("size", "0", "size:")]
     #[case::mu("mu", "-1", "mu:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = HeavyStack.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&HeavyStack, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
@@ -287,9 +282,9 @@ mod tests {
     fn resting_trace_passes_sinking_and_short_weight_fail() {
         let prm = HeavyStack.defaults();
         let p: HeavyStackParams = prm.decode("heavy_stack").unwrap();
-        let sc = HeavyStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&HeavyStack, &prm).unwrap();
         let tr = resting(&p, &sc);
-        let checks = HeavyStack.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&HeavyStack, &prm, &sc, &tr);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         let mut bad = tr.clone();
         for (k, q) in bad.q.iter_mut().enumerate() {
@@ -299,9 +294,9 @@ mod tests {
             m.penetration_max = 2e-3;
             m.normal_impulse_total *= 0.99;
         }
-        let checks = HeavyStack.oracle(&prm, &sc, &bad);
+        let checks = crate::test_util::oracle(&HeavyStack, &prm, &sc, &bad);
         assert!(checks.iter().all(|c| !c.pass), "{checks:?}");
         bad.completed = false;
-        assert!(HeavyStack.oracle(&prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
+        assert!(crate::test_util::oracle(&HeavyStack, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
 }

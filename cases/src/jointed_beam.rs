@@ -30,9 +30,9 @@
 //!   of the joints above it add), a potential-energy error `n m g n δ`, i.e. `2 δ / L` of `E_s`;
 //!   plus the symplectic-Euler energy oscillation, `h ω_max` relative (first order in `h`).
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use harness::model::{DofMask, Joint, Material, RigidBody, Shape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -144,24 +144,19 @@ impl JointedBeamParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JointedBeam;
 
-impl Case for JointedBeam {
-    fn name(&self) -> &'static str {
-        "jointed_beam"
-    }
-    fn summary(&self) -> &'static str {
-        "chain of 5 rigid links on frictionless hinges released horizontal (Macklin's jointed beam): joints hold, no energy gain"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: JointedBeamParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for JointedBeam {
+    type Params = JointedBeamParams;
+    const NAME: &'static str = "jointed_beam";
+    const SUMMARY: &'static str =
+        "chain of 5 rigid links on frictionless hinges released horizontal (Macklin's jointed beam): joints hold, no energy gain";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &JointedBeamParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, bilateral_constraints: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: JointedBeamParams| p.grade(scenario, trace))
+    fn grade(&self, p: &JointedBeamParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -169,12 +164,13 @@ impl Case for JointedBeam {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     #[test]
     fn defaults_build_a_chain_and_every_parameter_is_in_the_toml() {
         let p = JointedBeamParams::default();
-        let sc = JointedBeam.build(&JointedBeam.defaults()).unwrap();
+        let sc = crate::test_util::build(&JointedBeam, &JointedBeam.defaults()).unwrap();
         assert_eq!((sc.world.bodies.len(), sc.world.joints.len()), (5, 5));
         let jt = p.joint_tolerance(p.dt);
         assert!(jt > 1.4e-3 && jt < 1.5e-3, "{jt}");
@@ -194,14 +190,14 @@ mod tests {
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
         let mut p = JointedBeam.defaults();
         p.set(key, raw, "jointed_beam").unwrap();
-        let e = JointedBeam.build(&p).unwrap_err().to_string();
+        let e = crate::test_util::build(&JointedBeam, &p).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
     #[test]
     fn exact_trace_passes_drift_and_gain_fail() {
         let prm = JointedBeam.defaults();
-        let sc = JointedBeam.build(&prm).unwrap();
+        let sc = crate::test_util::build(&JointedBeam, &prm).unwrap();
         let (q, v) = (sc.world.positions(), sc.world.velocities());
         let mut tr = Trace { dt: sc.dt, completed: true, q: vec![q.clone()], v: vec![v.clone()], metrics: vec![] };
         for k in 1..=sc.steps {
@@ -209,15 +205,15 @@ mod tests {
             tr.v.push(v.clone());
             tr.metrics.push(StepMetrics { t: k as f64 * sc.dt, ..Default::default() });
         }
-        assert!(JointedBeam.oracle(&prm, &sc, &tr).iter().all(|c| c.pass));
+        assert!(crate::test_util::oracle(&JointedBeam, &prm, &sc, &tr).iter().all(|c| c.pass));
         let mut bad = tr.clone();
         for m in bad.metrics.iter_mut() {
             m.bilateral_violation_max = 0.01;
             m.energy = 1.0;
         }
         bad.metrics[0].energy_change = 1.0; // E_0 = 0: a gain of 1 J = 0.41 E_s
-        assert!(JointedBeam.oracle(&prm, &sc, &bad).iter().all(|c| !c.pass));
+        assert!(crate::test_util::oracle(&JointedBeam, &prm, &sc, &bad).iter().all(|c| !c.pass));
         bad.completed = false;
-        assert!(JointedBeam.oracle(&prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
+        assert!(crate::test_util::oracle(&JointedBeam, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
 }

@@ -28,9 +28,9 @@
 //!   (reported against 1); error 0 when positive, else `1 − min det F`; tolerance 0.
 
 use crate::fem;
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use harness::model::{DeformableBody, ElasticMaterial, Material, PrescribedMotion, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -44,12 +44,32 @@ pub const FORCE_REL_TOL: f64 = 0.05;
 /// Largest accepted final strain (small-strain oracle).
 pub const MAX_STRAIN: f64 = 0.05;
 
+/// The `material` option of `material_extension`: `"corotational" | "arap"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExtensionMaterial {
+    /// Co-rotational linear elasticity.
+    Corotational,
+    /// As-rigid-as-possible.
+    Arap,
+}
+
+impl ExtensionMaterial {
+    /// The constitutive model.
+    pub fn model(self) -> harness::model::ElasticModel {
+        match self {
+            ExtensionMaterial::Corotational => harness::model::ElasticModel::CoRotational,
+            ExtensionMaterial::Arap => harness::model::ElasticModel::Arap,
+        }
+    }
+}
+
 /// Parameters of `material_extension` (defaults in `cases/src/material_extension.toml`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MaterialExtensionParams {
     /// `"corotational"` or `"arap"`.
-    pub material: String,
+    pub material: ExtensionMaterial,
     /// Young's modulus (Pa, > 0).
     #[serde(rename = "E")]
     pub youngs_modulus: f64,
@@ -83,7 +103,6 @@ impl Default for MaterialExtensionParams {
 
 impl Settings for MaterialExtensionParams {
     fn validate(&self) -> Result<(), harness::FieldError> {
-        check::one_of("material", &self.material, &["corotational", "arap"])?;
         check::positive("E", self.youngs_modulus)?;
         if !(self.nu >= 0.0 && self.nu < 0.5) {
             return Err(harness::FieldError::new("nu", format!("must be in [0, 0.5), got {}", self.nu)));
@@ -129,15 +148,11 @@ impl MaterialExtensionParams {
     }
     /// The bulk material.
     pub fn elastic(&self) -> ElasticMaterial {
-        ElasticMaterial {
-            model: fem::elastic_model(&self.material),
-            youngs_modulus: self.youngs_modulus,
-            poisson_ratio: self.nu,
-        }
+        ElasticMaterial { model: self.material.model(), youngs_modulus: self.youngs_modulus, poisson_ratio: self.nu }
     }
     /// Uniaxial modulus `E_u` (Pa): `E` (co-rotational) or `E / (1 + ν)` (ARAP).
     pub fn uniaxial_modulus(&self) -> f64 {
-        if self.material == "arap" {
+        if self.material == ExtensionMaterial::Arap {
             self.youngs_modulus / (1.0 + self.nu)
         } else {
             self.youngs_modulus
@@ -145,7 +160,7 @@ impl MaterialExtensionParams {
     }
     /// Clamped-face stiffening `s` (module doc; 0 for ARAP).
     pub fn stiffening(&self) -> f64 {
-        if self.material == "arap" {
+        if self.material == ExtensionMaterial::Arap {
             return 0.0;
         }
         let nu = self.nu;
@@ -219,23 +234,18 @@ impl MaterialExtensionParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MaterialExtension;
 
-impl Case for MaterialExtension {
-    fn name(&self) -> &'static str {
-        "material_extension"
-    }
-    fn summary(&self) -> &'static str {
-        "elastic FEM bar clamped at one end, pulled along its axis to 1 % strain (Macklin's material extension): reaction = E A eps"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: MaterialExtensionParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for MaterialExtension {
+    type Params = MaterialExtensionParams;
+    const NAME: &'static str = "material_extension";
+    const SUMMARY: &'static str =
+        "elastic FEM bar clamped at one end, pulled along its axis to 1 % strain (Macklin's material extension): reaction = E A eps";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &MaterialExtensionParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs: fem::needs(false) })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: MaterialExtensionParams| p.grade(scenario, trace))
+    fn grade(&self, p: &MaterialExtensionParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -243,12 +253,13 @@ impl Case for MaterialExtension {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     #[test]
     fn defaults_build_and_every_parameter_is_in_the_toml() {
         let p = MaterialExtensionParams::default();
-        let sc = MaterialExtension.build(&MaterialExtension.defaults()).unwrap();
+        let sc = crate::test_util::build(&MaterialExtension, &MaterialExtension.defaults()).unwrap();
         let b = &sc.world.deformables[0];
         assert_eq!((b.boundary[0].nodes.len(), b.boundary[1].nodes.len()), (4, 4));
         assert!((p.strain(p.steps()) - 0.01).abs() < 1e-12);
@@ -271,7 +282,7 @@ mod tests {
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
         let mut p = MaterialExtension.defaults();
         p.set(key, raw, "material_extension").unwrap();
-        let e = MaterialExtension.build(&p).unwrap_err().to_string();
+        let e = crate::test_util::build(&MaterialExtension, &p).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
@@ -282,7 +293,7 @@ mod tests {
         let mut prm = MaterialExtension.defaults();
         prm.set("material", "arap", "material_extension").unwrap();
         let p: MaterialExtensionParams = prm.decode("material_extension").unwrap();
-        let sc = MaterialExtension.build(&prm).unwrap();
+        let sc = crate::test_util::build(&MaterialExtension, &prm).unwrap();
         let (q0, v) = (sc.world.positions(), sc.world.velocities());
         let mut tr = Trace { dt: sc.dt, completed: true, q: vec![q0.clone()], v: vec![v.clone()], metrics: vec![] };
         for k in 1..=sc.steps {
@@ -295,13 +306,13 @@ mod tests {
             tr.v.push(v.clone());
             tr.metrics.push(StepMetrics { t: k as f64 * sc.dt, ..Default::default() });
         }
-        let checks = MaterialExtension.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&MaterialExtension, &prm, &sc, &tr);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         assert!((checks[0].measured / checks[0].expected - 1.0).abs() < 1e-2, "{checks:?}");
         let mut rest = tr.clone();
         *rest.q.last_mut().unwrap() = q0;
-        assert!(!MaterialExtension.oracle(&prm, &sc, &rest)[0].pass);
+        assert!(!crate::test_util::oracle(&MaterialExtension, &prm, &sc, &rest)[0].pass);
         rest.completed = false;
-        assert!(MaterialExtension.oracle(&prm, &sc, &rest).iter().all(|c| c.measured.is_nan()));
+        assert!(crate::test_util::oracle(&MaterialExtension, &prm, &sc, &rest).iter().all(|c| c.measured.is_nan()));
     }
 }

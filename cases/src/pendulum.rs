@@ -21,14 +21,34 @@
 //!   `(I + m L²) θ̈ = −m g L cos θ` (RK4 with 1e5 steps); tolerance `5 h` rad (first order: an
 //!   independent run has error 1e-4 rad at `h = 1e-4`).
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use harness::model::{DofMask, Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 const DEFAULTS: &str = include_str!("pendulum.toml");
 const SOURCE: &str = "cases/src/pendulum.toml";
+
+/// The hinge: `joint = "compliant" | "rigid"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PendulumJoint {
+    /// Spring-damper joint with stiffness `k` and damping `b`.
+    Compliant,
+    /// Rigid joint.
+    Rigid,
+}
+
+/// The range-of-motion limit: `limit = "none" | "stop"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PendulumLimit {
+    /// No limit.
+    None,
+    /// A compliant frictionless stop at `x = 0`.
+    Stop,
+}
 
 /// Parameters of `pendulum` (defaults in `cases/src/pendulum.toml`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,13 +61,13 @@ pub struct PendulumParams {
     /// Joint to centre of mass (m, > 0).
     pub length: f64,
     /// `"compliant"` or `"rigid"`.
-    pub joint: String,
+    pub joint: PendulumJoint,
     /// Joint stiffness (N/m, > 0).
     pub k: f64,
     /// Joint damping (N s/m, >= 0).
     pub b: f64,
     /// `"none"` or `"stop"`.
-    pub limit: String,
+    pub limit: PendulumLimit,
     /// Stop stiffness (N/m, > 0).
     pub k_limit: f64,
     /// Bob radius (m, > 0, < length).
@@ -74,8 +94,6 @@ impl Settings for PendulumParams {
             check::positive(n, v)?;
         }
         check::non_negative("b", self.b)?;
-        check::one_of("joint", &self.joint, &["compliant", "rigid"])?;
-        check::one_of("limit", &self.limit, &["none", "stop"])?;
         check::positive("k_limit", self.k_limit)?;
         check::positive("radius", self.radius)?;
         if self.radius >= self.length {
@@ -131,8 +149,8 @@ impl PendulumParams {
         bob.inertia = Vector3::repeat(self.inertia);
         w.bodies.push(bob);
         let j = Joint::hinge_at(&w, 0, None, Vector3::zeros(), Vector3::y()).named("pivot");
-        w.joints.push(if self.joint == "rigid" { j } else { j.with_compliance(self.k, self.b) });
-        if self.limit == "stop" {
+        w.joints.push(if self.joint == PendulumJoint::Rigid { j } else { j.with_compliance(self.k, self.b) });
+        if self.limit == PendulumLimit::Stop {
             w.statics.push(StaticCollider {
                 name: "stop".into(),
                 shape: StaticShape::HalfSpace { normal: Vector3::x(), offset: 0.0 },
@@ -144,33 +162,26 @@ impl PendulumParams {
 }
 
 /// The `pendulum` case.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Pendulum;
 
-impl Case for Pendulum {
-    fn name(&self) -> &'static str {
-        "pendulum"
-    }
-    fn summary(&self) -> &'static str {
-        "planar pendulum on a stiff joint (k = 1e15; Drumwright Fig. 4), optional range-of-motion stop (Fig. 6)"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: PendulumParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for Pendulum {
+    type Params = PendulumParams;
+    const NAME: &'static str = "pendulum";
+    const SUMMARY: &'static str =
+        "planar pendulum on a stiff joint (k = 1e15; Drumwright Fig. 4), optional range-of-motion stop (Fig. 6)";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &PendulumParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities {
             rigid_bodies: true,
             bilateral_constraints: true,
-            compliant_contact: p.limit == "stop",
+            compliant_contact: p.limit == PendulumLimit::Stop,
             ..Default::default()
         };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        let Ok(p) = params.decode::<PendulumParams>(self.name()) else {
-            return vec![unmeasured("params", 0.0, 0.0)];
-        };
+    fn grade(&self, p: &PendulumParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         let t = p.steps() as f64 * p.dt;
         let mut out = Vec::new();
         let whole = trace_is_whole(scenario, trace);
@@ -180,7 +191,7 @@ impl Case for Pendulum {
         } else {
             unmeasured("drift", p.drift(), 0.25 * p.drift())
         });
-        if p.limit == "none" {
+        if p.limit == PendulumLimit::None {
             let exact = p.theta_exact(t);
             out.push(if whole {
                 let q = &trace.q[trace.q.len() - 1];
@@ -202,6 +213,7 @@ impl Case for Pendulum {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness::Case;
 
     #[test]
     fn reference_angle_matches_the_notes() {
@@ -209,7 +221,7 @@ mod tests {
         let p = PendulumParams::default();
         assert!((p.theta_exact(1.0) + 2.965836575631).abs() < 1e-9);
         assert!((p.drift() - 9.703e-6).abs() < 1e-8);
-        let sc = Pendulum.build(&Pendulum.defaults()).unwrap();
+        let sc = crate::test_util::build(&Pendulum, &Pendulum.defaults()).unwrap();
         assert_eq!(sc.world.joints.len(), 1);
     }
 }

@@ -87,9 +87,9 @@
 //! `push_x != 0` requires `mu = 0` (as in Drake).
 
 use crate::IMPULSE_REL_TOL;
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel};
+use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -118,7 +118,7 @@ pub struct PizzaSaverParams {
     /// Half height of the thin box (m, > 0).
     pub half_height: f64,
     /// `"rigid"` or `"compliant"`.
-    pub contact: String,
+    pub contact: ContactModel,
     /// Compliant stiffness of each contact point (N/m, > 0).
     pub k: f64,
     /// Compliant contact dissipation time (s, >= 0).
@@ -148,7 +148,6 @@ impl Settings for PizzaSaverParams {
         check::positive("mass", self.mass)?;
         check::positive("radius", self.radius)?;
         check::positive("half_height", self.half_height)?;
-        check::one_of("contact", &self.contact, &ContactModel::NAMES)?;
         check::positive("k", self.k)?;
         check::non_negative("tau_d", self.tau_d)?;
         check::positive("gravity", self.gravity)?;
@@ -195,7 +194,7 @@ pub struct PizzaSaverExpectation {
 impl PizzaSaverParams {
     /// Contact model.
     pub fn contact_model(&self) -> ContactModel {
-        ContactModel::parse(&self.contact)
+        self.contact
     }
     /// Half side of the square footprint, `R / √2` (m).
     pub fn half_side(&self) -> f64 {
@@ -334,23 +333,18 @@ impl PizzaSaverParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PizzaSaver;
 
-impl Case for PizzaSaver {
-    fn name(&self) -> &'static str {
-        "pizza_saver"
-    }
-    fn summary(&self) -> &'static str {
-        "flat box on 4 corner contacts at radius R twisted by a torque (Drake's pizza saver): torsional stick/slip"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: PizzaSaverParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for PizzaSaver {
+    type Params = PizzaSaverParams;
+    const NAME: &'static str = "pizza_saver";
+    const SUMMARY: &'static str =
+        "flat box on 4 corner contacts at radius R twisted by a torque (Drake's pizza saver): torsional stick/slip";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &PizzaSaverParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: PizzaSaverParams| p.grade(scenario, trace))
+    fn grade(&self, p: &PizzaSaverParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -358,6 +352,7 @@ impl Case for PizzaSaver {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -393,7 +388,7 @@ mod tests {
     fn defaults_parse_and_build_a_valid_world() {
         let p: PizzaSaverParams = PizzaSaver.defaults().decode("pizza_saver").unwrap();
         assert_eq!(p, PizzaSaverParams::default());
-        let sc = PizzaSaver.build(&PizzaSaver.defaults()).unwrap();
+        let sc = crate::test_util::build(&PizzaSaver, &PizzaSaver.defaults()).unwrap();
         sc.world.validate().unwrap();
         assert_eq!(sc.steps, 40);
         assert!(sc.needs.compliant_contact && !sc.needs.rigid_contact);
@@ -407,14 +402,14 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<PizzaSaverParams>(&PizzaSaver);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&PizzaSaver);
     }
 
     #[rstest]
     #[case::rigid("rigid", 0.0)]
     #[case::compliant("compliant", 3.0 * 10.0 / 4e4)]
     fn four_corners_touch_at_radius_r(#[case] contact: &str, #[case] penetration: f64) {
-        let sc = PizzaSaver.build(&params(&[("contact", contact)])).unwrap();
+        let sc = crate::test_util::build(&PizzaSaver, &params(&[("contact", contact)])).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);
         assert_eq!(cs.len(), CONTACTS);
         for c in &cs.contacts {
@@ -435,7 +430,7 @@ mod tests {
     #[case::zero_margin("margin", "0", "margin:")]
     #[case::too_soft("k", "1", "k: too soft")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = PizzaSaver.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&PizzaSaver, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
@@ -454,8 +449,8 @@ mod tests {
     #[test]
     fn stiction_at_rest_passes_with_the_exact_friction() {
         let prm = PizzaSaver.defaults();
-        let sc = PizzaSaver.build(&prm).unwrap();
-        let checks = PizzaSaver.oracle(&prm, &sc, &spinning(&sc, 0.0, 0.0));
+        let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
+        let checks = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &spinning(&sc, 0.0, 0.0));
         assert_eq!(
             checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             ["regime", "friction_per_contact", "slip"]
@@ -472,9 +467,9 @@ mod tests {
     #[test]
     fn creeping_rotation_fails_slip_and_regime() {
         let prm = PizzaSaver.defaults();
-        let sc = PizzaSaver.build(&prm).unwrap();
+        let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
         // a slow spin-up: w = 0.05 rad/s at the end, corners slip at 0.075 m/s
-        let checks = PizzaSaver.oracle(&prm, &sc, &spinning(&sc, 0.125, 0.0));
+        let checks = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &spinning(&sc, 0.125, 0.0));
         let slip = get(&checks, "slip");
         assert!((slip.measured - 1.5 * 0.125 * 0.4).abs() < 1e-9 && !slip.pass, "{slip:?}");
         assert!(!get(&checks, "regime").pass);
@@ -488,10 +483,10 @@ mod tests {
     #[case::too_slow(Some(1.0), false)]
     fn sliding_angular_acceleration(#[case] alpha: Option<f64>, #[case] pass: bool) {
         let prm = params(&[("torque", "40")]);
-        let sc = PizzaSaver.build(&prm).unwrap();
+        let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
         let exact = (40.0 - 30.0) / 2.25;
         let alpha = alpha.unwrap_or(exact);
-        let checks = PizzaSaver.oracle(&prm, &sc, &spinning(&sc, alpha, 0.0));
+        let checks = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &spinning(&sc, alpha, 0.0));
         assert_eq!(
             checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             ["regime", "friction_per_contact", "angular_acceleration"]
@@ -507,25 +502,25 @@ mod tests {
     #[test]
     fn frictionless_push_checks_the_velocity() {
         let prm = params(&[("mu", "0"), ("push_x", "1"), ("torque", "0")]);
-        let sc = PizzaSaver.build(&prm).unwrap();
-        let checks = PizzaSaver.oracle(&prm, &sc, &spinning(&sc, 0.0, 1.0 / 3.0));
+        let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
+        let checks = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &spinning(&sc, 0.0, 1.0 / 3.0));
         assert_eq!(
             checks.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             ["push_velocity", "angular_acceleration"]
         );
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         assert!((get(&checks, "push_velocity").expected - 0.4 / 3.0).abs() < 1e-15);
-        let slow = PizzaSaver.oracle(&prm, &sc, &spinning(&sc, 0.0, 0.3));
+        let slow = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &spinning(&sc, 0.0, 0.3));
         assert!(!get(&slow, "push_velocity").pass);
     }
 
     #[test]
     fn incomplete_trace_fails_every_check() {
         let prm = PizzaSaver.defaults();
-        let sc = PizzaSaver.build(&prm).unwrap();
+        let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
         let mut tr = spinning(&sc, 0.0, 0.0);
         tr.completed = false;
-        let checks = PizzaSaver.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &tr);
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| !c.pass && c.measured.is_nan()));
     }

@@ -24,10 +24,10 @@
 //!   a sliding box only redistributes the load between the feet). A method that inflates the
 //!   normal force (Drumwright's joint QP, P2 of its README) fails it by orders of magnitude.
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL};
 use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -135,28 +135,21 @@ impl RampFeetParams {
 }
 
 /// The `ramp_feet` case.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct RampFeet;
 
-impl Case for RampFeet {
-    fn name(&self) -> &'static str {
-        "ramp_feet"
-    }
-    fn summary(&self) -> &'static str {
-        "1 kg box on four corner feet on a 15 deg ramp (Drumwright Fig. 9): Coulomb slide distance"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: RampFeetParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for RampFeet {
+    type Params = RampFeetParams;
+    const NAME: &'static str = "ramp_feet";
+    const SUMMARY: &'static str =
+        "1 kg box on four corner feet on a 15 deg ramp (Drumwright Fig. 9): Coulomb slide distance";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &RampFeetParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, compliant_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        let Ok(p) = params.decode::<RampFeetParams>(self.name()) else {
-            return vec![unmeasured("params", 0.0, 0.0)];
-        };
+    fn grade(&self, p: &RampFeetParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         let t = p.steps() as f64 * p.dt;
         let tol = IMPULSE_REL_TOL * p.gravity * t * t / 2.0 + CREEP_REL_TOL * p.gravity * p.dt * t;
         if !trace_is_whole(scenario, trace) {
@@ -173,6 +166,7 @@ impl Case for RampFeet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness::Case;
 
     #[test]
     fn coulomb_table_of_the_notes() {
@@ -180,7 +174,7 @@ mod tests {
             let p = RampFeetParams { mu, ..Default::default() };
             assert!((p.distance() - d).abs() < 1e-5, "mu {mu}: {} vs {d}", p.distance());
         }
-        let sc = RampFeet.build(&RampFeet.defaults()).unwrap();
+        let sc = crate::test_util::build(&RampFeet, &RampFeet.defaults()).unwrap();
         assert_eq!(harness::geometry::detect(&sc.world, sc.margin).len(), 4);
     }
 }

@@ -55,10 +55,10 @@
 //!   velocity-level scheme may leave at the most loaded joint (crate doc).
 
 use crate::resting::{first_step_from, max_joint_violation, max_penetration, max_speed, mean_normal_impulse};
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL, PENETRATION_REL_TOL};
 use harness::model::{Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -304,25 +304,20 @@ impl RobotsParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Robots;
 
-impl Case for Robots {
-    fn name(&self) -> &'static str {
-        "robots"
-    }
-    fn summary(&self) -> &'static str {
-        "N quadruped-like robots of boxes and hinges dropped on the floor (Lee et al. Table III): weight, rest, joints"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: RobotsParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for Robots {
+    type Params = RobotsParams;
+    const NAME: &'static str = "robots";
+    const SUMMARY: &'static str =
+        "N quadruped-like robots of boxes and hinges dropped on the floor (Lee et al. Table III): weight, rest, joints";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &RobotsParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs =
             Capabilities { rigid_bodies: true, rigid_contact: true, bilateral_constraints: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.scenario_margin(), needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: RobotsParams| p.grade(scenario, trace))
+    fn grade(&self, p: &RobotsParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -330,6 +325,7 @@ impl Case for Robots {
 mod tests {
     use super::*;
     use crate::resting::test_support::resting_trace;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -340,8 +336,8 @@ mod tests {
     fn each_robot_is_one_subsystem_of_nine_boxes() {
         let p = RobotsParams::default();
         assert_eq!(Robots.defaults().decode::<RobotsParams>("robots").unwrap(), p);
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<RobotsParams>(&Robots);
-        let sc = Robots.build(&params(&[("robots", "3")])).unwrap();
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&Robots);
+        let sc = crate::test_util::build(&Robots, &params(&[("robots", "3")])).unwrap();
         let w = &sc.world;
         assert_eq!((w.bodies.len(), w.joints.len()), (27, 24));
         assert!(sc.needs.bilateral_constraints);
@@ -357,7 +353,7 @@ mod tests {
         // no contact at the start within the margin except none (feet above the floor)...
         assert!(harness::geometry::detect(w, sc.margin).is_empty());
         // ... and exactly the 16 foot corners once landed, no link-link contact
-        let landed = Robots.build(&params(&[("robots", "3"), ("drop_height", "0")])).unwrap();
+        let landed = crate::test_util::build(&Robots, &params(&[("robots", "3"), ("drop_height", "0")])).unwrap();
         let cs = harness::geometry::detect(&landed.world, landed.margin);
         assert_eq!(cs.len(), 3 * 16);
         assert!(cs.contacts.iter().all(|c| c.gap.abs() < 1e-12));
@@ -372,7 +368,7 @@ mod tests {
     #[case::spacing("spacing", "0.3", "spacing: must exceed")]
     #[case::drop("drop_height", "-1", "drop_height: must be >= 0")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = Robots.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&Robots, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
@@ -380,16 +376,16 @@ mod tests {
     fn standing_robots_pass_and_a_folding_one_fails() {
         let prm = params(&[("robots", "2"), ("drop_height", "0")]);
         let p: RobotsParams = prm.decode("robots").unwrap();
-        let sc = Robots.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Robots, &prm).unwrap();
         let tr = resting_trace(&sc, 2.0 * p.robot_mass() * 9.81 * sc.dt);
-        assert!(Robots.oracle(&prm, &sc, &tr).iter().all(|c| c.pass));
+        assert!(crate::test_util::oracle(&Robots, &prm, &sc, &tr).iter().all(|c| c.pass));
         let mut bad = tr.clone();
         bad.v.last_mut().unwrap()[2] = -0.01; // the torso still falling
         bad.metrics.last_mut().unwrap().bilateral_violation_max = 1e-2;
-        let c = Robots.oracle(&prm, &sc, &bad);
+        let c = crate::test_util::oracle(&Robots, &prm, &sc, &bad);
         let fails: Vec<&str> = c.iter().filter(|c| !c.pass).map(|c| c.name.as_str()).collect();
         assert_eq!(fails, ["rest_speed", "joint_drift"]);
         bad.completed = false;
-        assert!(Robots.oracle(&prm, &sc, &bad).iter().all(|c| !c.pass));
+        assert!(crate::test_util::oracle(&Robots, &prm, &sc, &bad).iter().all(|c| !c.pass));
     }
 }

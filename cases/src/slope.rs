@@ -72,10 +72,10 @@
 //!   `v_tol = CREEP_REL_TOL g dt` (`9.8e-4 m/s` at `dt = 0.01`): friction must cancel
 //!   `g sin a dt <= g dt` of velocity every step, and 1 % of that is accepted (crate doc).
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel};
+use crate::{check, default_struct, trace_is_whole, unmeasured, BodyShape, ContactModel};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -87,13 +87,13 @@ const SOURCE: &str = "cases/src/slope.toml";
 #[serde(deny_unknown_fields)]
 pub struct SlopeParams {
     /// `"box"` or `"sphere"`.
-    pub shape: String,
+    pub shape: BodyShape,
     /// Inclination (degrees): box `[0, 45)`, sphere `[0, 90)`.
     pub angle_deg: f64,
     /// Coulomb friction coefficient (>= 0).
     pub mu: f64,
     /// `"rigid"` or `"compliant"`.
-    pub contact: String,
+    pub contact: ContactModel,
     /// Compliant stiffness of the whole body–plane contact (N/m, > 0), split over its points.
     pub k: f64,
     /// Compliant contact dissipation time (s, >= 0).
@@ -122,16 +122,14 @@ impl Default for SlopeParams {
 
 impl Settings for SlopeParams {
     fn validate(&self) -> Result<(), harness::FieldError> {
-        check::one_of("shape", &self.shape, &["box", "sphere"])?;
         let max_angle = if self.is_box() { 45.0 } else { 90.0 };
         if !(self.angle_deg.is_finite() && (0.0..max_angle).contains(&self.angle_deg)) {
             return Err(harness::FieldError::new(
                 "angle_deg",
-                format!("must be in [0, {max_angle}) for a {} (finite), got {}", self.shape, self.angle_deg),
+                format!("must be in [0, {max_angle}) for a {} (finite), got {}", self.shape.name(), self.angle_deg),
             ));
         }
         check::non_negative("mu", self.mu)?;
-        check::one_of("contact", &self.contact, &ContactModel::NAMES)?;
         check::positive("k", self.k)?;
         check::non_negative("tau_d", self.tau_d)?;
         check::positive("mass", self.mass)?;
@@ -168,7 +166,7 @@ pub struct SlopeExpectation {
 impl SlopeParams {
     /// Whether the body is a box.
     pub fn is_box(&self) -> bool {
-        self.shape == "box"
+        self.shape == BodyShape::Box
     }
     /// Inclination (rad).
     pub fn angle(&self) -> f64 {
@@ -194,7 +192,7 @@ impl SlopeParams {
     }
     /// Contact model.
     pub fn contact_model(&self) -> ContactModel {
-        ContactModel::parse(&self.contact)
+        self.contact
     }
     /// Number of points by which the narrow phase represents the body–plane contact (box: 4
     /// bottom corners; sphere: 1).
@@ -226,7 +224,7 @@ impl SlopeParams {
             Shape::Sphere { radius: self.radius }
         };
         let centre = (self.contact_height() - self.rest_penetration()) * self.normal();
-        let body = RigidBody::new(self.shape.clone(), shape, self.mass, centre, material)
+        let body = RigidBody::new(self.shape.name(), shape, self.mass, centre, material)
             .with_orientation(UnitQuaternion::from_axis_angle(&Vector3::y_axis(), -self.angle()));
         let mut w = World::new();
         w.gravity = Vector3::new(0.0, 0.0, -self.gravity);
@@ -309,23 +307,18 @@ impl SlopeParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Slope;
 
-impl Case for Slope {
-    fn name(&self) -> &'static str {
-        "slope"
-    }
-    fn summary(&self) -> &'static str {
-        "box or sphere released on an inclined plane: Coulomb stick/slide threshold, sliding or rolling acceleration"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: SlopeParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for Slope {
+    type Params = SlopeParams;
+    const NAME: &'static str = "slope";
+    const SUMMARY: &'static str =
+        "box or sphere released on an inclined plane: Coulomb stick/slide threshold, sliding or rolling acceleration";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &SlopeParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: SlopeParams| p.grade(scenario, trace))
+    fn grade(&self, p: &SlopeParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -333,6 +326,7 @@ impl Case for Slope {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -366,7 +360,7 @@ mod tests {
     fn defaults_parse_and_build_a_valid_world() {
         let p: SlopeParams = Slope.defaults().decode("slope").unwrap();
         assert_eq!(p, SlopeParams::default());
-        let sc = Slope.build(&Slope.defaults()).unwrap();
+        let sc = crate::test_util::build(&Slope, &Slope.defaults()).unwrap();
         sc.world.validate().unwrap();
         assert_eq!(sc.steps, 100);
         assert_eq!(sc.dt, 0.01);
@@ -375,7 +369,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<SlopeParams>(&Slope);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&Slope);
     }
 
     #[rstest]
@@ -386,7 +380,7 @@ mod tests {
     fn body_rests_on_the_plane(#[case] shape: &str, #[case] contact: &str) {
         let prm = params(&[("shape", shape), ("contact", contact), ("angle_deg", "20")]);
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
         sc.world.validate().unwrap();
         let b = &sc.world.bodies[0];
         let n = p.normal();
@@ -426,7 +420,7 @@ mod tests {
         // representation of the contact; this ties the two together.
         let prm = params(&[("shape", shape), ("contact", contact)]);
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);
         assert_eq!(cs.len(), p.contact_points());
         let mut force = 0.0;
@@ -457,7 +451,7 @@ mod tests {
     #[case::zero_k("k", "0", "k:")]
     #[case::zero_margin("margin", "0", "margin:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = Slope.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&Slope, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
@@ -478,8 +472,8 @@ mod tests {
 
     #[test]
     fn sphere_allows_steeper_angles() {
-        assert!(Slope.build(&params(&[("shape", "sphere"), ("angle_deg", "60")])).is_ok());
-        assert!(Slope.build(&params(&[("shape", "sphere"), ("angle_deg", "90")])).is_err());
+        assert!(crate::test_util::build(&Slope, &params(&[("shape", "sphere"), ("angle_deg", "60")])).is_ok());
+        assert!(crate::test_util::build(&Slope, &params(&[("shape", "sphere"), ("angle_deg", "90")])).is_err());
     }
 
     #[test]
@@ -491,10 +485,10 @@ mod tests {
         let a = 10f64.to_radians();
         assert!(slide.expectation().slides);
         assert!((slide.expectation().acceleration - 9.81 * (a.sin() - 0.1 * a.cos())).abs() < 1e-14);
-        let roll = SlopeParams { shape: "sphere".into(), mu: 0.06, ..d.clone() }; // (2/7) tan 10° = 0.0504
+        let roll = SlopeParams { shape: BodyShape::Sphere, mu: 0.06, ..d.clone() }; // (2/7) tan 10° = 0.0504
         assert!(!roll.expectation().slides);
         assert!((roll.expectation().acceleration - 5.0 / 7.0 * 9.81 * a.sin()).abs() < 1e-14);
-        let slip = SlopeParams { shape: "sphere".into(), mu: 0.04, ..d };
+        let slip = SlopeParams { shape: BodyShape::Sphere, mu: 0.04, ..d };
         assert!(slip.expectation().slides);
         assert!((slip.expectation().acceleration - 9.81 * (a.sin() - 0.04 * a.cos())).abs() < 1e-14);
     }
@@ -503,9 +497,9 @@ mod tests {
     fn constant_acceleration_trace_measures_that_acceleration() {
         let prm = params(&[("mu", "0.1")]);
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
         let a = p.expectation().acceleration;
-        let checks = Slope.oracle(&prm, &sc, &trace(&p, &sc, a, 0.0));
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &trace(&p, &sc, a, 0.0));
         let acc = get(&checks, "acceleration");
         assert!((acc.measured - a).abs() < 1e-12, "{acc:?}");
         assert!(acc.pass);
@@ -513,7 +507,7 @@ mod tests {
         assert!(get(&checks, "slides").pass);
         assert!(checks.iter().all(|c| c.name != "creep_speed"), "no creep check when sliding");
         // the same motion under sticking parameters fails both checks
-        let checks = Slope.oracle(&Slope.defaults(), &sc, &trace(&p, &sc, a, 0.0));
+        let checks = crate::test_util::oracle(&Slope, &Slope.defaults(), &sc, &trace(&p, &sc, a, 0.0));
         assert!(!get(&checks, "slides").pass && !get(&checks, "acceleration").pass);
         assert!(!get(&checks, "creep_speed").pass);
     }
@@ -522,8 +516,8 @@ mod tests {
     fn resting_trace_passes_when_sticking() {
         let prm = Slope.defaults();
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
-        let checks = Slope.oracle(&prm, &sc, &trace(&p, &sc, 0.0, 0.0));
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &trace(&p, &sc, 0.0, 0.0));
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         assert_eq!(get(&checks, "creep_speed").measured, 0.0);
@@ -534,7 +528,7 @@ mod tests {
     fn creep_above_the_bound_fails_and_below_passes() {
         let prm = Slope.defaults();
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
         let v_tol = p.creep_tolerance(sc.dt);
         for (speed, pass) in [(0.5 * v_tol, true), (2.0 * v_tol, false)] {
             let mut tr = trace(&p, &sc, 0.0, 0.0);
@@ -542,7 +536,7 @@ mod tests {
                 let u = p.downslope() * speed;
                 v[..3].copy_from_slice(u.as_slice());
             }
-            let checks = Slope.oracle(&prm, &sc, &tr);
+            let checks = crate::test_util::oracle(&Slope, &prm, &sc, &tr);
             assert_eq!(get(&checks, "creep_speed").pass, pass, "{speed}");
             assert_eq!(get(&checks, "slides").pass, pass, "{speed}");
         }
@@ -552,16 +546,16 @@ mod tests {
     fn rolling_sphere_does_not_slide() {
         let prm = params(&[("shape", "sphere")]);
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
         let a = p.expectation().acceleration;
         // rolling: v = w x (r n), so with v = a t s, w = (a t / r) (n x s) = -(a t / r) y
         let n_x_s = p.normal().cross(&p.downslope());
         assert!((n_x_s - Vector3::new(0.0, -1.0, 0.0)).norm() < 1e-15);
-        let checks = Slope.oracle(&prm, &sc, &trace(&p, &sc, a, -a / p.radius));
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &trace(&p, &sc, a, -a / p.radius));
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         assert!(get(&checks, "creep_speed").measured < 1e-12);
         // without rotation the sphere's contact point slips
-        let checks = Slope.oracle(&prm, &sc, &trace(&p, &sc, a, 0.0));
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &trace(&p, &sc, a, 0.0));
         assert!(!get(&checks, "slides").pass && !get(&checks, "creep_speed").pass);
     }
 
@@ -570,8 +564,8 @@ mod tests {
         // mu just below tan 10° = 0.17633: a_s ~ 1e-4 m/s^2, displacement 5e-5 m << D_thr ~ 1e-3 m
         let prm = params(&[("mu", "0.17632")]);
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
-        let checks = Slope.oracle(&prm, &sc, &trace(&p, &sc, 0.0, 0.0));
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &trace(&p, &sc, 0.0, 0.0));
         assert_eq!(get(&checks, "slides").tolerance, 1.0);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
     }
@@ -580,10 +574,10 @@ mod tests {
     fn incomplete_trace_fails_every_check() {
         let prm = Slope.defaults();
         let p: SlopeParams = prm.decode("slope").unwrap();
-        let sc = Slope.build(&prm).unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
         let mut tr = trace(&p, &sc, 0.0, 0.0);
         tr.completed = false;
-        let checks = Slope.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &tr);
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| !c.pass && c.measured.is_nan()));
     }

@@ -33,9 +33,9 @@
 
 use crate::resting::{centre, first_step_from, max_penetration};
 use crate::PENETRATION_REL_TOL;
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, SplitMix64};
+use crate::{check, default_struct, trace_is_whole, unmeasured, SplitMix64};
 use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -250,24 +250,19 @@ impl SpherePourParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpherePour;
 
-impl Case for SpherePour {
-    fn name(&self) -> &'static str {
-        "sphere_pour"
-    }
-    fn summary(&self) -> &'static str {
-        "9-45 small dense spheres poured into a container (Lee et al.'s pouring): containment, penetration"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: SpherePourParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for SpherePour {
+    type Params = SpherePourParams;
+    const NAME: &'static str = "sphere_pour";
+    const SUMMARY: &'static str =
+        "9-45 small dense spheres poured into a container (Lee et al.'s pouring): containment, penetration";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &SpherePourParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.effective_margin(), needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: SpherePourParams| p.grade(scenario, trace))
+    fn grade(&self, p: &SpherePourParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -275,6 +270,7 @@ impl Case for SpherePour {
 mod tests {
     use super::*;
     use crate::resting::test_support::resting_trace;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -285,18 +281,18 @@ mod tests {
     fn defaults_build_the_paper_spheres() {
         let p = SpherePourParams::default();
         assert_eq!(SpherePour.defaults().decode::<SpherePourParams>("sphere_pour").unwrap(), p);
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<SpherePourParams>(&SpherePour);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&SpherePour);
         // 5 mm at 10 g/cm^3: 5.236 g
         assert!((p.sphere_mass() - 5.235987755982989e-3).abs() < 1e-15);
         for n in [9, 18, 27, 36, 45] {
-            let sc = SpherePour.build(&params(&[("n", &n.to_string())])).unwrap();
+            let sc = crate::test_util::build(&SpherePour, &params(&[("n", &n.to_string())])).unwrap();
             assert_eq!(sc.world.bodies.len(), n);
             // nothing touches at the start
             let cs = harness::geometry::detect(&sc.world, 0.0);
             assert!(cs.is_empty(), "n = {n}: {} contacts", cs.len());
         }
-        let a = SpherePour.build(&params(&[])).unwrap();
-        let b = SpherePour.build(&params(&[])).unwrap();
+        let a = crate::test_util::build(&SpherePour, &params(&[])).unwrap();
+        let b = crate::test_util::build(&SpherePour, &params(&[])).unwrap();
         assert_eq!(a.world, b.world);
         assert!((p.penetration_tolerance() - 0.1 * 9.81 * 25e-6 * 6.0).abs() < 1e-15);
     }
@@ -310,22 +306,22 @@ mod tests {
     #[case::width("width", "0.03", "width: must exceed")]
     #[case::jitter("jitter", "-1", "jitter: must be >= 0")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = SpherePour.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&SpherePour, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
     }
 
     #[test]
     fn escaping_sphere_fails_contained() {
         let prm = params(&[("n", "9")]);
-        let sc = SpherePour.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SpherePour, &prm).unwrap();
         let tr = resting_trace(&sc, 0.0);
-        assert!(SpherePour.oracle(&prm, &sc, &tr).iter().all(|c| c.pass));
+        assert!(crate::test_util::oracle(&SpherePour, &prm, &sc, &tr).iter().all(|c| c.pass));
         let mut bad = tr.clone();
         bad.q.last_mut().unwrap()[0] = 0.05;
-        let c = SpherePour.oracle(&prm, &sc, &bad);
+        let c = crate::test_util::oracle(&SpherePour, &prm, &sc, &bad);
         assert_eq!(c[0].name, "contained");
         assert!(!c[0].pass);
         bad.completed = false;
-        assert!(SpherePour.oracle(&prm, &sc, &bad).iter().all(|c| !c.pass));
+        assert!(crate::test_util::oracle(&SpherePour, &prm, &sc, &bad).iter().all(|c| !c.pass));
     }
 }

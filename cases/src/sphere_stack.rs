@@ -48,10 +48,10 @@
 //!   loads for both contact models (symplectic Euler, equilibrium start), so only the solve accuracy
 //!   enters.
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel};
+use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use crate::{IMPULSE_REL_TOL, PENETRATION_REL_TOL};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -76,7 +76,7 @@ pub struct SphereStackParams {
     /// Coulomb friction coefficient (>= 0).
     pub mu: f64,
     /// `"rigid"` or `"compliant"`.
-    pub contact: String,
+    pub contact: ContactModel,
     /// Compliant contact stiffness (N/m, > 0).
     pub k: f64,
     /// Compliant contact dissipation time (s, >= 0).
@@ -114,7 +114,6 @@ impl Settings for SphereStackParams {
             ));
         }
         check::non_negative("mu", self.mu)?;
-        check::one_of("contact", &self.contact, &ContactModel::NAMES)?;
         check::positive("k", self.k)?;
         check::non_negative("tau_d", self.tau_d)?;
         check::positive("gravity", self.gravity)?;
@@ -133,7 +132,7 @@ impl Settings for SphereStackParams {
 impl SphereStackParams {
     /// Contact model.
     pub fn contact_model(&self) -> ContactModel {
-        ContactModel::parse(&self.contact)
+        self.contact
     }
     /// Sphere masses from the bottom, `mass * mass_ratio^i` (kg).
     pub fn masses(&self) -> Vec<f64> {
@@ -237,23 +236,18 @@ impl SphereStackParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SphereStack;
 
-impl Case for SphereStack {
-    fn name(&self) -> &'static str {
-        "sphere_stack"
-    }
-    fn summary(&self) -> &'static str {
-        "vertical stack of spheres on the ground (optional mass ratio): penetration, drift and load transfer"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: SphereStackParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for SphereStack {
+    type Params = SphereStackParams;
+    const NAME: &'static str = "sphere_stack";
+    const SUMMARY: &'static str =
+        "vertical stack of spheres on the ground (optional mass ratio): penetration, drift and load transfer";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &SphereStackParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: SphereStackParams| p.grade(scenario, trace))
+    fn grade(&self, p: &SphereStackParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -261,6 +255,7 @@ impl Case for SphereStack {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -295,7 +290,7 @@ mod tests {
     fn defaults_parse_and_build_a_valid_world() {
         let p: SphereStackParams = SphereStack.defaults().decode("sphere_stack").unwrap();
         assert_eq!(p, SphereStackParams::default());
-        let sc = SphereStack.build(&SphereStack.defaults()).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &SphereStack.defaults()).unwrap();
         sc.world.validate().unwrap();
         assert_eq!(sc.world.bodies.len(), 5);
         assert_eq!(sc.steps, 100);
@@ -305,7 +300,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<SphereStackParams>(&SphereStack);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&SphereStack);
     }
 
     #[rstest]
@@ -314,7 +309,7 @@ mod tests {
     #[case::heavy_on_top(4, 10.0)]
     fn rigid_spheres_touch(#[case] n: i64, #[case] ratio: f64) {
         let prm = params(&[("n", &n.to_string()), ("mass_ratio", &ratio.to_string())]);
-        let sc = SphereStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
         sc.world.validate().unwrap();
         let b = &sc.world.bodies;
         assert_eq!(b.len(), n as usize);
@@ -328,7 +323,7 @@ mod tests {
     fn compliant_spheres_start_at_their_static_penetrations() {
         let prm = params(&[("contact", "compliant"), ("mass_ratio", "2")]);
         let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
-        let sc = SphereStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
         assert!(sc.needs.compliant_contact && !sc.needs.rigid_contact);
         let b = &sc.world.bodies;
         let m: Vec<f64> = (0..5).map(|i| 2f64.powi(i)).collect();
@@ -347,7 +342,7 @@ mod tests {
     fn narrow_phase_sees_one_contact_per_pair(#[case] contact: &str) {
         let prm = params(&[("contact", contact), ("mass_ratio", "3")]);
         let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
-        let sc = SphereStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);
         assert_eq!(cs.len(), 5);
         let mut gaps: Vec<(usize, f64)> =
@@ -370,14 +365,16 @@ mod tests {
     #[case::zero_dt("dt", "0", "dt:")]
     #[case::zero_margin("margin", "0", "margin:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = SphereStack.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&SphereStack, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
 
     #[test]
     fn too_soft_compliance_is_rejected() {
-        let e = SphereStack.build(&params(&[("contact", "compliant"), ("k", "100")])).unwrap_err().to_string();
+        let e = crate::test_util::build(&SphereStack, &params(&[("contact", "compliant"), ("k", "100")]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("k: too soft"), "{e}");
     }
 
@@ -396,8 +393,8 @@ mod tests {
     fn resting_stack_passes(#[case] contact: &str, #[case] ratio: &str) {
         let prm = params(&[("contact", contact), ("mass_ratio", ratio)]);
         let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
-        let sc = SphereStack.build(&prm).unwrap();
-        let checks = SphereStack.oracle(&prm, &sc, &resting(&p, &sc));
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
+        let checks = crate::test_util::oracle(&SphereStack, &prm, &sc, &resting(&p, &sc));
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         assert!((get(&checks, "weight_ratio").measured - 1.0).abs() < 1e-14);
@@ -409,12 +406,12 @@ mod tests {
         let prm = SphereStack.defaults();
         let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
         assert!((p.loads().iter().sum::<f64>() - 15.0 * 9.81).abs() < 1e-12);
-        let sc = SphereStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
         let mut tr = resting(&p, &sc);
         for m in &mut tr.metrics {
             m.normal_impulse_total = 5.0 * 9.81 * sc.dt; // only the total weight
         }
-        let checks = SphereStack.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&SphereStack, &prm, &sc, &tr);
         let w = get(&checks, "weight_ratio");
         assert!((w.measured - 1.0 / 3.0).abs() < 1e-12 && !w.pass, "{w:?}");
     }
@@ -423,13 +420,13 @@ mod tests {
     fn sinking_top_sphere_fails_top_drift() {
         let prm = SphereStack.defaults();
         let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
-        let sc = SphereStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
         let mut tr = resting(&p, &sc);
         let o = 7 * 4 + 2;
         for (k, q) in tr.q.iter_mut().enumerate() {
             q[o] -= 1e-2 * k as f64 / sc.steps as f64; // sinks 1 cm over the run
         }
-        let checks = SphereStack.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&SphereStack, &prm, &sc, &tr);
         let d = get(&checks, "top_drift");
         assert!((d.measured - 1e-2).abs() < 1e-12 && !d.pass, "{d:?}");
         assert!((d.tolerance - 0.1 * 9.81 * 1e-4 * 25.0).abs() < 1e-12);
@@ -440,10 +437,10 @@ mod tests {
     fn deep_penetration_fails() {
         let prm = SphereStack.defaults();
         let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
-        let sc = SphereStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
         let mut tr = resting(&p, &sc);
         tr.metrics[50].penetration_max = 1e-3;
-        let c = SphereStack.oracle(&prm, &sc, &tr);
+        let c = crate::test_util::oracle(&SphereStack, &prm, &sc, &tr);
         let pen = get(&c, "max_penetration");
         assert!(!pen.pass && pen.measured == 1e-3, "{pen:?}");
         assert!((pen.tolerance - 0.1 * 9.81 * 1e-4 * 8.0).abs() < 1e-15);
@@ -453,10 +450,10 @@ mod tests {
     fn incomplete_trace_fails_every_check() {
         let prm = SphereStack.defaults();
         let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
-        let sc = SphereStack.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
         let mut tr = resting(&p, &sc);
         tr.completed = false;
-        let checks = SphereStack.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&SphereStack, &prm, &sc, &tr);
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| !c.pass));
     }

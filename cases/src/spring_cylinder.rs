@@ -76,9 +76,9 @@
 //!   reference above its initial energy (about `omega_f dt / 2`): friction only removes energy, so
 //!   the energy may exceed `E_0` by no more than the integrator's own band of the stiffest mode.
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel};
+use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use harness::model::{DofMask, RigidBody, Shape, Spring, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -102,7 +102,7 @@ pub struct SpringCylinderParams {
     /// Coulomb friction coefficient (>= 0).
     pub mu: f64,
     /// `"compliant"` or `"rigid"`.
-    pub contact: String,
+    pub contact: ContactModel,
     /// Compliant stiffness of the whole line contact (N/m, > 0), split over its 2 points.
     pub k: f64,
     /// Compliant contact dissipation time (s, >= 0).
@@ -134,7 +134,6 @@ impl Settings for SpringCylinderParams {
             return Err(harness::FieldError::new("x0", "must be nonzero (the cylinder would not move)"));
         }
         check::non_negative("mu", self.mu)?;
-        check::one_of("contact", &self.contact, &ContactModel::NAMES)?;
         check::positive("k", self.k)?;
         check::non_negative("tau_d", self.tau_d)?;
         check::positive("gravity", self.gravity)?;
@@ -234,7 +233,7 @@ pub fn zero_crossings(x: &[f64], dt: f64) -> Vec<f64> {
 impl SpringCylinderParams {
     /// Contact model.
     pub fn contact_model(&self) -> ContactModel {
-        ContactModel::parse(&self.contact)
+        self.contact
     }
     /// Moment of inertia about the axis, `1/2 m R^2`.
     pub fn inertia(&self) -> f64 {
@@ -372,23 +371,18 @@ impl SpringCylinderParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpringCylinder;
 
-impl Case for SpringCylinder {
-    fn name(&self) -> &'static str {
-        "spring_cylinder"
-    }
-    fn summary(&self) -> &'static str {
-        "cylinder on the ground pulled by a spring (SAP §VI-B): sliding or rolling oscillation, e_q, frequency, energy band"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: SpringCylinderParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for SpringCylinder {
+    type Params = SpringCylinderParams;
+    const NAME: &'static str = "spring_cylinder";
+    const SUMMARY: &'static str =
+        "cylinder on the ground pulled by a spring (SAP §VI-B): sliding or rolling oscillation, e_q, frequency, energy band";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &SpringCylinderParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: SpringCylinderParams| p.grade(scenario, trace))
+    fn grade(&self, p: &SpringCylinderParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -396,6 +390,7 @@ impl Case for SpringCylinder {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -431,7 +426,7 @@ mod tests {
     fn defaults_parse_and_build_the_papers_scene() {
         let p: SpringCylinderParams = SpringCylinder.defaults().decode("spring_cylinder").unwrap();
         assert_eq!(p, SpringCylinderParams::default());
-        let sc = SpringCylinder.build(&SpringCylinder.defaults()).unwrap();
+        let sc = crate::test_util::build(&SpringCylinder, &SpringCylinder.defaults()).unwrap();
         sc.world.validate().unwrap();
         assert_eq!(sc.steps, 250);
         assert!(sc.needs.compliant_contact && !sc.needs.rigid_contact);
@@ -452,16 +447,14 @@ mod tests {
 
     #[test]
     fn rigid_contact_rests_at_the_radius() {
-        let sc = SpringCylinder.build(&params(&[("contact", "rigid")])).unwrap();
+        let sc = crate::test_util::build(&SpringCylinder, &params(&[("contact", "rigid")])).unwrap();
         assert_eq!(sc.world.bodies[0].position.z, 0.05);
         assert!(sc.needs.rigid_contact && !sc.needs.compliant_contact);
     }
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<SpringCylinderParams>(
-            &SpringCylinder,
-        );
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&SpringCylinder);
     }
 
     #[rstest]
@@ -470,7 +463,7 @@ mod tests {
     fn narrow_phase_sees_the_assumed_contact_points(#[case] contact: &str) {
         let prm = params(&[("contact", contact)]);
         let p: SpringCylinderParams = prm.decode("spring_cylinder").unwrap();
-        let sc = SpringCylinder.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SpringCylinder, &prm).unwrap();
         let cs = harness::geometry::detect(&sc.world, sc.margin);
         assert_eq!(cs.len(), SpringCylinderParams::CONTACT_POINTS);
         let mut force = 0.0;
@@ -497,7 +490,7 @@ mod tests {
     #[case::too_soft("k", "10", "k: too soft")]
     #[case::negative_tau("tau_d", "-1", "tau_d:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = SpringCylinder.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&SpringCylinder, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
@@ -542,9 +535,9 @@ mod tests {
     fn exact_solution_has_zero_error_and_the_right_frequency() {
         let prm = SpringCylinder.defaults();
         let p: SpringCylinderParams = prm.decode("spring_cylinder").unwrap();
-        let sc = SpringCylinder.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SpringCylinder, &prm).unwrap();
         let w = p.omega_rolling();
-        let checks = SpringCylinder.oracle(&prm, &sc, &exact_trace(&p, &sc, w, 1.0));
+        let checks = crate::test_util::oracle(&SpringCylinder, &prm, &sc, &exact_trace(&p, &sc, w, 1.0));
         assert_eq!(checks.len(), 3);
         let e_q = get(&checks, "e_q");
         assert!(e_q.measured < 1e-15 && e_q.pass, "{e_q:?}");
@@ -560,9 +553,9 @@ mod tests {
     fn symplectic_euler_reference_passes() {
         let prm = params(&[("mu", "0")]);
         let p: SpringCylinderParams = prm.decode("spring_cylinder").unwrap();
-        let sc = SpringCylinder.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SpringCylinder, &prm).unwrap();
         let r = Reference::symplectic_euler(p.omega_frictionless(), p.x0, p.dt, p.steps());
-        let checks = SpringCylinder.oracle(&prm, &sc, &trace(&p, &sc, &r.x, &r.v, 0.0));
+        let checks = crate::test_util::oracle(&SpringCylinder, &prm, &sc, &trace(&p, &sc, &r.x, &r.v, 0.0));
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         let band = get(&checks, "energy_band");
         assert!((band.measured - r.band).abs() < 1e-12 && band.error < 1e-12, "{band:?}");
@@ -573,8 +566,9 @@ mod tests {
     fn sliding_under_rolling_parameters_fails() {
         let prm = SpringCylinder.defaults();
         let p: SpringCylinderParams = prm.decode("spring_cylinder").unwrap();
-        let sc = SpringCylinder.build(&prm).unwrap();
-        let checks = SpringCylinder.oracle(&prm, &sc, &exact_trace(&p, &sc, p.omega_frictionless(), 0.0));
+        let sc = crate::test_util::build(&SpringCylinder, &prm).unwrap();
+        let checks =
+            crate::test_util::oracle(&SpringCylinder, &prm, &sc, &exact_trace(&p, &sc, p.omega_frictionless(), 0.0));
         assert!(!get(&checks, "e_q").pass && !get(&checks, "frequency").pass, "{checks:?}");
     }
 
@@ -582,7 +576,7 @@ mod tests {
     fn dissipating_trace_fails_the_energy_band() {
         let prm = SpringCylinder.defaults();
         let p: SpringCylinderParams = prm.decode("spring_cylinder").unwrap();
-        let sc = SpringCylinder.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SpringCylinder, &prm).unwrap();
         let (w, dt) = (p.omega_rolling(), sc.dt);
         // exponentially damped: loses most of the energy over 5 s, like implicit Euler
         let x: Vec<f64> =
@@ -593,7 +587,7 @@ mod tests {
                 -p.x0 * (-0.5 * t).exp() * (0.5 * (w * t).cos() + w * (w * t).sin())
             })
             .collect();
-        let checks = SpringCylinder.oracle(&prm, &sc, &trace(&p, &sc, &x, &v, 1.0));
+        let checks = crate::test_util::oracle(&SpringCylinder, &prm, &sc, &trace(&p, &sc, &x, &v, 1.0));
         assert!(!get(&checks, "energy_band").pass, "{checks:?}");
     }
 
@@ -601,15 +595,16 @@ mod tests {
     fn stick_slip_checks_only_energy_gain() {
         let prm = params(&[("mu", "0.5")]);
         let p: SpringCylinderParams = prm.decode("spring_cylinder").unwrap();
-        let sc = SpringCylinder.build(&prm).unwrap();
-        let checks = SpringCylinder.oracle(&prm, &sc, &exact_trace(&p, &sc, p.omega_rolling(), 1.0));
+        let sc = crate::test_util::build(&SpringCylinder, &prm).unwrap();
+        let checks =
+            crate::test_util::oracle(&SpringCylinder, &prm, &sc, &exact_trace(&p, &sc, p.omega_rolling(), 1.0));
         assert_eq!(checks.len(), 1);
         assert!(checks[0].name == "energy_gain" && checks[0].pass, "{checks:?}");
         // a trace whose energy rises (here by a kinetic energy of 1 J = 2 E_0 at the end) fails
         let mut tr = exact_trace(&p, &sc, p.omega_rolling(), 1.0);
         let last = tr.v.len() - 1;
         tr.v[last] = vec![2.0, 0.0, 0.0];
-        let check = &SpringCylinder.oracle(&prm, &sc, &tr)[0];
+        let check = &crate::test_util::oracle(&SpringCylinder, &prm, &sc, &tr)[0];
         assert!(check.measured >= 1.0 && !check.pass, "{check:?}");
     }
 
@@ -617,10 +612,10 @@ mod tests {
     fn incomplete_trace_fails_every_check() {
         let prm = SpringCylinder.defaults();
         let p: SpringCylinderParams = prm.decode("spring_cylinder").unwrap();
-        let sc = SpringCylinder.build(&prm).unwrap();
+        let sc = crate::test_util::build(&SpringCylinder, &prm).unwrap();
         let mut tr = exact_trace(&p, &sc, p.omega_rolling(), 1.0);
         tr.q.pop();
-        let checks = SpringCylinder.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&SpringCylinder, &prm, &sc, &tr);
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| !c.pass));
     }

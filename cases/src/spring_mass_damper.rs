@@ -26,9 +26,9 @@
 //!   start (no underflow); tolerance `IMPULSE_REL_TOL (1 − ρ)`.
 //! * `stable` — 1 if the identified ρ < 1, vs the closed-form verdict (implicit Euler: always 1).
 
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, IMPULSE_REL_TOL};
+use crate::{check, default_struct, trace_is_whole, unmeasured, IMPULSE_REL_TOL};
 use harness::model::{DofMask, Joint, Material, RigidBody, Shape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{Matrix2, Vector2, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -132,28 +132,21 @@ pub fn spectral_radius(a: &Matrix2<f64>) -> f64 {
 }
 
 /// The `spring_mass_damper` case.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct SpringMassDamper;
 
-impl Case for SpringMassDamper {
-    fn name(&self) -> &'static str {
-        "spring_mass_damper"
-    }
-    fn summary(&self) -> &'static str {
-        "one mass on a stiff spring-damper joint: spectral radius of the step vs implicit Euler (Drumwright §3)"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: SpringMassDamperParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for SpringMassDamper {
+    type Params = SpringMassDamperParams;
+    const NAME: &'static str = "spring_mass_damper";
+    const SUMMARY: &'static str =
+        "one mass on a stiff spring-damper joint: spectral radius of the step vs implicit Euler (Drumwright §3)";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &SpringMassDamperParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, bilateral_constraints: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        let Ok(p) = params.decode::<SpringMassDamperParams>(self.name()) else {
-            return vec![unmeasured("params", 0.0, 0.0)];
-        };
+    fn grade(&self, p: &SpringMassDamperParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         let a = p.iteration_matrix();
         let rho = spectral_radius(&a);
         let tol = IMPULSE_REL_TOL * (1.0 - rho).abs().max(f64::EPSILON);
@@ -200,6 +193,7 @@ impl Case for SpringMassDamper {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness::Case;
 
     /// Drumwright README §10.4: implicit Euler, m = 1, b = 0: rho = 0.9999500037 (h = 1e-5, k = 1e6) and
     /// 0.0995037190 (h = 1e-2); the amplitude after 0.01 s at h = 1e-5 is x0.951.
@@ -211,7 +205,7 @@ mod tests {
         assert!((rho.powi(1000) - 0.951).abs() < 1e-3);
         p.dt = 1e-2;
         assert!((spectral_radius(&p.iteration_matrix()) - 0.0995037190).abs() < 1e-10);
-        let sc = SpringMassDamper.build(&SpringMassDamper.defaults()).unwrap();
+        let sc = crate::test_util::build(&SpringMassDamper, &SpringMassDamper.defaults()).unwrap();
         assert_eq!(sc.world.joints.len(), 1);
         assert_eq!(sc.steps, 1000);
     }

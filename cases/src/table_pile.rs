@@ -70,9 +70,9 @@
 //! Drumwright keeps the pile moving (16 m/s at 2.5 s); NSN diverges at step 81.
 
 use crate::PENETRATION_REL_TOL;
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured, ContactModel, SplitMix64};
+use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel, SplitMix64};
 use harness::model::{RigidBody, Shape, ShapePart, StaticCollider, StaticShape, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{Quaternion, Unit, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -367,19 +367,14 @@ fn lowest_point(world: &World, q: &[f64]) -> f64 {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TablePile;
 
-impl Case for TablePile {
-    fn name(&self) -> &'static str {
-        "table_pile"
-    }
-    fn summary(&self) -> &'static str {
-        "non-convex tables (5-box compounds, 4.7 kg, mu = 0.7) dropped into an unstructured pile (Macklin Table 2)"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: TablePileParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for TablePile {
+    type Params = TablePileParams;
+    const NAME: &'static str = "table_pile";
+    const SUMMARY: &'static str =
+        "non-convex tables (5-box compounds, 4.7 kg, mu = 0.7) dropped into an unstructured pile (Macklin Table 2)";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &TablePileParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario {
             world,
             dt: p.dt,
@@ -388,8 +383,8 @@ impl Case for TablePile {
             needs: ContactModel::Rigid.needs(),
         })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: TablePileParams| p.grade(scenario, trace))
+    fn grade(&self, p: &TablePileParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -397,6 +392,7 @@ impl Case for TablePile {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use rstest::rstest;
 
     fn params(overrides: &[(&str, &str)]) -> Params {
@@ -429,7 +425,7 @@ mod tests {
         let p: TablePileParams = TablePile.defaults().decode("table_pile").unwrap();
         assert_eq!(p, TablePileParams::default());
         assert_eq!((p.mass, p.mu, p.dt), (4.7, 0.7, 0.0083));
-        let sc = TablePile.build(&TablePile.defaults()).unwrap();
+        let sc = crate::test_util::build(&TablePile, &TablePile.defaults()).unwrap();
         assert_eq!((sc.world.bodies.len(), sc.world.statics.len(), sc.steps), (6, 1, 301));
         assert!(sc.needs.rigid_contact && !sc.needs.compliant_contact);
         let b = &sc.world.bodies[0];
@@ -449,7 +445,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<TablePileParams>(&TablePile);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&TablePile);
     }
 
     #[rstest]
@@ -458,14 +454,14 @@ mod tests {
         #[values(1, 2, 3)] seed: i64,
     ) {
         let prm = params(&[("n", &n.to_string()), ("seed", &seed.to_string())]);
-        let sc = TablePile.build(&prm).unwrap();
+        let sc = crate::test_util::build(&TablePile, &prm).unwrap();
         assert_eq!(sc.world.bodies.len(), n as usize);
         // no contact within 1 mm: no overlap, nothing on the ground
         let near = harness::geometry::detect(&sc.world, 1e-3);
         assert!(near.is_empty(), "{} contacts within 1 mm", near.len());
         let p: TablePileParams = prm.decode("table_pile").unwrap();
         assert!((lowest_point(&sc.world, &sc.world.positions()) - p.drop_height).abs() < 1e-12);
-        assert_eq!(TablePile.build(&prm).unwrap().world, sc.world);
+        assert_eq!(crate::test_util::build(&TablePile, &prm).unwrap().world, sc.world);
     }
 
     #[test]
@@ -498,7 +494,7 @@ mod tests {
     #[case::zero_dt("dt", "0", "dt:")]
     #[case::zero_margin("margin", "0", "margin:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = TablePile.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&TablePile, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
@@ -507,8 +503,8 @@ mod tests {
     fn a_pile_at_rest_passes_and_tolerances_follow_the_derivation() {
         let prm = TablePile.defaults();
         let p: TablePileParams = prm.decode("table_pile").unwrap();
-        let sc = TablePile.build(&prm).unwrap();
-        let checks = TablePile.oracle(&prm, &sc, &landed(&sc, &p, 5e-4, &[sc.steps]));
+        let sc = crate::test_util::build(&TablePile, &prm).unwrap();
+        let checks = crate::test_util::oracle(&TablePile, &prm, &sc, &landed(&sc, &p, 5e-4, &[sc.steps]));
         let names: Vec<_> = checks.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["max_penetration", "tunnelling_depth", "settled_speed"]);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
@@ -522,29 +518,29 @@ mod tests {
     fn penetration_after_the_drop_a_sunken_table_and_a_moving_one_fail() {
         let prm = TablePile.defaults();
         let p: TablePileParams = prm.decode("table_pile").unwrap();
-        let sc = TablePile.build(&prm).unwrap();
+        let sc = crate::test_util::build(&TablePile, &prm).unwrap();
         let first = (p.drop_time() / p.dt).floor() as usize;
         // deep penetration during the drop is not graded, after it is
-        let c = TablePile.oracle(&prm, &sc, &landed(&sc, &p, 1e-2, &[10, first]));
+        let c = crate::test_util::oracle(&TablePile, &prm, &sc, &landed(&sc, &p, 1e-2, &[10, first]));
         assert!(get(&c, "max_penetration").pass, "{c:?}");
-        let c = TablePile.oracle(&prm, &sc, &landed(&sc, &p, 1e-2, &[first + 1]));
+        let c = crate::test_util::oracle(&TablePile, &prm, &sc, &landed(&sc, &p, 1e-2, &[first + 1]));
         assert!(!get(&c, "max_penetration").pass);
         // one table sunk 2 cm into the ground for one step: tunnelling
         let mut tr = landed(&sc, &p, 0.0, &[]);
         tr.q[50][2] -= 0.02;
-        let c = TablePile.oracle(&prm, &sc, &tr);
+        let c = crate::test_util::oracle(&TablePile, &prm, &sc, &tr);
         let t = get(&c, "tunnelling_depth");
         assert!(!t.pass && (t.measured - 0.02).abs() < 1e-12, "{t:?}");
         // one table still spinning at 1 rad/s about z at the end
         let mut tr = landed(&sc, &p, 0.0, &[]);
         tr.v.last_mut().unwrap()[6 * 2 + 5] = 1.0;
-        let c = TablePile.oracle(&prm, &sc, &tr);
+        let c = crate::test_util::oracle(&TablePile, &prm, &sc, &tr);
         let s = get(&c, "settled_speed");
         assert!(!s.pass && (s.measured - sc.world.bodies[2].shape.bounding_radius()).abs() < 1e-12, "{s:?}");
         // a NaN state fails instead of looking settled
         let mut tr = landed(&sc, &p, 0.0, &[]);
         tr.q[5][2] = f64::NAN;
-        assert!(!get(&TablePile.oracle(&prm, &sc, &tr), "tunnelling_depth").pass);
+        assert!(!get(&crate::test_util::oracle(&TablePile, &prm, &sc, &tr), "tunnelling_depth").pass);
     }
 
     #[test]
@@ -552,8 +548,8 @@ mod tests {
         let short = params(&[("duration", "1.0")]);
         let p: TablePileParams = short.decode("table_pile").unwrap();
         assert!(p.drop_time() > 1.0);
-        let sc = TablePile.build(&short).unwrap();
-        let c = TablePile.oracle(&short, &sc, &landed(&sc, &p, 0.0, &[]));
+        let sc = crate::test_util::build(&TablePile, &short).unwrap();
+        let c = crate::test_util::oracle(&TablePile, &short, &sc, &landed(&sc, &p, 0.0, &[]));
         assert_eq!(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["tunnelling_depth"]);
     }
 
@@ -561,14 +557,14 @@ mod tests {
     fn partial_trace_is_unmeasured() {
         let prm = TablePile.defaults();
         let p: TablePileParams = prm.decode("table_pile").unwrap();
-        let sc = TablePile.build(&prm).unwrap();
+        let sc = crate::test_util::build(&TablePile, &prm).unwrap();
         let mut tr = landed(&sc, &p, 0.0, &[]);
         tr.completed = false;
-        let checks = TablePile.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&TablePile, &prm, &sc, &tr);
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| !c.pass && c.measured.is_nan()));
         let mut cut = landed(&sc, &p, 0.0, &[]);
         cut.q.truncate(10);
-        assert!(TablePile.oracle(&prm, &sc, &cut).iter().all(|c| !c.pass));
+        assert!(crate::test_util::oracle(&TablePile, &prm, &sc, &cut).iter().all(|c| !c.pass));
     }
 }

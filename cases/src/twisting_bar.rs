@@ -51,10 +51,10 @@
 //!   (`StepMetrics.energy`: kinetic + gravity + elastic) is NaN or infinite; expected 0;
 //!   tolerance 0.
 
-use crate::fem::{self, MATERIAL_NAMES};
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::fem::{self, FemMaterial};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use harness::model::{DeformableBody, ElasticMaterial, Material, PrescribedMotion, World};
-use harness::{Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +69,7 @@ pub const MAX_CELLS: i64 = 1000;
 #[serde(deny_unknown_fields)]
 pub struct TwistingBarParams {
     /// `"arap"`, `"corotational"` or `"neohookean"`.
-    pub material: String,
+    pub material: FemMaterial,
     /// Young's modulus (Pa, > 0).
     #[serde(rename = "E")]
     pub youngs_modulus: f64,
@@ -105,7 +105,6 @@ impl Default for TwistingBarParams {
 
 impl Settings for TwistingBarParams {
     fn validate(&self) -> Result<(), harness::FieldError> {
-        check::one_of("material", &self.material, &MATERIAL_NAMES)?;
         check::positive("E", self.youngs_modulus)?;
         if !(self.nu > -1.0 && self.nu < 0.5) {
             return Err(harness::FieldError::new("nu", format!("must be in (-1, 0.5), got {}", self.nu)));
@@ -132,11 +131,7 @@ impl TwistingBarParams {
 
     /// The bulk material.
     pub fn elastic(&self) -> ElasticMaterial {
-        ElasticMaterial {
-            model: fem::elastic_model(&self.material),
-            youngs_modulus: self.youngs_modulus,
-            poisson_ratio: self.nu,
-        }
+        ElasticMaterial { model: self.material.model(), youngs_modulus: self.youngs_modulus, poisson_ratio: self.nu }
     }
 
     /// Centres of the two end faces, `x = 0` and `x = length` (m).
@@ -262,23 +257,18 @@ impl TwistingBarParams {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TwistingBar;
 
-impl Case for TwistingBar {
-    fn name(&self) -> &'static str {
-        "twisting_bar"
-    }
-    fn summary(&self) -> &'static str {
-        "elastic FEM bar twisted by prescribed rotation of both end faces (Zeng Fig. 9): exact ends, no inversion"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: TwistingBarParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for TwistingBar {
+    type Params = TwistingBarParams;
+    const NAME: &'static str = "twisting_bar";
+    const SUMMARY: &'static str =
+        "elastic FEM bar twisted by prescribed rotation of both end faces (Zeng Fig. 9): exact ends, no inversion";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &TwistingBarParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs: fem::needs(false) })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        crate::grade_with(params, self.name(), |p: TwistingBarParams| p.grade(scenario, trace))
+    fn grade(&self, p: &TwistingBarParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+        p.grade(scenario, trace)
     }
 }
 
@@ -286,6 +276,7 @@ impl Case for TwistingBar {
 mod tests {
     use super::*;
     use harness::StepMetrics;
+    use harness::{Case, Params};
     use nalgebra::UnitQuaternion;
     use rstest::rstest;
 
@@ -322,7 +313,7 @@ mod tests {
     fn defaults_parse_and_build_a_valid_world() {
         let p: TwistingBarParams = TwistingBar.defaults().decode("twisting_bar").unwrap();
         assert_eq!(p, TwistingBarParams::default());
-        let sc = TwistingBar.build(&TwistingBar.defaults()).unwrap();
+        let sc = crate::test_util::build(&TwistingBar, &TwistingBar.defaults()).unwrap();
         sc.world.validate().unwrap();
         let b = &sc.world.deformables[0];
         assert_eq!(b.num_nodes(), 5 * 2 * 2);
@@ -339,7 +330,7 @@ mod tests {
 
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
-        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable::<TwistingBarParams>(&TwistingBar);
+        crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&TwistingBar);
     }
 
     #[rstest]
@@ -353,24 +344,24 @@ mod tests {
     #[case::negative_gravity("gravity", "-9.81", "gravity:")]
     #[case::zero_dt("dt", "0", "dt:")]
     fn bad_values_name_the_parameter(#[case] key: &str, #[case] raw: &str, #[case] msg: &str) {
-        let e = TwistingBar.build(&params(&[(key, raw)])).unwrap_err().to_string();
+        let e = crate::test_util::build(&TwistingBar, &params(&[(key, raw)])).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
         assert!(e.contains(&format!("parameter '{key}'")), "{e}");
     }
 
     #[rstest]
-    #[case::arap("arap")]
-    #[case::corotational("corotational")]
-    #[case::neohookean("neohookean")]
-    fn materials_build(#[case] m: &str) {
-        let sc = TwistingBar.build(&params(&[("material", m), ("E", "1e9")])).unwrap();
-        assert_eq!(sc.world.deformables[0].elastic.model, fem::elastic_model(m));
+    #[case::arap("arap", FemMaterial::Arap)]
+    #[case::corotational("corotational", FemMaterial::Corotational)]
+    #[case::neohookean("neohookean", FemMaterial::Neohookean)]
+    fn materials_build(#[case] m: &str, #[case] material: FemMaterial) {
+        let sc = crate::test_util::build(&TwistingBar, &params(&[("material", m), ("E", "1e9")])).unwrap();
+        assert_eq!(sc.world.deformables[0].elastic.model, material.model());
         assert_eq!(sc.world.deformables[0].elastic.youngs_modulus, 1e9);
     }
 
     #[test]
     fn prescribed_velocities_turn_the_ends_in_opposite_directions() {
-        let sc = TwistingBar.build(&TwistingBar.defaults()).unwrap();
+        let sc = crate::test_util::build(&TwistingBar, &TwistingBar.defaults()).unwrap();
         let b = &sc.world.deformables[0];
         let pv = sc.world.prescribed_velocities(sc.dt);
         assert_eq!(pv.len(), 3 * 8);
@@ -385,8 +376,8 @@ mod tests {
     fn exact_kinematics_pass_and_wrong_rate_fails() {
         let prm = TwistingBar.defaults();
         let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
-        let sc = TwistingBar.build(&prm).unwrap();
-        let checks = TwistingBar.oracle(&prm, &sc, &exact(&p, &sc, 1.0));
+        let sc = crate::test_util::build(&TwistingBar, &prm).unwrap();
+        let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &exact(&p, &sc, 1.0));
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         let rot = get(&checks, "end_rotation");
         assert!((rot.measured - 0.4).abs() < 1e-12, "{rot:?}");
@@ -394,7 +385,7 @@ mod tests {
         // piecewise-linear interpolation of a uniform twist loses a little volume, never inverts
         let j = get(&checks, "no_inversion").measured;
         assert!(j > 0.9 && j <= 1.0 + 1e-12, "{j}");
-        let checks = TwistingBar.oracle(&prm, &sc, &exact(&p, &sc, 1.0 + 1e-6));
+        let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &exact(&p, &sc, 1.0 + 1e-6));
         assert!(!get(&checks, "end_rotation").pass);
     }
 
@@ -402,8 +393,8 @@ mod tests {
     fn unwrapping_measures_several_turns() {
         let prm = params(&[("twist_rate", "20"), ("duration", "1.0")]);
         let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
-        let sc = TwistingBar.build(&prm).unwrap();
-        let checks = TwistingBar.oracle(&prm, &sc, &exact(&p, &sc, 1.0));
+        let sc = crate::test_util::build(&TwistingBar, &prm).unwrap();
+        let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &exact(&p, &sc, 1.0));
         assert!((get(&checks, "end_rotation").measured - 20.0).abs() < 1e-9);
     }
 
@@ -411,7 +402,7 @@ mod tests {
     fn an_inverted_state_fails_no_inversion() {
         let prm = TwistingBar.defaults();
         let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
-        let sc = TwistingBar.build(&prm).unwrap();
+        let sc = crate::test_util::build(&TwistingBar, &prm).unwrap();
         let mut tr = exact(&p, &sc, 1.0);
         // squash the interior node layer x = length/2 onto x = 0.1 length: elements invert
         let b = &sc.world.deformables[0];
@@ -420,7 +411,7 @@ mod tests {
                 tr.q[10][3 * a] = 0.1;
             }
         }
-        let checks = TwistingBar.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &tr);
         let c = get(&checks, "no_inversion");
         assert!(!c.pass && c.measured < 0.0, "{c:?}");
     }
@@ -429,14 +420,14 @@ mod tests {
     fn non_finite_energy_and_partial_runs_fail() {
         let prm = TwistingBar.defaults();
         let p: TwistingBarParams = prm.decode("twisting_bar").unwrap();
-        let sc = TwistingBar.build(&prm).unwrap();
+        let sc = crate::test_util::build(&TwistingBar, &prm).unwrap();
         let mut tr = exact(&p, &sc, 1.0);
         tr.metrics[3].energy = f64::NAN;
-        let checks = TwistingBar.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &tr);
         assert!(!get(&checks, "energy_finite").pass);
         assert_eq!(get(&checks, "energy_finite").measured, 1.0);
         tr.completed = false;
-        let checks = TwistingBar.oracle(&prm, &sc, &tr);
+        let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &tr);
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| !c.pass && c.measured.is_nan()));
     }

@@ -43,9 +43,9 @@
 //!   tolerance `2/√n` (one row of elements on each side of the lift-off line).
 
 use crate::IMPULSE_REL_TOL;
-use crate::{check, default_params, default_struct, trace_is_whole, unmeasured};
+use crate::{check, default_struct, trace_is_whole, unmeasured};
 use harness::model::{Material, PointLoad, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{Capabilities, Case, CaseError, OracleCheck, Params, Scenario, Settings, Trace};
+use harness::{Capabilities, CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{Matrix3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -220,28 +220,21 @@ impl WinklerCubeParams {
 }
 
 /// The `winkler_cube` case.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct WinklerCube;
 
-impl Case for WinklerCube {
-    fn name(&self) -> &'static str {
-        "winkler_cube"
-    }
-    fn summary(&self) -> &'static str {
-        "rigid cube on a frictionless Winkler foundation of point springs, circling top load (Drumwright §5.5)"
-    }
-    fn defaults(&self) -> Params {
-        default_params(DEFAULTS, SOURCE)
-    }
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError> {
-        let p: WinklerCubeParams = params.decode(self.name())?;
-        let world = crate::checked(self.name(), p.world())?;
+impl CaseDef for WinklerCube {
+    type Params = WinklerCubeParams;
+    const NAME: &'static str = "winkler_cube";
+    const SUMMARY: &'static str =
+        "rigid cube on a frictionless Winkler foundation of point springs, circling top load (Drumwright §5.5)";
+    const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn scenario(&self, p: &WinklerCubeParams) -> Result<Scenario, CaseError> {
+        let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, compliant_contact: true, ..Default::default() };
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
-        let Ok(p) = params.decode::<WinklerCubeParams>(self.name()) else {
-            return vec![unmeasured("params", 0.0, 0.0)];
-        };
+    fn grade(&self, p: &WinklerCubeParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         let n = p.steps();
         let window: Vec<usize> = (n / 2..n).collect();
         let statics: Vec<Statics> = window.iter().map(|&k| p.statics(k as f64 * p.dt)).collect();
@@ -286,6 +279,7 @@ impl Case for WinklerCube {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness::Case;
 
     /// Drumwright README §10.4: uniform sinkage 7.84e-6 m under the 78.4 N weight at E = 1e7 (any element
     /// count); full contact at 5 N, lift-off at 50 N; 0.784 N per element at rest (100 elements).
@@ -313,7 +307,7 @@ mod tests {
             let s = p.statics(t);
             assert!(s.in_contact < 100 && s.in_contact > 50, "{s:?}");
         }
-        let sc = WinklerCube.build(&WinklerCube.defaults()).unwrap();
+        let sc = crate::test_util::build(&WinklerCube, &WinklerCube.defaults()).unwrap();
         assert_eq!(sc.world.statics.len(), 100);
         assert!((sc.world.bodies[0].mass - 8.0).abs() < 1e-12);
     }

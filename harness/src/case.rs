@@ -3,7 +3,7 @@
 
 use crate::metrics::StepMetrics;
 use crate::model::World;
-use crate::params::{ParamError, Params};
+use crate::params::{ParamError, Params, Settings};
 use crate::solver::Capabilities;
 use serde::{Deserialize, Serialize};
 
@@ -86,8 +86,35 @@ pub enum CaseError {
     },
 }
 
-/// A canonical case. Implementations live in the `cases` crate, one file per scene, with
-/// default parameters in a TOML file beside the code.
+/// The typed parameters of a case: a serde struct with `#[serde(deny_unknown_fields)]`, every
+/// choice a serde enum, `Default` = the case's TOML defaults, and [`Settings::validate`] for ranges
+/// and consistency (messages start with the field name).
+pub trait CaseParams: Settings + Clone + Send + Sync + 'static {}
+
+impl<T: Settings + Clone + Send + Sync + 'static> CaseParams for T {}
+
+/// A canonical case with typed parameters. Implementations live in the `cases` crate, one file
+/// per scene, with default parameters in a TOML file beside the code. Every `CaseDef` is a
+/// [`Case`] (blanket impl): the parameters are decoded and validated once, in [`Case::prepare`],
+/// and the typed value is kept for the oracle.
+pub trait CaseDef: Clone + Send + Sync + 'static {
+    /// The parameter struct.
+    type Params: CaseParams;
+    /// Registry name.
+    const NAME: &'static str;
+    /// One-line description.
+    const SUMMARY: &'static str;
+    /// Default parameters as TOML text, top-level keys only (every key is a parameter, so every
+    /// one can be overridden with `--set key=value`). Must decode into `Self::Params`.
+    const DEFAULTS_TOML: &'static str;
+    /// Builds the scene from validated parameters.
+    fn scenario(&self, p: &Self::Params) -> Result<Scenario, CaseError>;
+    /// Grades a run of `scenario` (built from `p`) against the case's analytic expectations.
+    fn grade(&self, p: &Self::Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck>;
+}
+
+/// A canonical case behind a trait object, as the registry and the runner hold it. Implemented
+/// for every [`CaseDef`]; the parameters cross this interface only as a flat [`Params`].
 pub trait Case: Send + Sync {
     /// Registry name.
     fn name(&self) -> &'static str;
@@ -95,8 +122,158 @@ pub trait Case: Send + Sync {
     fn summary(&self) -> &'static str;
     /// Default parameters.
     fn defaults(&self) -> Params;
-    /// Builds the scene. Must validate parameters (ranges, finiteness) with errors naming them.
-    fn build(&self, params: &Params) -> Result<Scenario, CaseError>;
-    /// Grades a run against the case's analytic expectations.
-    fn oracle(&self, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck>;
+    /// Decodes and validates `params` (errors name the parameter) and builds the scene.
+    fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError>;
+}
+
+/// A case with decoded parameters and its built scene, ready to grade runs.
+pub trait PreparedCase: Send + Sync {
+    /// Registry name of the case.
+    fn name(&self) -> &'static str;
+    /// The built scene.
+    fn scenario(&self) -> &Scenario;
+    /// The typed parameters as a flat JSON object (what run records store and hash).
+    fn params_json(&self) -> Params;
+    /// Grades a run of [`PreparedCase::scenario`].
+    fn grade(&self, trace: &Trace) -> Vec<OracleCheck>;
+}
+
+struct Prepared<D: CaseDef> {
+    def: D,
+    params: D::Params,
+    scenario: Scenario,
+}
+
+impl<D: CaseDef> PreparedCase for Prepared<D> {
+    fn name(&self) -> &'static str {
+        D::NAME
+    }
+    fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+    fn params_json(&self) -> Params {
+        Params::from_settings(&self.params)
+    }
+    fn grade(&self, trace: &Trace) -> Vec<OracleCheck> {
+        self.def.grade(&self.params, &self.scenario, trace)
+    }
+}
+
+impl<D: CaseDef> Case for D {
+    fn name(&self) -> &'static str {
+        D::NAME
+    }
+    fn summary(&self) -> &'static str {
+        D::SUMMARY
+    }
+    fn defaults(&self) -> Params {
+        Params::from_toml(D::DEFAULTS_TOML, &format!("defaults of case '{}'", D::NAME))
+            .unwrap_or_else(|e| panic!("embedded defaults are invalid: {e}"))
+    }
+    fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError> {
+        let p: D::Params = decode_case_params(params, D::NAME)?;
+        let scenario = self.scenario(&p)?;
+        Ok(Box::new(Prepared { def: self.clone(), params: p, scenario }))
+    }
+}
+
+/// [`Params::decode`], with a decoding failure (an unknown choice, a wrong type) attributed to
+/// the parameter that causes it: the first key that fails to decode when put alone into the
+/// defaults (`P::default()`).
+pub fn decode_case_params<P: CaseParams>(params: &Params, owner: &str) -> Result<P, ParamError> {
+    params.decode::<P>(owner).map_err(|e| match e {
+        ParamError::BadValue { key, owner, why } if key == "?" => {
+            let defaults = Params::from_settings(&P::default());
+            let culprit = params.0.iter().find(|(k, v)| {
+                let mut one = defaults.clone();
+                one.0.insert(k.to_string(), (*v).clone());
+                serde_json::from_value::<P>(serde_json::Value::Object(one.0)).is_err()
+            });
+            match culprit {
+                Some((k, _)) => ParamError::BadValue { key: k.clone(), owner, why: format!("{k}: {why}") },
+                None => ParamError::BadValue { key, owner, why },
+            }
+        }
+        e => e,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::World;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Kind {
+        Rigid,
+        Compliant,
+    }
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct P {
+        kind: Kind,
+        steps: i64,
+        dt: f64,
+    }
+    impl Default for P {
+        fn default() -> Self {
+            P { kind: Kind::Rigid, steps: 3, dt: 0.01 }
+        }
+    }
+    impl Settings for P {
+        fn validate(&self) -> Result<(), crate::params::FieldError> {
+            if self.steps < 1 {
+                return Err(crate::params::FieldError::new("steps", format!("must be >= 1, got {}", self.steps)));
+            }
+            Ok(())
+        }
+    }
+
+    #[derive(Clone)]
+    struct Toy;
+    impl CaseDef for Toy {
+        type Params = P;
+        const NAME: &'static str = "toy";
+        const SUMMARY: &'static str = "nothing";
+        const DEFAULTS_TOML: &'static str = "kind = \"rigid\"\nsteps = 3\ndt = 0.01";
+        fn scenario(&self, p: &P) -> Result<Scenario, CaseError> {
+            let needs = Capabilities { rigid_contact: p.kind == Kind::Rigid, ..Default::default() };
+            Ok(Scenario { world: World::new(), dt: p.dt, steps: p.steps as usize, margin: 0.0, needs })
+        }
+        fn grade(&self, p: &P, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
+            let n = trace.metrics.len() as f64;
+            vec![OracleCheck::abs("steps", n, p.steps as f64, 0.0), OracleCheck::abs("dt", scenario.dt, p.dt, 0.0)]
+        }
+    }
+
+    #[test]
+    fn prepare_decodes_once_and_keeps_the_typed_params() {
+        let case: &dyn Case = &Toy;
+        assert_eq!((case.name(), case.summary()), ("toy", "nothing"));
+        let mut params = case.defaults();
+        params.set("kind", "compliant", "toy").unwrap();
+        let prepared = case.prepare(&params).unwrap();
+        assert_eq!(prepared.name(), "toy");
+        assert!(!prepared.scenario().needs.rigid_contact);
+        assert_eq!(prepared.params_json(), params);
+        assert_eq!(prepared.params_json().hash(), params.hash());
+        let trace = Trace { metrics: vec![StepMetrics::default(); 3], ..Default::default() };
+        assert!(prepared.grade(&trace).iter().all(|c| c.pass));
+    }
+
+    #[test]
+    fn bad_choices_and_values_name_the_parameter() {
+        let mut params = Toy.defaults();
+        params.set("kind", "soft", "toy").unwrap();
+        let e = Toy.prepare(&params).err().unwrap();
+        let CaseError::Param(ParamError::BadValue { key, why, .. }) = &e else { panic!("{e}") };
+        assert_eq!(key, "kind");
+        assert!(why.starts_with("kind: unknown variant `soft`"), "{why}");
+        let mut params = Toy.defaults();
+        params.set("steps", "0", "toy").unwrap();
+        let e = Toy.prepare(&params).err().unwrap().to_string();
+        assert!(e.contains("parameter 'steps' of toy: steps: must be >= 1"), "{e}");
+    }
 }

@@ -3,10 +3,10 @@
 //! run records, registries and the suite runner.
 //!
 //! Data flow of one run:
-//! `Case::build -> World`; per step `geometry::detect -> ContactSet`,
-//! `StepProblem::new`, `Solver::step -> StepSolution`, `metrics::evaluate -> StepMetrics`, advance;
-//! finally `Case::oracle` grades the [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord)
-//! is written atomically.
+//! `Case::prepare -> PreparedCase` (typed parameters decoded once, the scene's `World`); per step
+//! `geometry::detect -> ContactSet`, `StepProblem::new`, `Solver::step -> StepSolution`,
+//! `metrics::evaluate -> StepMetrics`, advance; finally `PreparedCase::grade` grades the
+//! [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord) is written atomically.
 
 pub mod case;
 pub mod cluster;
@@ -25,7 +25,7 @@ pub mod runner;
 pub mod solver;
 pub mod stepper;
 
-pub use case::{Case, CaseError, OracleCheck, Scenario, Trace};
+pub use case::{Case, CaseDef, CaseError, CaseParams, OracleCheck, PreparedCase, Scenario, Trace};
 pub use contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
 pub use log::IterationLog;
 pub use metrics::StepMetrics;

@@ -2,7 +2,7 @@
 //! run pair by pair. Incompatible pairs are skipped with the reason; a failing pair (solver
 //! error, non-finite result, even a panic) is recorded and the suite goes on.
 
-use crate::case::Scenario;
+use crate::case::{PreparedCase, Scenario};
 use crate::params::{ParamError, Params};
 use crate::record::{
     metric_stat, quantiles, CaseRecord, MeanMax, MomentumDrift, Provenance, RunRecord, RunStatus, SolverRecord,
@@ -13,6 +13,7 @@ use crate::stepper::{simulate, RunOptions, RunOutcome};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One (case variant, solver) pair of a suite, before validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,13 +224,15 @@ impl Suite {
 pub struct PreparedPair {
     /// The spec it came from.
     pub spec: PairSpec,
-    /// Full case parameters.
+    /// Full case parameters (the decoded ones, as stored in the run record).
     pub case_params: Params,
+    /// The case with its decoded parameters and scene; grades the run.
+    pub case: Arc<dyn PreparedCase>,
     /// Full solver parameters.
     pub solver_params: Params,
     /// Makes the solver from the settings decoded and validated by [`prepare`].
     pub solver: SolverFactory,
-    /// The built scene.
+    /// The built scene (a copy of `case.scenario()` for the run).
     pub scenario: Scenario,
     /// Why the pair will be skipped (missing capabilities), if it will.
     pub skip: Option<String>,
@@ -239,7 +242,7 @@ pub struct PreparedPair {
 /// scenes are reported before anything runs.
 pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, String> {
     let mut out = Vec::with_capacity(suite.pairs.len());
-    let mut case_cache: BTreeMap<String, (Params, Scenario)> = BTreeMap::new();
+    let mut case_cache: BTreeMap<String, Arc<dyn PreparedCase>> = BTreeMap::new();
     for spec in &suite.pairs {
         let case = reg.find_case(&spec.case).map_err(|e| e.to_string())?;
         let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
@@ -249,11 +252,12 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Strin
         }
         let cache_key = format!("{}:{}", spec.case, cp.hash());
         if !case_cache.contains_key(&cache_key) {
-            let sc = case.build(&cp).map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
-            sc.world.validate().map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
-            case_cache.insert(cache_key.clone(), (cp.clone(), sc));
+            let pc = case.prepare(&cp).map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
+            pc.scenario().world.validate().map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
+            case_cache.insert(cache_key.clone(), Arc::from(pc));
         }
-        let scenario = case_cache[&cache_key].1.clone();
+        let prepared_case = Arc::clone(&case_cache[&cache_key]);
+        let scenario = prepared_case.scenario().clone();
         let mut sp = (solver.defaults)();
         for (k, v) in &spec.solver_set {
             v.apply(&mut sp, k, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
@@ -261,9 +265,11 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Strin
         let factory = (solver.prepare)(&sp).map_err(|e: ParamError| e.to_string())?;
         let missing = solver.capabilities.missing(&scenario.needs);
         let skip = (!missing.is_empty()).then(|| format!("{} does not support {}", spec.solver, missing.join(", ")));
+        let case_params = prepared_case.params_json();
         out.push(PreparedPair {
             spec: spec.clone(),
-            case_params: cp,
+            case_params,
+            case: prepared_case,
             solver_params: sp,
             solver: factory,
             scenario,
@@ -323,14 +329,6 @@ pub fn run_pair(
     if pair.skip.is_some() {
         return record;
     }
-    let case = match reg.find_case(&spec.case) {
-        Ok(c) => c,
-        Err(e) => {
-            record.status = RunStatus::Failed;
-            record.reason = Some(e.to_string());
-            return record;
-        }
-    };
     progress.pair_started(pair);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut solver = (pair.solver)();
@@ -352,7 +350,7 @@ pub fn run_pair(
     };
     record.summary = summarize(&outcome, &pair.scenario);
     if outcome.trace.completed {
-        for check in case.oracle(&pair.case_params, &pair.scenario, &outcome.trace) {
+        for check in pair.case.grade(&outcome.trace) {
             record.summary.oracle.insert(check.name.clone(), check);
         }
         record.status = RunStatus::Ok;
