@@ -12,6 +12,7 @@ pub mod case;
 pub mod cluster;
 pub mod constraints;
 pub mod contact;
+pub mod contact_blocks;
 pub mod geometry;
 pub mod linear;
 pub mod log;

@@ -2,6 +2,8 @@
 //!
 //! - [`cone`]: the Coulomb friction cone in FCLIB order `(n, t1, t2)`: projection, dual projection,
 //!   the De Saxcé velocity shift.
+//! - [`contact_local`]: one contact's local problem with the others frozen (Delassus block, normal
+//!   law, friction disk) and its exact solves, the building block of Gauss–Seidel/Jacobi solvers.
 //! - [`ncp`]: NCP functions (Fischer–Burmeister, min map), the fixed-point friction compliance
 //!   and the mass-based complementarity preconditioner (shared by `nsn` and `local_global`).
 //! - [`sparse_inverse`]: the sparse inverse Cholesky factor `S = L⁻¹ P` (`A⁻¹ = Sᵀ S`) of Zeng et al.
@@ -19,6 +21,7 @@ pub mod backend;
 pub mod blockdiag;
 pub mod cholesky;
 pub mod cone;
+pub mod contact_local;
 pub mod dense_cholesky;
 #[cfg(feature = "gpu")]
 pub mod gpu;

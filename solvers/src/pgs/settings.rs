@@ -1,6 +1,6 @@
 //! [`PgsSettings`]: the options of PGS, their defaults and their validation.
 
-use super::local::Local;
+use kernels::contact_local::Local;
 use serde::{Deserialize, Serialize};
 
 /// Options of the projected Gauss–Seidel solver. Every field has a default, so a run names only

@@ -1,14 +1,16 @@
-//! The per-contact (local) problem of PGS and its two solvers, `split` and `cone`.
+//! The per-contact (local) problem of Gauss–Seidel and Jacobi-type contact solvers (PGS and any
+//! solver built from the same blocks, `harness::contact_blocks`) and its two solvers, `split` and
+//! `cone`.
 //!
 //! With every other contact's impulse frozen, contact `i` sees the affine velocity map
 //! `u(λ') = u + W (λ' − λ)` (`u = J_i v` at the current iterate, `W = W_ii = J_i M⁻¹ J_iᵀ`) and the
 //! law of the step:
 //! - normal: `ũ_n = u_n − v̂ + r_n λ_n ≥ 0 ⊥ λ_n ≥ 0` (`(v̂, r_n)` from
-//!   [`harness::StepProblem::normal_law`]; `r_n = 0` for rigid contact);
+//!   `StepProblem::normal_law` of the harness; `r_n = 0` for rigid contact);
 //! - friction: `λ ∈ K_μ = {||λ_t|| ≤ μ λ_n}` with maximal dissipation, i.e. the De Saxcé
 //!   complementarity `K_μ ∋ λ ⊥ ũ + μ ||u_t|| e_n ∈ K_μ*` with `ũ = (ũ_n, u_t)`.
 
-use kernels::cone;
+use crate::cone;
 
 /// Which local solver a sweep applies to each contact (`local = "split" | "cone"`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -23,7 +25,7 @@ pub enum Local {
 
 /// The data of one contact's local problem, fixed during a step.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct LocalProblem {
+pub struct LocalProblem {
     /// Delassus block `W_ii = J_i M⁻¹ J_iᵀ`, rows and columns `(n, t1, t2)` (m/s per N s).
     pub w: [[f64; 3]; 3],
     /// Friction coefficient (≥ 0).
@@ -41,7 +43,7 @@ pub(crate) struct LocalProblem {
 
 impl LocalProblem {
     /// The local problem of a contact with Delassus block `w`, friction `mu` and normal law `(v_hat, r_n)`.
-    pub(crate) fn new(w: [[f64; 3]; 3], mu: f64, v_hat: f64, r_n: f64) -> Self {
+    pub fn new(w: [[f64; 3]; 3], mu: f64, v_hat: f64, r_n: f64) -> Self {
         let mut a = w;
         a[0][0] += r_n;
         let bound = a.iter().map(|row| row.iter().map(|x| x.abs()).sum::<f64>()).fold(0.0, f64::max);
@@ -51,22 +53,22 @@ impl LocalProblem {
     }
 
     /// Whether the contact acts on nothing (`W = 0` and `r_n = 0`): its impulse stays 0.
-    pub(crate) fn is_inert(&self) -> bool {
+    pub fn is_inert(&self) -> bool {
         self.rho == 0.0
     }
 
     /// The velocity of the law, `ũ = (u_n − v̂ + r_n λ_n, u_t1, u_t2)`.
-    pub(crate) fn law_velocity(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
+    pub fn law_velocity(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
         [u[0] - self.v_hat + self.r_n * lambda[0], u[1], u[2]]
     }
 
     /// The natural-map residual vector of the law, `λ − P_K(λ − (ũ + μ ||u_t|| e_n))` (N s).
-    pub(crate) fn natmap(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
+    pub fn natmap(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
         natmap(lambda, self.law_velocity(u, lambda), self.mu)
     }
 
     /// The local solve applied by one sweep.
-    pub(crate) fn solve(&self, local: Local, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
+    pub fn solve(&self, local: Local, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
         match local {
             Local::Split => self.split(u, lambda),
             Local::Cone => self.cone(u, lambda),
@@ -81,7 +83,7 @@ impl LocalProblem {
     /// whose optimality condition is maximal dissipation for the final tangential velocity
     /// `u_t(x) = u_t' + W_tt (x − λ_t)`: stick (`u_t(x) = 0`) inside the disk, `−u_t(x)` along `x`
     /// on its boundary.
-    pub(crate) fn split(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
+    pub fn split(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
         let w = &self.w;
         let denom = w[0][0] + self.r_n;
         let ln =
@@ -101,7 +103,7 @@ impl LocalProblem {
     /// `λ' = P_{K_μ}(λ − ρ (ũ + μ ||u_t|| e_n))`, `ũ = (u_n − v̂ + r_n λ_n, u_t)`, with the step
     /// `ρ = 1/λ̄` ([`LocalProblem::rho`]). Its fixed points are exactly the solutions of the local
     /// law (any `ρ > 0`); it is not an exact local solve, so contacts need more sweeps than `split`.
-    pub(crate) fn cone(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
+    pub fn cone(&self, u: [f64; 3], lambda: [f64; 3]) -> [f64; 3] {
         let s = cone::de_saxce(self.law_velocity(u, lambda), self.mu);
         let r = self.rho;
         cone::project([lambda[0] - r * s[0], lambda[1] - r * s[1], lambda[2] - r * s[2]], self.mu)
@@ -109,7 +111,7 @@ impl LocalProblem {
 }
 
 /// The natural-map residual vector `λ − P_{K_μ}(λ − (u + μ ||u_t|| e_n))` (Siconos' natural map; docs/metrics.md).
-pub(crate) fn natmap(lambda: [f64; 3], u: [f64; 3], mu: f64) -> [f64; 3] {
+pub fn natmap(lambda: [f64; 3], u: [f64; 3], mu: f64) -> [f64; 3] {
     let s = cone::de_saxce(u, mu);
     let p = cone::project([lambda[0] - s[0], lambda[1] - s[1], lambda[2] - s[2]], mu);
     [lambda[0] - p[0], lambda[1] - p[1], lambda[2] - p[2]]
@@ -124,7 +126,7 @@ pub(crate) fn natmap(lambda: [f64; 3], u: [f64; 3], mu: f64) -> [f64; 3] {
 /// (Moré & Sorensen 1983); it is exact in one step when `A` is a multiple of the identity.
 /// Eigenvalues are raised to at least `floor > 0`, so a direction the contact cannot move in
 /// (`d = 0`, and then its component of `b` is 0 too) gets `x = 0` there.
-pub(crate) fn disk_qp(a: [[f64; 2]; 2], b: [f64; 2], r: f64, floor: f64) -> [f64; 2] {
+pub fn disk_qp(a: [[f64; 2]; 2], b: [f64; 2], r: f64, floor: f64) -> [f64; 2] {
     if r.is_nan() || r <= 0.0 {
         return [0.0, 0.0];
     }

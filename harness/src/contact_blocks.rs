@@ -1,0 +1,165 @@
+//! [`ContactBlocks`]: the per-contact Delassus blocks of a step, the building blocks of
+//! Gauss–Seidel and Jacobi-type contact solvers (`pgs`, and a solver of your own:
+//! `docs/adding-a-solver.md`).
+//!
+//! For contact `i` acting on at most two bodies `b` with Jacobian blocks `J_b` (rows `(n, t1, t2)`)
+//! and mass blocks `M_b`, a block keeps `J_b` and `G_b = M_b⁻¹ J_bᵀ`, so that
+//! - `u_i = J_i v = Σ_b J_b v_b` ([`ContactBlock::velocity`]),
+//! - changing the impulse by `Δ` changes the velocity by `M⁻¹ J_iᵀ Δ` ([`ContactBlock::apply`]),
+//!   touching only the contact's bodies,
+//! - the Delassus block `W_ii = Σ_b J_b G_b` and the normal law of the step form the contact's
+//!   [`LocalProblem`] (`kernels::contact_local`).
+
+use crate::problem::StepProblem;
+use crate::solver::SolveError;
+use kernels::contact_local::{natmap, LocalProblem};
+
+/// The rows of one contact's Jacobian acting on one body, and their mass-weighted transpose.
+#[derive(Debug, Clone, Copy, Default)]
+struct Side {
+    /// First velocity index of the body.
+    v_offset: usize,
+    /// Number of velocity DOFs of the body (≤ 6).
+    ncols: usize,
+    /// `J_b`, rows `(n, t1, t2)`.
+    j: [[f64; 6]; 3],
+    /// `G_b = M_b⁻¹ J_bᵀ`, so that changing the impulse by `Δ` changes `v_b` by `G_b Δ`.
+    g: [[f64; 3]; 6],
+}
+
+/// One contact of the step: its bodies, its local problem and its gap bias.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ContactBlock {
+    /// One side per dynamic body (1 or 2).
+    sides: [Side; 2],
+    /// Number of sides used.
+    n_sides: usize,
+    /// Delassus block, friction and normal law.
+    pub local: LocalProblem,
+    /// `φ0 / dt` (m/s): the bias of the harness's reference NCP (`u + (φ0/dt) e_n`).
+    pub bias_n: f64,
+}
+
+impl ContactBlock {
+    /// `u = J_i v` (m/s).
+    pub fn velocity(&self, v: &[f64]) -> [f64; 3] {
+        let mut u = [0.0; 3];
+        for s in &self.sides[..self.n_sides] {
+            let vb = &v[s.v_offset..s.v_offset + s.ncols];
+            for (ur, row) in u.iter_mut().zip(&s.j) {
+                *ur += row.iter().zip(vb).map(|(a, b)| a * b).sum::<f64>();
+            }
+        }
+        u
+    }
+
+    /// `v += M⁻¹ J_iᵀ d`: touches only the contact's bodies.
+    pub fn apply(&self, d: [f64; 3], v: &mut [f64]) {
+        for s in &self.sides[..self.n_sides] {
+            for (vc, gc) in v[s.v_offset..s.v_offset + s.ncols].iter_mut().zip(&s.g) {
+                *vc += gc[0] * d[0] + gc[1] * d[1] + gc[2] * d[2];
+            }
+        }
+    }
+}
+
+/// Every contact block of a step, with the buffers reused from step to step.
+#[derive(Debug, Clone, Default)]
+pub struct ContactBlocks {
+    /// One block per contact of the problem, in problem order.
+    pub blocks: Vec<ContactBlock>,
+    /// Inverse mass block of every body, dense 6×6 (only the leading `nv` × `nv` part is used).
+    minv: Vec<[[f64; 6]; 6]>,
+}
+
+impl ContactBlocks {
+    /// Builds the blocks of `p`: one per contact, with its Delassus block `W_ii`, `μ`, the normal
+    /// law `(v̂, r_n)` of [`StepProblem::normal_law`] and the gap bias. Refuses (as
+    /// `SolveError::Unsupported`) bodies of more than 6 DOFs and contacts on more than two bodies,
+    /// and reports non-finite data as `SolveError::NonFinite`.
+    pub fn assemble(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
+        let unsupported = |what: String| SolveError::Unsupported { what };
+        let layout = &p.layout;
+        if !p.mass.is_factored() || p.mass.blocks().len() != layout.blocks.len() {
+            return Err(unsupported("mass matrix not factored or not one block per layout block".into()));
+        }
+        self.minv.clear();
+        for (i, blk) in layout.blocks.iter().enumerate() {
+            if blk.nv > 6 {
+                return Err(unsupported(format!(
+                    "contact blocks take bodies of at most 6 DOFs, block {i} has {}",
+                    blk.nv
+                )));
+            }
+            let inv = p.mass.block_inverse(i);
+            let mut m = [[0.0; 6]; 6];
+            for (r, row) in m.iter_mut().enumerate().take(blk.nv) {
+                for (c, x) in row.iter_mut().enumerate().take(blk.nv) {
+                    *x = inv[(r, c)];
+                }
+            }
+            self.minv.push(m);
+        }
+        self.blocks.clear();
+        for (i, c) in p.contacts.contacts.iter().enumerate() {
+            let (v_hat, r_n) = p.normal_law(i);
+            let bias_n = p.bias(i)[0];
+            if ![c.gap, c.mu, v_hat, r_n, bias_n].iter().all(|x| x.is_finite()) {
+                return Err(SolveError::NonFinite { what: format!("data of contact {i} (gap, mu, normal law)") });
+            }
+            if c.mu < 0.0 || r_n < 0.0 {
+                return Err(unsupported(format!("contact {i}: mu = {} and r_n = {r_n} must be >= 0", c.mu)));
+            }
+            if c.jacobian.len() > 2 {
+                return Err(unsupported(format!("contact {i} acts on {} blocks (at most 2)", c.jacobian.len())));
+            }
+            let mut block = ContactBlock { n_sides: c.jacobian.len(), bias_n, ..ContactBlock::default() };
+            let mut w = [[0.0; 3]; 3];
+            for (side, jb) in block.sides.iter_mut().zip(&c.jacobian) {
+                let b = layout
+                    .blocks
+                    .binary_search_by_key(&jb.v_offset, |b| b.v_offset)
+                    .map_err(|_| unsupported(format!("contact {i}: no DOF block starts at {}", jb.v_offset)))?;
+                if jb.ncols != layout.blocks[b].nv {
+                    return Err(unsupported(format!(
+                        "contact {i}: Jacobian block width {} != {}",
+                        jb.ncols, layout.blocks[b].nv
+                    )));
+                }
+                if !jb.rows.iter().flatten().all(|x| x.is_finite()) {
+                    return Err(SolveError::NonFinite { what: format!("Jacobian of contact {i}") });
+                }
+                let (n, minv) = (jb.ncols, &self.minv[b]);
+                *side = Side { v_offset: jb.v_offset, ncols: n, j: jb.rows, g: [[0.0; 3]; 6] };
+                for (col, g) in side.g.iter_mut().enumerate().take(n) {
+                    for (r, x) in g.iter_mut().enumerate() {
+                        *x = (0..n).map(|k| minv[col][k] * jb.rows[r][k]).sum();
+                    }
+                }
+                for (r, wr) in w.iter_mut().enumerate() {
+                    for (s, x) in wr.iter_mut().enumerate() {
+                        *x += (0..n).map(|k| jb.rows[r][k] * side.g[k][s]).sum::<f64>();
+                    }
+                }
+            }
+            block.local = LocalProblem::new(w, c.mu, v_hat, r_n);
+            self.blocks.push(block);
+        }
+        Ok(())
+    }
+
+    /// Natural-map residuals `(natmap_abs_l2, natmap_model_abs_l2)` of impulses `lambda` at
+    /// velocity `v` (N s): against the harness's reference law (rigid, `u = J v + (φ0/dt) e_n`)
+    /// and against each block's own law (compliance included). They coincide when every contact
+    /// is rigid.
+    pub fn residuals(&self, v: &[f64], lambda: &[[f64; 3]]) -> (f64, f64) {
+        let (mut reference, mut model) = (0.0, 0.0);
+        for (b, lam) in self.blocks.iter().zip(lambda) {
+            let u = b.velocity(v);
+            let r = natmap(*lam, [u[0] + b.bias_n, u[1], u[2]], b.local.mu);
+            reference += r.iter().map(|x| x * x).sum::<f64>();
+            model += b.local.natmap(u, *lam).iter().map(|x| x * x).sum::<f64>();
+        }
+        (reference.sqrt(), model.sqrt())
+    }
+}
