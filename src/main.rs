@@ -127,7 +127,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Command::Run { suite, case, solver, set, out, logged_steps, shard, backend, precision } => {
-            select_backend(&backend, &precision).and_then(|()| {
+            select_backend(&backend, &precision).and_then(|selection| {
                 run(
                     &suite,
                     case,
@@ -135,7 +135,7 @@ fn main() -> ExitCode {
                     &set,
                     out,
                     shard.as_deref(),
-                    RunOptions { logged_steps, ..Default::default() },
+                    RunOptions { logged_steps, backend: Some(selection), ..Default::default() },
                 )
             })
         }
@@ -157,9 +157,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Resolves `--backend`/`--precision` into the process-wide backend (read by the solvers that
-/// build theirs with `kernels::backend::current()` and by the run records' provenance).
-fn select_backend(backend: &str, precision: &str) -> Result<(), String> {
+/// Resolves `--backend`/`--precision` into the run's backend (passed to the solvers through
+/// `RunOptions::backend` and recorded in the run records' provenance).
+fn select_backend(backend: &str, precision: &str) -> Result<kernels::backend::Selection, String> {
     use kernels::backend::{BackendKind, Precision};
     let kind = BackendKind::from_name(backend).ok_or_else(|| format!("--backend {backend}: expected cpu|gpu|auto"))?;
     let precision =
@@ -170,8 +170,7 @@ fn select_backend(backend: &str, precision: &str) -> Result<(), String> {
     } else if kind != BackendKind::Cpu {
         eprintln!("backend: {}", selection.record_label());
     }
-    kernels::backend::set_global(selection);
-    Ok(())
+    Ok(selection)
 }
 
 fn list() -> String {

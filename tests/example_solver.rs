@@ -79,7 +79,7 @@ impl SolverDef for ProjectedJacobi {
             ..Capabilities::default()
         }
     }
-    fn from_settings(settings: JacobiSettings) -> Self {
+    fn from_settings(settings: JacobiSettings, _: &harness::SolverContext) -> Self {
         Self { settings, contacts: ContactBlocks::default(), lambda: vec![], target: vec![], v: vec![] }
     }
 }

@@ -101,7 +101,7 @@ impl SolverDef for Faulty {
     fn capabilities() -> Capabilities {
         caps()
     }
-    fn from_settings(m: Mode) -> Self {
+    fn from_settings(m: Mode, _: &harness::SolverContext) -> Self {
         Faulty { mode: m.mode, step: 0 }
     }
 }
@@ -117,8 +117,8 @@ impl SolverDef for NeedsGpuCase {
     fn capabilities() -> Capabilities {
         Capabilities::default()
     }
-    fn from_settings(m: Mode) -> Self {
-        NeedsGpuCase(Faulty::from_settings(m))
+    fn from_settings(m: Mode, ctx: &harness::SolverContext) -> Self {
+        NeedsGpuCase(Faulty::from_settings(m, ctx))
     }
 }
 

@@ -33,4 +33,4 @@ pub use metrics::StepMetrics;
 pub use params::{FieldError, ParamError, Params, Settings};
 pub use problem::{StepProblem, WarmStart};
 pub use registry::{Registry, SolverDef, SolverEntry};
-pub use solver::{Capabilities, SolveError, SolveStatus, Solver, StepSolution};
+pub use solver::{Capabilities, SolveError, SolveStatus, Solver, SolverContext, StepSolution};

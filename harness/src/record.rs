@@ -28,10 +28,10 @@ pub struct Provenance {
     pub threads: usize,
     /// Start time, RFC 3339 UTC.
     pub started: String,
-    /// The compute backend of the run (`kernels::backend::current_label()`: "cpu", "gpu NVIDIA
-    /// H100 (f64)", or "cpu (gpu unavailable: <reason>)"). Records written before this field
-    /// read back as "cpu". Only the solvers that build their backend with
-    /// `kernels::backend::current()` run on it; the others always run on the CPU.
+    /// The compute backend of the run (`RunOptions::backend_label`: "cpu", "gpu NVIDIA H100
+    /// (f64)", or "cpu (gpu unavailable: <reason>)"). Records written before this field read
+    /// back as "cpu". Only the solvers with a device path (nsn, local_global) run on it; the others
+    /// always run on the CPU.
     #[serde(default = "default_backend")]
     pub backend: String,
 }
@@ -77,7 +77,7 @@ impl Provenance {
             machine: if host.is_empty() { cpu } else { format!("{host} ({cpu})") },
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             started: rfc3339_now(),
-            backend: kernels::backend::current_label(),
+            backend: "cpu".into(),
         }
     }
 }

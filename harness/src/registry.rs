@@ -3,7 +3,7 @@
 
 use crate::case::Case;
 use crate::params::{ParamError, Params, Settings};
-use crate::solver::{Capabilities, Solver};
+use crate::solver::{Capabilities, Solver, SolverContext};
 
 /// The typed definition of a solver: what registering it needs. Implemented by each solver type
 /// next to its code; registered with one line, `Registry::default().register::<Pgs>()`.
@@ -19,12 +19,12 @@ pub trait SolverDef: Solver + Sized + 'static {
     const PAPER: &'static str;
     /// What it can handle (checked against a case's needs before running).
     fn capabilities() -> Capabilities;
-    /// The solver with validated settings.
-    fn from_settings(settings: Self::Settings) -> Self;
+    /// The solver with validated settings, built for the run's context (its compute backend).
+    fn from_settings(settings: Self::Settings, ctx: &SolverContext) -> Self;
 }
 
 /// Makes a solver from settings decoded and validated once, when the pair was prepared.
-pub type SolverFactory = Box<dyn Fn() -> Box<dyn Solver> + Send + Sync>;
+pub type SolverFactory = Box<dyn Fn(&SolverContext) -> Box<dyn Solver> + Send + Sync>;
 
 /// Decodes and validates parameters into a [`SolverFactory`].
 pub type SolverPreparer = Box<dyn Fn(&Params) -> Result<SolverFactory, ParamError> + Send + Sync>;
@@ -56,14 +56,15 @@ impl SolverEntry {
             defaults: || Params::from_settings(&T::Settings::default()),
             prepare: Box::new(|p: &Params| {
                 let s: T::Settings = p.decode(T::NAME)?;
-                Ok(Box::new(move || Box::new(T::from_settings(s.clone())) as Box<dyn Solver>) as SolverFactory)
+                Ok(Box::new(move |ctx: &SolverContext| Box::new(T::from_settings(s.clone(), ctx)) as Box<dyn Solver>)
+                    as SolverFactory)
             }),
         }
     }
 
-    /// Builds a solver from parameters (decoding and validating them).
+    /// Builds a solver from parameters (decoding and validating them), on the CPU backend.
     pub fn build(&self, params: &Params) -> Result<Box<dyn Solver>, ParamError> {
-        Ok((self.prepare)(params)?())
+        Ok((self.prepare)(params)?(&SolverContext::default()))
     }
 }
 

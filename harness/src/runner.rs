@@ -331,8 +331,8 @@ pub fn run_pair(
     }
     progress.pair_started(pair);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let mut solver = (pair.solver)();
-        Ok::<RunOutcome, String>(simulate(&pair.scenario, solver.as_mut(), opts, &mut || progress.step()))
+        let mut solver = (pair.solver)(&opts.solver_context());
+        Ok::<RunOutcome, String>(simulate(&pair.scenario, solver.as_mut(), opts.clone(), &mut || progress.step()))
     }));
     let outcome = match result {
         Ok(Ok(o)) => o,
@@ -457,11 +457,11 @@ pub fn run_suite(
     opts: RunOptions,
     progress: &dyn Progress,
 ) -> Vec<(RunRecord, Result<PathBuf, String>)> {
-    let provenance = Provenance::collect();
+    let provenance = Provenance { backend: opts.backend_label(), ..Provenance::collect() };
     pairs
         .iter()
         .map(|p| {
-            let r = run_pair(reg, p, opts, &provenance, progress);
+            let r = run_pair(reg, p, opts.clone(), &provenance, progress);
             progress.pair_finished(&r);
             let path = r.write_atomic(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()));
             (r, path)

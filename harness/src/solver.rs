@@ -47,6 +47,15 @@ impl Capabilities {
     }
 }
 
+/// What a solver is built with besides its settings: the run's choices that are not the
+/// method's options.
+#[derive(Debug, Clone, Default)]
+pub struct SolverContext {
+    /// The compute backend of the run (`signorini run --backend`; the CPU by default). Solvers
+    /// with a device path (nsn, local_global) run their linear algebra on it; the others ignore it.
+    pub backend: kernels::backend::AnyBackend,
+}
+
 /// How good a returned iterate is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

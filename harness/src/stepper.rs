@@ -17,21 +17,37 @@ use crate::metrics::{self, StepMetrics};
 use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
 use crate::record::{StageTimes, StepRecord};
-use crate::solver::{SolveError, Solver, StepSolution};
+use crate::solver::{SolveError, Solver, SolverContext, StepSolution};
 use std::time::Instant;
 
 /// Options of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Number of steps (spread evenly, first and last included) whose iteration logs are kept.
     pub logged_steps: usize,
     /// Keep at most about this many step records (every k-th step beyond it).
     pub max_recorded_steps: usize,
+    /// The compute backend chosen by `signorini run --backend` (`None`: the CPU). It reaches the
+    /// solvers through [`SolverContext`] and the run records through `provenance.backend`.
+    pub backend: Option<kernels::backend::Selection>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { logged_steps: 8, max_recorded_steps: 2000 }
+        Self { logged_steps: 8, max_recorded_steps: 2000, backend: None }
+    }
+}
+
+impl RunOptions {
+    /// What a solver is built with for this run.
+    pub fn solver_context(&self) -> SolverContext {
+        SolverContext { backend: self.backend.as_ref().map(|s| s.backend.clone()).unwrap_or_default() }
+    }
+
+    /// The backend as run records store it (`"cpu"`, a GPU's name, or the CPU with the reason a
+    /// GPU was not used).
+    pub fn backend_label(&self) -> String {
+        self.backend.as_ref().map(|s| s.record_label()).unwrap_or_else(|| "cpu".into())
     }
 }
 
@@ -198,4 +214,29 @@ fn check_solution(p: &StepProblem<'_>, s: StepSolution) -> Result<StepSolution, 
         return Err(SolveError::NonFinite { what: "the returned velocity, positions or impulses".into() });
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kernels::backend::{select, BackendKind, Precision, Selection};
+
+    /// The backend reaches solvers and records through the options, not through a global: the
+    /// default is the CPU, and a GPU request that fell back is recorded with its reason.
+    #[test]
+    fn backend_comes_from_the_run_options() {
+        let default = RunOptions::default();
+        assert_eq!(default.backend_label(), "cpu");
+        assert_eq!(default.solver_context().backend.name(), "cpu");
+        let cpu = RunOptions { backend: Some(select(BackendKind::Cpu, Precision::F64).unwrap()), ..default.clone() };
+        assert_eq!(cpu.backend_label(), "cpu");
+        let fell_back = Selection {
+            requested: BackendKind::Gpu,
+            backend: Default::default(),
+            fallback_reason: Some("no device".into()),
+        };
+        let opts = RunOptions { backend: Some(fell_back), ..default };
+        assert_eq!(opts.backend_label(), "cpu (gpu unavailable: no device)");
+        assert_eq!(opts.solver_context().backend.name(), "cpu");
+    }
 }

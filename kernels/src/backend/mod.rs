@@ -17,14 +17,14 @@
 //! ([`crate::iterative::pcr::pcr_loop`]); [`HostMirror`] is a host-memory mirror of a device's
 //! memory that counts host↔device transfers with the device's [`TransferCounter`].
 //!
-//! Modules: [`cpu`](Cpu), selection ([`select`], [`BackendKind`], [`AnyBackend`], [`current`]),
+//! Modules: [`cpu`](Cpu), selection ([`select`], [`BackendKind`], [`AnyBackend`]),
 //! stage timing ([`StageClock`], [`SolverStageTimes`]), transfers ([`TransferCounter`],
 //! [`HostMirror`]).
 //!
 //! Run-time selection ([`select`], [`BackendKind`], [`Precision`]) never panics: with no `gpu`
-//! feature, no driver, no NVRTC or no device it returns the CPU backend and the reason, and
-//! [`set_global`]/[`current`] carry the choice of `signorini run --backend` to the solvers that
-//! build their backend with [`current`] (see README "GPU").
+//! feature, no driver, no NVRTC or no device it returns the CPU backend and the reason. The choice
+//! of `signorini run --backend` reaches the solvers through the run options
+//! (`harness::stepper::RunOptions::backend` → `harness::SolverContext`), never through a global.
 
 mod cpu;
 mod select;
@@ -33,10 +33,7 @@ mod transfers;
 mod vector_ops;
 
 pub use cpu::Cpu;
-pub use select::{
-    current, current_label, global_selection, gpu_probe, select, set_global, try_gpu, AnyBackend, BackendKind,
-    Selection,
-};
+pub use select::{gpu_probe, select, try_gpu, AnyBackend, BackendKind, Selection};
 pub use timing::{SolverStageTimes, Stage, StageClock};
 pub use transfers::{HostMirror, MirrorVec, TransferCounter, Transfers};
 pub use vector_ops::{OnHost, VectorOps};

@@ -1,12 +1,11 @@
 //! Run-time selection of the backend: [`BackendKind`] (what `signorini run --backend` asks
 //! for), [`select`] (never panics: with no `gpu` feature, no driver, no NVRTC or no device it
-//! returns the CPU and the reason), [`AnyBackend`] (the chosen backend) and the process-wide
-//! choice ([`set_global`], [`current`]).
+//! returns the CPU and the reason) and [`AnyBackend`] (the chosen backend, passed to the solvers
+//! through the run options: there is no process-wide backend).
 
 use super::{Backend, Blas, Cpu, Precision};
 #[cfg(feature = "gpu")]
 use std::sync::Arc;
-use std::sync::RwLock;
 
 /// Which backend `signorini run --backend` asks for.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -136,28 +135,4 @@ pub fn select(kind: BackendKind, precision: Precision) -> Result<Selection, Stri
             Err(reason) => Selection { requested: kind, backend: AnyBackend::Cpu, fallback_reason: Some(reason) },
         }),
     }
-}
-
-static GLOBAL: RwLock<Option<Selection>> = RwLock::new(None);
-
-/// Makes `selection` the process-wide backend ([`current`]); `signorini run --backend` calls it
-/// once before building solvers.
-pub fn set_global(selection: Selection) {
-    *GLOBAL.write().unwrap_or_else(|e| e.into_inner()) = Some(selection);
-}
-
-/// The process-wide selection, if [`set_global`] was called.
-pub fn global_selection() -> Option<Selection> {
-    GLOBAL.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// The process-wide backend: what [`set_global`] chose, else the CPU (the default of every
-/// solver and of every test).
-pub fn current() -> AnyBackend {
-    global_selection().map(|s| s.backend).unwrap_or_default()
-}
-
-/// The process-wide backend's record label (`"cpu"` unless [`set_global`] chose otherwise).
-pub fn current_label() -> String {
-    global_selection().map(|s| s.record_label()).unwrap_or_else(|| "cpu".into())
 }

@@ -48,14 +48,11 @@ fn gpu_request_falls_back_to_cpu_with_reason() {
     }
 }
 
-/// The CPU is the default everywhere: `AnyBackend::default()`, `select(Cpu)`, and
-/// [`current`] until [`set_global`] is called (no test in this crate calls it); f32 on the
-/// CPU is refused rather than silently ignored.
+/// The CPU is the default everywhere: `AnyBackend::default()` and `select(Cpu)`; f32 on the CPU
+/// is refused rather than silently ignored.
 #[test]
 fn cpu_is_the_default_backend() {
     assert_eq!(AnyBackend::default().name(), "cpu");
-    assert_eq!(current().name(), "cpu");
-    assert_eq!(current_label(), "cpu");
     let s = select(BackendKind::Cpu, Precision::F64).unwrap();
     assert!(s.fallback_reason.is_none() && s.fallback_message().is_none());
     assert_eq!(s.record_label(), "cpu");

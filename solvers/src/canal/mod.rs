@@ -21,7 +21,7 @@ pub(crate) mod tests;
 pub use settings::{CanalSettings, Inner};
 pub use solver::{Canal, CanalStats};
 
-use harness::{Capabilities, SolverDef};
+use harness::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
@@ -47,7 +47,7 @@ impl SolverDef for Canal {
     fn capabilities() -> Capabilities {
         capabilities()
     }
-    fn from_settings(settings: CanalSettings) -> Self {
+    fn from_settings(settings: CanalSettings, _: &SolverContext) -> Self {
         Canal::new(settings)
     }
 }

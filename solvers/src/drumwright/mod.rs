@@ -27,7 +27,7 @@ pub use settings::{
 };
 pub use solver::Drumwright;
 
-use harness::{Capabilities, SolveStatus, SolverDef};
+use harness::{Capabilities, SolveStatus, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "E. M. Drumwright, An Unconditionally Stable First-Order Constraint Solver for \
@@ -57,7 +57,7 @@ impl SolverDef for Drumwright {
     fn capabilities() -> Capabilities {
         capabilities()
     }
-    fn from_settings(settings: DrumwrightSettings) -> Self {
+    fn from_settings(settings: DrumwrightSettings, _: &SolverContext) -> Self {
         Drumwright::new(settings)
     }
 }

@@ -24,7 +24,7 @@ pub use reference::{incremental_potential, newton_reference};
 pub use settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 pub use solver::LocalGlobal;
 
-use harness::{Capabilities, SolverDef};
+use harness::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "Z. Zeng, S. Luo, F. Shi, Z. Zhang: Fast But Accurate: A Real-Time Hyperelastic Simulator \
@@ -52,7 +52,7 @@ impl SolverDef for LocalGlobal {
     fn capabilities() -> Capabilities {
         capabilities()
     }
-    fn from_settings(settings: LocalGlobalSettings) -> Self {
-        LocalGlobal::new(settings)
+    fn from_settings(settings: LocalGlobalSettings, ctx: &SolverContext) -> Self {
+        LocalGlobal::with_backend(settings, ctx.backend.clone())
     }
 }

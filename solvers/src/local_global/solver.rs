@@ -20,7 +20,7 @@ pub struct LocalGlobal {
     ncp: Ncp,
     global: GlobalSolve,
     r_factor: RFactor,
-    /// The compute backend chosen at start-up (`--backend`; the CPU unless a GPU was selected).
+    /// The compute backend of the run (`--backend` through `SolverContext`; the CPU by default).
     backend: AnyBackend,
     model: Option<Model>,
     /// Per-element local-step results `(w Gᵀ p, PD energy)` (scratch).
@@ -30,6 +30,11 @@ pub struct LocalGlobal {
 }
 
 impl LocalGlobal {
+    /// A solver with validated settings on `backend` (the run's `--backend`).
+    pub fn with_backend(settings: LocalGlobalSettings, backend: AnyBackend) -> Self {
+        Self { backend, ..Self::new(settings) }
+    }
+
     /// A solver with validated settings.
     pub fn new(settings: LocalGlobalSettings) -> Self {
         let (ncp, global, r_factor) = (settings.ncp, settings.global_solve, settings.r_factor);
@@ -38,7 +43,7 @@ impl LocalGlobal {
             ncp,
             global,
             r_factor,
-            backend: kernels::backend::current(),
+            backend: AnyBackend::default(),
             model: None,
             local: vec![],
             krylov: KrylovWorkspace::default(),

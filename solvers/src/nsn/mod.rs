@@ -23,7 +23,7 @@ pub use ncp::{friction_w, friction_w_fb_raw, normal_row, Ncp, NormalRow};
 pub use settings::{ContactEval, Friction, LinearSolver, Mode, NsnSettings, RMode};
 pub use solver::Nsn;
 
-use harness::{Capabilities, SolverDef};
+use harness::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "M. Macklin, K. Erleben, M. Mueller, N. Chentanez, S. Jeschke, V. Makoviychuk: \
@@ -50,7 +50,7 @@ impl SolverDef for Nsn {
     fn capabilities() -> Capabilities {
         capabilities()
     }
-    fn from_settings(settings: NsnSettings) -> Self {
-        Nsn::new(settings)
+    fn from_settings(settings: NsnSettings, ctx: &SolverContext) -> Self {
+        Nsn::with_backend(settings, ctx.backend.clone())
     }
 }

@@ -20,7 +20,7 @@ pub struct Nsn {
     ncp: Ncp,
     r_mode: RMode,
     linear: LinearSolver,
-    /// The compute backend chosen at start-up (`--backend`; the CPU unless a GPU was selected).
+    /// The compute backend of the run (`--backend` through `SolverContext`; the CPU by default).
     backend: AnyBackend,
     chol: Option<SparseCholesky>,
     /// Work vectors of the Schur solves and the operator's scratch, reused across Newton
@@ -32,6 +32,11 @@ pub struct Nsn {
 }
 
 impl Nsn {
+    /// A solver with validated settings on `backend` (the run's `--backend`).
+    pub fn with_backend(settings: NsnSettings, backend: AnyBackend) -> Self {
+        Self { backend, ..Self::new(settings) }
+    }
+
     /// A solver with validated settings.
     pub fn new(settings: NsnSettings) -> Self {
         let (ncp, r_mode, linear) = (settings.ncp, settings.r_mode, settings.linear_solver);
@@ -40,7 +45,7 @@ impl Nsn {
             ncp,
             r_mode,
             linear,
-            backend: kernels::backend::current(),
+            backend: AnyBackend::default(),
             chol: None,
             linear_ws: LinearWorkspace::default(),
             op_tmp: vec![],

@@ -22,7 +22,7 @@ pub use kernels::contact_local::Local;
 pub use settings::PgsSettings;
 pub use solver::Pgs;
 
-use harness::{Capabilities, SolverDef};
+use harness::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "Projected (nonsmooth) Gauss-Seidel, per-contact blocks, exact Coulomb cone: \
@@ -49,7 +49,7 @@ impl SolverDef for Pgs {
     fn capabilities() -> Capabilities {
         capabilities()
     }
-    fn from_settings(settings: PgsSettings) -> Self {
+    fn from_settings(settings: PgsSettings, _: &SolverContext) -> Self {
         Pgs::new(settings)
     }
 }

@@ -30,7 +30,7 @@ pub use problem::{SapContact, SapProblem};
 pub use settings::{SapSettings, Scheme};
 pub use solver::{Criterion, Sap, SapStats};
 
-use harness::{Capabilities, SolverDef};
+use harness::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "A. M. Castro, F. N. Permenter, X. Han, An Unconstrained Convex Formulation of Compliant \
@@ -59,7 +59,7 @@ impl SolverDef for Sap {
     fn capabilities() -> Capabilities {
         capabilities()
     }
-    fn from_settings(settings: SapSettings) -> Self {
+    fn from_settings(settings: SapSettings, _: &SolverContext) -> Self {
         Sap::new(settings)
     }
 }

@@ -19,7 +19,7 @@ mod units;
 pub use settings::{Split, SubAdmmSettings};
 pub use solver::SubAdmm;
 
-use harness::{Capabilities, SolverDef};
+use harness::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
@@ -46,7 +46,7 @@ impl SolverDef for SubAdmm {
     fn capabilities() -> Capabilities {
         capabilities()
     }
-    fn from_settings(settings: SubAdmmSettings) -> Self {
+    fn from_settings(settings: SubAdmmSettings, _: &SolverContext) -> Self {
         SubAdmm::new(settings)
     }
 }
