@@ -216,7 +216,7 @@ mod tests {
     use harness::Case;
 
     #[test]
-    fn reference_angle_matches_the_notes() {
+    fn reference_angle_matches_the_independent_integration() {
         // reference (drumwright README §10.4): theta(1 s) = -2.965836575631 for m = 1, I = 0.01, L = 1, g = 9.8
         let p = PendulumParams::default();
         assert!((p.theta_exact(1.0) + 2.965836575631).abs() < 1e-9);

@@ -169,7 +169,7 @@ mod tests {
     use harness::Case;
 
     #[test]
-    fn coulomb_table_of_the_notes() {
+    fn coulomb_table_of_the_ramp() {
         for (mu, d) in [(0.0, 1.28090), (0.125, 0.68335), (0.25, 0.08580), (0.375, 0.0)] {
             let p = RampFeetParams { mu, ..Default::default() };
             assert!((p.distance() - d).abs() < 1e-5, "mu {mu}: {} vs {d}", p.distance());

@@ -513,7 +513,7 @@ mod tests {
     }
 
     #[test]
-    fn reference_reproduces_the_seed_numbers() {
+    fn reference_reproduces_the_published_numbers() {
         // independent SAP run (sap README §9): symplectic Euler, dt = 0.02, 5 s: e_q 1.300e-2
         // (rolling), band 23.5 % (rolling, SAP) and 28.9 % (frictionless); band ~ omega dt.
         let p = SpringCylinderParams::default();

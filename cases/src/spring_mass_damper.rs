@@ -198,7 +198,7 @@ mod tests {
     /// Drumwright README §10.4: implicit Euler, m = 1, b = 0: rho = 0.9999500037 (h = 1e-5, k = 1e6) and
     /// 0.0995037190 (h = 1e-2); the amplitude after 0.01 s at h = 1e-5 is x0.951.
     #[test]
-    fn closed_forms_match_the_notes() {
+    fn closed_forms_match_the_spectral_radius() {
         let mut p = SpringMassDamperParams::default();
         let rho = spectral_radius(&p.iteration_matrix());
         assert!((rho - 0.9999500037).abs() < 1e-10);

@@ -284,7 +284,7 @@ mod tests {
     /// Drumwright README §10.4: uniform sinkage 7.84e-6 m under the 78.4 N weight at E = 1e7 (any element
     /// count); full contact at 5 N, lift-off at 50 N; 0.784 N per element at rest (100 elements).
     #[test]
-    fn statics_match_the_notes() {
+    fn statics_match_the_winkler_closed_form() {
         let mut p = WinklerCubeParams { load: 0.0, ..Default::default() };
         for e in [100, 900] {
             p.elements = e;
