@@ -3,8 +3,9 @@
 //! run records, registries and the suite runner.
 //!
 //! Data flow of one run:
-//! `Case::build -> World`; per step `geometry::detect -> ContactSet`,
-//! `StepProblem::new`, `Solver::step -> StepSolution`, `metrics::evaluate -> StepMetrics`, advance;
+//! `Case::build -> World`; a [`Stepper`](stepper::Stepper) over the steps: `geometry::detect ->
+//! ContactSet`, `Stepper::problem -> StepProblem` (data plus a [`ModelEval`], no world),
+//! `Solver::step -> StepSolution`, `metrics::evaluate -> StepMetrics`, `Stepper::advance`;
 //! finally `Case::oracle` grades the [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord)
 //! is written atomically.
 
@@ -12,6 +13,7 @@ pub mod case;
 pub mod cluster;
 pub mod constraints;
 pub mod contact;
+pub mod eval;
 pub mod geometry;
 pub mod linear;
 pub mod log;
@@ -27,6 +29,7 @@ pub mod stepper;
 
 pub use case::{Case, CaseError, OracleCheck, Scenario, Trace};
 pub use contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
+pub use eval::{ElasticEval, ModelEval, Reevaluation};
 pub use log::IterationLog;
 pub use metrics::StepMetrics;
 pub use params::{FieldError, ParamError, Params, Settings};
