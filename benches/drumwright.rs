@@ -3,9 +3,8 @@
 //! established. `cargo bench --bench drumwright` (add `-- --quick` for a fast pass).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use harness::problem::StepProblem;
 use harness::stepper::{simulate, RunOptions};
-use harness::{geometry, Case, IterationLog, Scenario};
+use harness::{Case, IterationLog, Scenario};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -23,9 +22,7 @@ fn drumwright_stack(c: &mut Criterion) {
         let warm = Scenario { steps: 20, ..sc.clone() };
         let o = simulate(&warm, solver.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
         assert!(o.failure.is_none(), "{:?}", o.failure);
-        let world = o.final_world;
-        let contacts = geometry::detect(&world, sc.margin);
-        let p = StepProblem::new(&world, &contacts, sc.dt, o.final_warm_start.as_ref()).expect("assembles");
+        let p = o.stepper.problem().expect("assembles");
         group.bench_function(BenchmarkId::new("sphere_stack", n), |b| {
             b.iter(|| black_box(solver.step(black_box(&p), &mut IterationLog::new())))
         });

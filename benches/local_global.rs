@@ -1,14 +1,16 @@
 //! Criterion benchmark of one local_global step (Zeng et al. Algorithm 4, defaults: 5 L-G
 //! iterations, 10 CR iterations, sparse inverse) on a stiff box (ARAP, E = 1e8) resting on a
 //! 10° slope with its bottom nodes in contact, at three mesh sizes (`n³` cells, 6 tets each),
-//! advanced 5 steps first so that contacts and warm starts are realistic. Worlds are built here
+//! advanced 5 steps first (`simulate`, then the stepper's problem) so that contacts and warm
+//! starts are realistic. Worlds are built here
 //! with `DeformableBody::box_mesh` (no case dependency). The memory of `S` is printed per size.
 //!
 //! `cargo bench --bench local_global` (add `-- --quick` for a fast pass).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use harness::model::{DeformableBody, ElasticMaterial, ElasticModel, Material, StaticCollider, StaticShape, World};
-use harness::{geometry, IterationLog, Solver, StepProblem, WarmStart};
+use harness::stepper::{simulate, RunOptions};
+use harness::{IterationLog, Scenario, Solver};
 use nalgebra::{UnitQuaternion, Vector3};
 use solvers::local_global::{LocalGlobal, LocalGlobalSettings};
 use std::hint::black_box;
@@ -46,25 +48,15 @@ fn local_global_benches(c: &mut Criterion) {
     group.sample_size(20).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3));
     for cells in [4usize, 8, 12] {
         let mut solver = LocalGlobal::new(LocalGlobalSettings::default());
-        let mut world = box_on_slope(cells);
-        let mut warm = WarmStart::default();
-        for _ in 0..5 {
-            let contacts = geometry::detect(&world, 0.01);
-            let p = StepProblem::new(&world, &contacts, dt, Some(&warm)).expect("assembles");
-            let sol = solver.step(&p, &mut IterationLog::new()).expect("step");
-            let mut next = world.clone();
-            next.set_state(sol.q.as_ref().expect("q"), &sol.v);
-            drop(p);
-            warm.impulses = contacts.contacts.iter().map(|c| c.key).zip(sol.impulses.iter().copied()).collect();
-            world = next;
-        }
-        let contacts = geometry::detect(&world, 0.01);
-        let p = StepProblem::new(&world, &contacts, dt, Some(&warm)).expect("assembles");
+        let sc = Scenario { world: box_on_slope(cells), dt, steps: 5, margin: 0.01, needs: Default::default() };
+        let o = simulate(&sc, &mut solver, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+        assert!(o.failure.is_none(), "box {cells}^3: {:?}", o.failure);
+        let p = o.stepper.problem().expect("assembles");
         let mem = solver.inverse_memory().expect("sparse inverse");
-        let nodes = world.deformables[0].num_nodes();
+        let nodes = o.stepper.world().deformables[0].num_nodes();
         eprintln!(
             "local_global box {cells}^3: {nodes} nodes, {} contacts, nnz(S) = {}, S {:.2} MB vs dense A^-1 {:.2} MB",
-            contacts.len(),
+            p.nc(),
             mem.nnz_s,
             mem.s_value_bytes as f64 / 1048576.0,
             mem.dense_sym_bytes as f64 / 1048576.0

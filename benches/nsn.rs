@@ -7,10 +7,9 @@
 //! `cargo bench --bench nsn` (add `-- --quick` for a fast pass); ids are `nsn/<case label>`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use harness::problem::StepProblem;
 use harness::runner::{self, Override, PairSpec, Suite};
 use harness::stepper::{simulate, RunOptions};
-use harness::{geometry, IterationLog, Scenario};
+use harness::{IterationLog, Scenario};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -48,9 +47,7 @@ fn nsn_benches(c: &mut Criterion) {
             eprintln!("skipping {}: the run to the midpoint failed: {why}", pair.spec.label);
             continue;
         }
-        let (world, warm) = (o.final_world, o.final_warm_start);
-        let contacts = geometry::detect(&world, sc.margin);
-        let p = StepProblem::new(&world, &contacts, sc.dt, warm.as_ref()).expect("assembles");
+        let p = o.stepper.problem().expect("assembles");
         group.bench_function(pair.spec.label.clone(), |b| {
             b.iter(|| black_box(solver.step(black_box(&p), &mut IterationLog::new())))
         });

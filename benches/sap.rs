@@ -6,10 +6,9 @@
 //! `cargo bench --bench sap` (add `-- --quick` for a fast pass).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use harness::problem::StepProblem;
 use harness::runner::{self, Override, PairSpec, Suite};
 use harness::stepper::{simulate, RunOptions};
-use harness::{geometry, IterationLog, Scenario};
+use harness::{IterationLog, Scenario};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -39,9 +38,7 @@ fn sap_benches(c: &mut Criterion) {
         let half = Scenario { steps: sc.steps / 2, ..sc.clone() };
         let o = simulate(&half, solver.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
         assert!(o.failure.is_none(), "{}: {:?}", pair.spec.label, o.failure);
-        let (world, warm) = (o.final_world, o.final_warm_start);
-        let contacts = geometry::detect(&world, sc.margin);
-        let p = StepProblem::new(&world, &contacts, sc.dt, warm.as_ref()).expect("assembles");
+        let p = o.stepper.problem().expect("assembles");
         group.bench_function(BenchmarkId::new("step", &pair.spec.label), |b| {
             b.iter(|| black_box(solver.step(black_box(&p), &mut IterationLog::new())))
         });

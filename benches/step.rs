@@ -9,10 +9,9 @@
 //! `step/<solver>/<case label>`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use harness::problem::StepProblem;
 use harness::runner::{self, Override, Suite};
 use harness::stepper::{simulate, RunOptions};
-use harness::{geometry, IterationLog, Scenario};
+use harness::{IterationLog, Scenario};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -56,9 +55,7 @@ fn step_benches(c: &mut Criterion) {
             eprintln!("skipping {} / {}: the run to the midpoint failed: {why}", pair.spec.label, pair.spec.solver);
             continue;
         }
-        let (world, warm) = (o.final_world, o.final_warm_start);
-        let contacts = geometry::detect(&world, sc.margin);
-        let p = StepProblem::new(&world, &contacts, sc.dt, warm.as_ref()).expect("assembles");
+        let p = o.stepper.problem().expect("assembles");
         group.bench_function(BenchmarkId::new(pair.spec.solver.clone(), &pair.spec.label), |b| {
             b.iter(|| black_box(solver.step(black_box(&p), &mut IterationLog::new())))
         });

@@ -22,10 +22,9 @@
 //! SubADMM at 27 robots beside its 3.63×.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use harness::problem::StepProblem;
 use harness::runner::{self, Override, PairSpec, Suite};
 use harness::stepper::{simulate, RunOptions};
-use harness::{geometry, IterationLog, Params, Scenario};
+use harness::{IterationLog, Params, Scenario};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -53,12 +52,10 @@ fn subadmm_benches(c: &mut Criterion) {
         let mut advance = canal.build(&Params::default()).expect("valid settings");
         let o = simulate(&half, advance.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
         assert!(o.failure.is_none(), "robots-{robots}: {:?}", o.failure);
-        let (world, warm) = (o.final_world, o.final_warm_start);
-        let contacts = geometry::detect(&world, sc.margin);
-        let p = StepProblem::new(&world, &contacts, sc.dt, warm.as_ref()).expect("assembles");
+        let p = o.stepper.problem().expect("assembles");
         eprintln!(
             "robots-{robots}: {} bodies, {} DOFs, {} contacts, {} joint rows",
-            world.bodies.len(),
+            o.stepper.world().bodies.len(),
             p.nv(),
             p.nc(),
             p.nb()

@@ -21,8 +21,8 @@ fn state_after(case: &str, sets: &[(&str, &str)], steps: usize) -> (harness::mod
     let mut solver = reg.find_solver("pgs").unwrap().build(&pair.solver_params).unwrap();
     let out = simulate(&pair.scenario, solver.as_mut(), RunOptions::default(), &mut || {});
     assert!(out.failure.is_none(), "{:?}", out.failure);
-    let contacts = harness::geometry::detect(&out.final_world, pair.scenario.margin);
-    (out.final_world, contacts, pair.scenario.dt)
+    let (world, contacts) = (out.stepper.world().clone(), out.stepper.contacts().clone());
+    (world, contacts, pair.scenario.dt)
 }
 
 fn pgs() -> Box<dyn harness::Solver> {

@@ -27,10 +27,7 @@ pub fn export_step(
     if let Some(f) = out.failure {
         return Err(format!("the run failed before step {step}: {f}"));
     }
-    let world = out.final_world;
-    let contacts = harness::geometry::detect(&world, scenario.margin);
-    let p =
-        StepProblem::new(&world, &contacts, scenario.dt, out.final_warm_start.as_ref()).map_err(|e| e.to_string())?;
+    let p = out.stepper.problem().map_err(|e| e.to_string())?;
     let mut prob = from_step(&p, local_limit, info)?;
     let mut log = harness::IterationLog::new();
     let sol = solver.step(&p, &mut log).map_err(|e| format!("step {step}: {e}"))?;

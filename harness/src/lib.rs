@@ -3,16 +3,19 @@
 //! run records, registries and the suite runner.
 //!
 //! Data flow of one run:
-//! `Case::prepare -> PreparedCase` (typed parameters decoded once, the scene's `World`); per step
-//! `geometry::detect -> ContactSet`, `StepProblem::new`, `Solver::step -> StepSolution`,
-//! `metrics::evaluate -> StepMetrics`, advance; finally `PreparedCase::grade` grades the
-//! [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord) is written atomically.
+//! `Case::prepare -> PreparedCase` (typed parameters decoded once, the scene's `World`); a
+//! [`Stepper`](stepper::Stepper) over the steps: `geometry::detect -> ContactSet`,
+//! `Stepper::problem -> StepProblem` (data plus a [`ModelEval`], no world), `Solver::step ->
+//! StepSolution`, `metrics::evaluate -> StepMetrics`, `Stepper::advance`; finally
+//! `PreparedCase::grade` grades the [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord)
+//! is written atomically.
 
 pub mod case;
 pub mod cluster;
 pub mod constraints;
 pub mod contact;
 pub mod contact_blocks;
+pub mod eval;
 pub mod geometry;
 pub mod linear;
 pub mod log;
@@ -28,6 +31,7 @@ pub mod stepper;
 
 pub use case::{Case, CaseDef, CaseError, CaseParams, OracleCheck, PreparedCase, Scenario, Trace};
 pub use contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
+pub use eval::{ElasticEval, ModelEval, Reevaluation};
 pub use log::IterationLog;
 pub use metrics::StepMetrics;
 pub use params::{FieldError, ParamError, Params, Settings};

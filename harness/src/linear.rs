@@ -1,34 +1,79 @@
 //! World-less linearised step problems: an external problem given only by its matrices (e.g. an
 //! FCLIB file) presented to solvers as a [`StepProblem`].
 //!
-//! A [`StepProblem`] borrows a [`World`] and a [`ContactSet`], but a solver working at the
-//! velocity level reads only the matrices derived from them: the mass matrix and DOF layout, the
-//! free velocity `v* = v0 + dt M^-1 f`, and per contact its Jacobian rows, bias `w = (phi0/dt,
-//! 0, 0)`, `mu` and contact model. [`LinearProblem`] owns exactly that data, plus an empty
-//! placeholder world, and lends a [`StepProblem`] view of it ([`LinearProblem::step_problem`]).
+//! A solver working at the velocity level reads only matrices: the mass matrix and DOF layout,
+//! the free velocity `v* = v0 + dt M^-1 f`, and per contact its Jacobian rows, bias `w = (phi0/dt,
+//! 0, 0)`, `mu` and contact model. [`LinearProblem`] owns exactly that data and lends a
+//! [`StepProblem`] view of it ([`LinearProblem::step_problem`]) whose model evaluator is
+//! [`LinearEval`]: no world behind it.
 //!
-//! The mapping from the global FCLIB form `M v = H r + f`, `u = H^T v + w` (`fclib.h`, normal component first):
-//! `dt = 1`, `v0 = 0`, `forces = f` (so `v* = M^-1 f`), the Jacobian `J = H^T`, contact `i`'s gap
-//! `phi0_i = w_{3i}` (so the bias is exactly `w_{3i}`), every contact rigid. The DOF layout has one
-//! block per diagonal block of `M`, tagged [`BlockKind::RigidBody`] with the block's index.
+//! The mapping from the global FCLIB form `M v = H r + f`, `u = H^T v + w` (`fclib.h`, normal
+//! component first): a unit time step `dt = 1` (the FCLIB form has no time step; with it the
+//! impulses are `r` and the bias is exactly `w`), `v0 = 0`, `forces = f` (so `v* = M^-1 f`), the
+//! Jacobian `J = H^T`, contact `i`'s gap `phi0_i = w_{3i}`, every contact rigid. The DOF layout
+//! has one block per diagonal block of `M`, tagged [`BlockKind::RigidBody`] with the block's index.
 //!
-//! Limits (the view is not a physical scene): the placeholder world has no bodies, so
-//! [`StepProblem::integrate`], [`StepProblem::contacts_at`] and the harness's energy and
-//! penetration metrics are meaningless for it; solvers that need positions (position-level
-//! methods) cannot run it. `M` must be block diagonal with blocks of at most 6 DOFs (the width of
-//! a [`JBlock`]), tangential biases must be zero (the step problem's bias is normal only), and
-//! there are no bilateral constraints.
+//! Limits (the view is not a physical scene): there are no positions (`q0` is empty) and no
+//! elasticity, the contacts are fixed ([`LinearEval`]), so the harness's energy and penetration
+//! metrics are meaningless for it and position-level methods cannot run it. `M` must be block
+//! diagonal with blocks of at most 6 DOFs (the width of a [`JBlock`]), tangential biases must be
+//! zero (the step problem's bias is normal only), and there are no bilateral constraints.
 
 use crate::contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
-use crate::model::{BlockKind, ContactCompliance, DofBlock, DofLayout, World};
+use crate::eval::{ElasticKey, ModelEval, ProjectiveElement, Reevaluation};
+use crate::model::{BilateralSet, BlockKind, ContactCompliance, DofBlock, DofLayout};
 use crate::problem::StepProblem;
+use kernels::sparse::Csr;
 use kernels::BlockDiagonal;
 use nalgebra::{Matrix3, Vector3};
+
+/// [`crate::ModelEval`] of a linear problem: the contacts are fixed (the same at every
+/// configuration), there are no positions (`integrate` returns `q0 + dt v` on the empty position
+/// vector, i.e. nothing) and no elasticity (energy 0, zero gradient, no Hessian, no elements).
+#[derive(Debug, Clone, Copy)]
+pub struct LinearEval {
+    /// Number of velocity DOFs (the length of an elastic gradient).
+    pub nv: usize,
+}
+
+impl ModelEval for LinearEval {
+    fn integrate(&self, q0: &[f64], v: &[f64], dt: f64) -> Vec<f64> {
+        debug_assert!(q0.is_empty(), "a linear problem has no positions");
+        q0.iter().zip(v).map(|(q, v)| q + dt * v).collect()
+    }
+
+    fn contacts_at(&self, _q: &[f64], contacts: &ContactSet, _how: Reevaluation) -> ContactSet {
+        contacts.clone()
+    }
+
+    fn elastic_energy_at(&self, _q: &[f64]) -> f64 {
+        0.0
+    }
+
+    fn elastic_gradient_at(&self, _q: &[f64]) -> Vec<f64> {
+        vec![0.0; self.nv]
+    }
+
+    fn elastic_hessian_at(&self, _q: &[f64]) -> Option<Csr> {
+        None
+    }
+
+    fn elastic_key(&self) -> ElasticKey {
+        ElasticKey::default()
+    }
+
+    fn projective_elements(&self) -> Vec<ProjectiveElement> {
+        vec![]
+    }
+
+    fn projective_terms(&self, body: usize, index: usize, _f: &Matrix3<f64>) -> Vec<(f64, Matrix3<f64>)> {
+        panic!("a linear problem has no deformable body (asked for element {index} of body {body})")
+    }
+}
 
 /// A linearised frictional-contact problem with no world behind it (see the module doc).
 #[derive(Debug, Clone)]
 pub struct LinearProblem {
-    world: World,
     contacts: ContactSet,
     layout: DofLayout,
     /// Factored mass matrix.
@@ -128,7 +173,7 @@ impl LinearProblem {
         }
         let mut mass = mass;
         mass.factor().map_err(|e| format!("M: not symmetric positive definite ({e})"))?;
-        Ok(Self { world: World::new(), contacts: ContactSet { contacts }, layout, mass, forces: f })
+        Ok(Self { contacts: ContactSet { contacts }, layout, mass, forces: f })
     }
 
     /// Number of DOFs.
@@ -147,20 +192,23 @@ impl LinearProblem {
     }
 
     /// The [`StepProblem`] view: `dt = 1`, `v0 = 0`, `forces = f`, no warm start, no bilateral
-    /// rows, zero force stiffness, empty positions.
+    /// rows, zero force stiffness, no positions, no elasticity; its model is [`LinearEval`].
     pub fn step_problem(&self) -> StepProblem<'_> {
-        // Built through `StepProblem::new` on the empty world, so that fields added to
-        // `StepProblem` later get their "nothing of that kind" values; then the matrices of this
-        // problem replace the (empty) ones of the world.
-        let mut p = StepProblem::new(&self.world, &self.contacts, 1.0, None)
-            .expect("the empty world's mass matrix (no blocks) always factors");
-        p.layout = self.layout.clone();
-        p.q0 = vec![];
-        p.v0 = vec![0.0; self.nv()];
-        p.mass = self.mass.clone();
-        p.stiffness = self.mass.zeros_like();
-        p.forces = self.forces.clone();
-        p
+        StepProblem {
+            dt: 1.0,
+            model: Box::new(LinearEval { nv: self.nv() }),
+            contacts: &self.contacts,
+            warm_start: None,
+            layout: self.layout.clone(),
+            q0: vec![],
+            v0: vec![0.0; self.nv()],
+            mass: self.mass.clone(),
+            forces: self.forces.clone(),
+            stiffness: self.mass.zeros_like(),
+            bilateral: BilateralSet::default(),
+            elastic_hessian: None,
+            prescribed: vec![],
+        }
     }
 }
 
@@ -179,6 +227,39 @@ mod tests {
         assert!((vs[2] + 1.0).abs() < 1e-15 && vs[0] == 0.0 && vs[1] == 0.0, "{vs:?}");
         assert_eq!(sp.bias(0), [0.5, 0.0, 0.0]);
         assert_eq!(sp.contact_velocities(&[1.0, 2.0, -1.0]), vec![[-0.5, 1.0, 2.0]]);
+    }
+
+    #[test]
+    fn the_model_of_a_linear_problem_is_fixed_and_has_no_world() {
+        let mass = BlockDiagonal::new(vec![DMatrix::identity(3, 3) * 2.0, DMatrix::identity(3, 3)]);
+        let j = [(0, 2, 1.0), (0, 5, -1.0), (1, 0, 1.0), (2, 1, 1.0)];
+        let p = LinearProblem::new(mass, &j, vec![0.0, 0.0, -2.0, 0.0, 0.0, -1.0], &[0.25], &[0.3]).unwrap();
+        let sp = p.step_problem();
+        assert_eq!((sp.dt, sp.nv(), sp.nc(), sp.q0.len()), (1.0, 6, 1, 0));
+        assert!(!sp.layout.has_deformables() && sp.layout.has_rigid_bodies());
+        let m = sp.model();
+        // contacts are fixed: the same set at any configuration, either way of re-evaluating
+        for how in [Reevaluation::Features, Reevaluation::Carried] {
+            assert_eq!(&sp.contacts_at(&[], how), p.contacts());
+            assert_eq!(&m.contacts_at(&[1.0; 6], p.contacts(), how), p.contacts());
+        }
+        assert_eq!(p.contacts().contacts[0].jacobian.len(), 2, "one Jacobian block per mass block");
+        // no positions: integrating gives the (empty) positions
+        assert!(sp.integrate(&[1.0; 6]).is_empty());
+        // no elasticity
+        assert_eq!(m.elastic_energy_at(&[]), 0.0);
+        assert_eq!(m.elastic_gradient_at(&[]), vec![0.0; 6]);
+        assert!(m.elastic_hessian_at(&[]).is_none() && sp.elastic_hessian.is_none());
+        assert!(m.projective_elements().is_empty());
+        assert_eq!(m.elastic_key(), ElasticKey::default());
+        let e = sp.elastic_at(&[]);
+        assert!(e.gradient.iter().all(|g| *g == 0.0) && e.hessian.is_none());
+        // the view's data: v* = M^-1 f, no bilateral rows, nothing prescribed
+        let vs = sp.free_velocity();
+        let want = [0.0, 0.0, -1.0, 0.0, 0.0, -1.0];
+        assert!(vs.iter().zip(want).all(|(a, b)| (a - b).abs() <= 1e-15), "{vs:?}");
+        assert_eq!((sp.nb(), sp.prescribed.len()), (0, 0));
+        assert!(sp.warm_start.is_none());
     }
 
     #[test]

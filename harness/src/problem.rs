@@ -9,9 +9,16 @@
 //! component first).
 //! Solvers with other models (compliance, position level) still return `v+`, `lambda` and
 //! optionally `q+`, and are measured against the same law.
+//!
+//! A problem is closed: it holds the data assembled at `(q0, v0)` and, for what a solver may
+//! need at another configuration (contacts, elasticity, positions after the step, the projective
+//! form of the elasticity), a narrow evaluator ([`ModelEval`], [`Self::model`](StepProblem::model)) —
+//! never the [`World`] itself. [`StepProblem::new`] builds one for a world state; the
+//! [`crate::stepper::Stepper`] builds one per step of a run (and for benches, tests and FCLIB
+//! export at any step); [`crate::linear::LinearProblem`] builds one from matrices alone.
 
 use crate::contact::{ContactKey, ContactSet};
-use crate::geometry;
+use crate::eval::{ElasticEval, ModelEval, Reevaluation, WorldEval};
 use crate::model::{BilateralSet, ContactCompliance, DofLayout, World};
 use crate::solver::SolveError;
 use kernels::BlockDiagonal;
@@ -26,13 +33,14 @@ pub struct WarmStart {
     pub velocity: Vec<f64>,
 }
 
-/// One time step's problem: borrowed world and contacts, plus the matrices and vectors derived
-/// from them at `(q0, v0)`.
+/// One time step's problem: borrowed contacts, the matrices and vectors derived from the model
+/// at `(q0, v0)`, and the model's evaluator ([`Self::model`]) for other configurations.
 pub struct StepProblem<'a> {
     /// Time step (s).
     pub dt: f64,
-    /// The world at the start of the step.
-    pub world: &'a World,
+    /// Re-evaluation of the model behind the problem (private: solvers go through the methods
+    /// below or [`Self::model`]).
+    pub(crate) model: Box<dyn ModelEval + 'a>,
     /// Contacts detected at `q0` (including those within the detection margin).
     pub contacts: &'a ContactSet,
     /// Warm-start data from the previous step, if any.
@@ -48,7 +56,7 @@ pub struct StepProblem<'a> {
     /// Non-contact generalized forces `f(q0, v0)` (gravity, springs, gyroscopic).
     pub forces: Vec<f64>,
     /// Stiffness of the non-contact forces in velocity coordinates, `K = -df/d(dq)`
-    /// ([`World::force_stiffness`]); there is no non-contact damping in the model yet.
+    /// (`World::force_stiffness`); there is no non-contact damping in the model yet.
     pub stiffness: BlockDiagonal,
     /// Bilateral constraint rows of the world's joints at `(q0, v0)`: Jacobian blocks `G`,
     /// violations `C(q0)`, `dG/dt v0` and compliance ([`BilateralSet::of`]). A solver returns one
@@ -80,7 +88,7 @@ impl<'a> StepProblem<'a> {
         mass.factor().map_err(|e| SolveError::Factorization { what: format!("mass matrix: {e}") })?;
         Ok(Self {
             dt,
-            world,
+            model: Box::new(WorldEval::new(world)),
             contacts,
             warm_start,
             layout: world.layout(),
@@ -153,22 +161,27 @@ impl<'a> StepProblem<'a> {
         self.contacts.transpose_mul(lambda, self.nv())
     }
 
+    /// The model's evaluator: contacts, elasticity and positions at other configurations, and the
+    /// projective form of the elasticity (see [`ModelEval`]).
+    pub fn model(&self) -> &dyn ModelEval {
+        self.model.as_ref()
+    }
+
     /// Positions after the step with end velocity `v` (symplectic: `q+ = q0 + dt N(q0) v`).
     pub fn integrate(&self, v: &[f64]) -> Vec<f64> {
-        self.world.integrate_positions(&self.q0, v, self.dt)
+        self.model.integrate(&self.q0, v, self.dt)
     }
 
-    /// The same contact pairs and features re-evaluated at configuration `q`: same keys and
-    /// order, new points, frames, gaps and Jacobians (position-level methods need it).
-    pub fn contacts_at(&self, q: &[f64]) -> ContactSet {
-        geometry::reevaluate(&self.world.at_positions(q), self.contacts)
+    /// The same contact pairs and features re-evaluated at configuration `q` as `how` says: same
+    /// keys and order, new points, frames, gaps and Jacobians (position-level methods need it).
+    pub fn contacts_at(&self, q: &[f64], how: Reevaluation) -> ContactSet {
+        self.model.contacts_at(q, self.contacts, how)
     }
 
-    /// Elastic energy (J), its gradient `∂U/∂x` (length `nv`, N) and projected Hessian (N/m) at
-    /// configuration `q` (position-level methods re-evaluate them at every iterate).
-    pub fn elastic_at(&self, q: &[f64]) -> (f64, Vec<f64>, Option<kernels::sparse::Csr>) {
-        let w = self.world.at_positions(q);
-        (w.elastic_energy(), w.elastic_gradient(), w.elastic_hessian(true))
+    /// Elastic gradient `∂U/∂x` (length `nv`, N) and projected Hessian (N/m) at configuration `q`
+    /// (position-level methods re-evaluate them at every iterate).
+    pub fn elastic_at(&self, q: &[f64]) -> ElasticEval {
+        ElasticEval { gradient: self.model.elastic_gradient_at(q), hessian: self.model.elastic_hessian_at(q) }
     }
 
     /// The previous step's impulse for contact `i`, if that contact existed then.

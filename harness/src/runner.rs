@@ -3,10 +3,10 @@
 //! error, non-finite result, even a panic) is recorded and the suite goes on.
 
 use crate::case::{PreparedCase, Scenario};
+use crate::metrics;
 use crate::params::{ParamError, Params};
 use crate::record::{
-    metric_stat, quantiles, CaseRecord, MeanMax, MomentumDrift, Provenance, RunRecord, RunStatus, SolverRecord,
-    Summary, SCHEMA,
+    metric_stat, quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, Summary, SCHEMA,
 };
 use crate::registry::{Registry, SolverFactory};
 use crate::stepper::{simulate, RunOptions, RunOutcome};
@@ -398,21 +398,7 @@ fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
             s.metrics.insert(key.clone(), metric_stat(&series));
         }
     }
-    if scenario.world.is_closed() && !o.trace.q.is_empty() {
-        let mut w = scenario.world.clone();
-        let (mut p0, mut l0) = (w.linear_momentum(), w.angular_momentum());
-        let mut drift = MomentumDrift::default();
-        for (k, (q, v)) in o.trace.q.iter().zip(&o.trace.v).enumerate() {
-            w.set_state(q, v);
-            let (p, l) = (w.linear_momentum(), w.angular_momentum());
-            if k == 0 {
-                (p0, l0) = (p, l);
-            }
-            drift.linear = drift.linear.max((p - p0).norm());
-            drift.angular = drift.angular.max((l - l0).norm());
-        }
-        s.momentum_drift = Some(drift);
-    }
+    s.momentum_drift = metrics::momentum::drift(&scenario.world, &o.trace);
     s
 }
 

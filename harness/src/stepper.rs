@@ -1,12 +1,18 @@
-//! The time loop: runs one [`Scenario`] with one [`Solver`], computing the harness metrics of
-//! every step. Holds no state of its own between runs; the world and the solver are passed in.
+//! The time loop: [`Stepper`] holds the state of a run between steps (world, contacts detected at
+//! its positions, warm-start data) and hands out the problem of the current step; [`simulate`]
+//! runs one [`Scenario`] with one [`Solver`] through it, computing the harness metrics of every
+//! step. The same [`Stepper`] gives benches, tests and the FCLIB export the problem of any step
+//! (run [`simulate`] for `k` steps, then [`RunOutcome::stepper`]`.problem()`), with no detection
+//! or assembly by hand.
 //!
 //! How a step works:
-//! 1. contacts at `q0` come from the previous step's post-step detection (or the initial one);
-//! 2. [`StepProblem::new`] assembles mass, forces and warm-start data;
+//! 1. contacts at `q0` come from the previous step's post-step detection (or the initial one,
+//!    [`Stepper::new`]);
+//! 2. [`Stepper::problem`] assembles mass, forces and warm-start data ([`StepProblem::new`]);
 //! 3. [`Solver::step`] is timed alone (this is the `wall_s` of the record);
-//! 4. the result is checked (sizes, finiteness), `q+` is integrated unless the solver gave it,
-//!    contacts are detected at `q+`, and [`metrics::evaluate`] grades the step;
+//! 4. the result is checked (sizes, finiteness); [`Stepper::end_of_step`] integrates `q+` unless
+//!    the solver gave it and detects contacts at `q+`; [`metrics::evaluate`] grades the step;
+//!    [`Stepper::advance_to`] moves the stepper to the end of the step;
 //! 5. a failure (an error, a non-finite or mis-sized result, or a panic inside the solver) stops
 //!    the run and is reported with its step index; the steps before it are kept.
 
@@ -18,7 +24,124 @@ use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
 use crate::record::{StageTimes, StepRecord};
 use crate::solver::{SolveError, Solver, SolverContext, StepSolution};
+use crate::ContactSet;
 use std::time::Instant;
+
+/// The state of a run between two steps: the world at the start of the current step, the
+/// contacts detected there (with the scenario's margin) and the warm-start data the previous step
+/// left. Advancing it with a step's solution integrates the positions, detects the contacts at
+/// the new positions and records the solution's impulses and velocity for the next warm start.
+#[derive(Debug, Clone, Default)]
+pub struct Stepper {
+    world: World,
+    contacts: ContactSet,
+    warm: Option<WarmStart>,
+    dt: f64,
+    margin: f64,
+    /// Simulated time of the scenario's initial world (s).
+    t0: f64,
+    /// Completed steps.
+    step: usize,
+    /// Wall time of the detection that produced `contacts` (s).
+    detect_s: f64,
+}
+
+/// The end of a step, before the [`Stepper`] moves to it: the world at `(q+, v+)` and the
+/// contacts detected there.
+#[derive(Debug, Clone)]
+pub struct StepEnd {
+    /// The world after the step (state `q+, v+`, time advanced by `dt`).
+    pub world: World,
+    /// Contacts detected at `q+`.
+    pub contacts: ContactSet,
+    /// Wall time of that detection (s).
+    pub detect_s: f64,
+}
+
+impl Stepper {
+    /// The stepper at the start of `scenario`: its initial world and the contacts detected there.
+    pub fn new(scenario: &Scenario) -> Self {
+        let world = scenario.world.clone();
+        let t = Instant::now();
+        let contacts = geometry::detect(&world, scenario.margin);
+        let detect_s = t.elapsed().as_secs_f64();
+        Self {
+            world,
+            contacts,
+            warm: None,
+            dt: scenario.dt,
+            margin: scenario.margin,
+            t0: scenario.world.time,
+            step: 0,
+            detect_s,
+        }
+    }
+
+    /// Number of completed steps (the index of the current step).
+    pub fn step(&self) -> usize {
+        self.step
+    }
+
+    /// The world at the start of the current step.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    /// The contacts detected at the start of the current step.
+    pub fn contacts(&self) -> &ContactSet {
+        &self.contacts
+    }
+
+    /// The warm-start data the previous step left (`None` before the first step).
+    pub fn warm_start(&self) -> Option<&WarmStart> {
+        self.warm.as_ref()
+    }
+
+    /// Wall time of the detection that produced [`Self::contacts`] (s).
+    pub fn detect_s(&self) -> f64 {
+        self.detect_s
+    }
+
+    /// The problem of the current step. Fails if the mass matrix is not positive definite.
+    pub fn problem(&self) -> Result<StepProblem<'_>, SolveError> {
+        StepProblem::new(&self.world, &self.contacts, self.dt, self.warm.as_ref())
+    }
+
+    /// The end of the current step with solution `sol`: `q+` from `sol.q`, or integrated from
+    /// `q0` with `v+` (symplectic), the world set to `(q+, v+)` and the contacts detected there
+    /// (timed). Leaves the stepper unchanged; [`Self::advance_to`] moves it.
+    pub fn end_of_step(&self, sol: &StepSolution) -> StepEnd {
+        let q_next =
+            sol.q.clone().unwrap_or_else(|| self.world.integrate_positions(&self.world.positions(), &sol.v, self.dt));
+        let mut world = self.world.clone();
+        world.set_state(&q_next, &sol.v);
+        world.time = self.t0 + (self.step + 1) as f64 * self.dt;
+        let t = Instant::now();
+        let contacts = geometry::detect(&world, self.margin);
+        let detect_s = t.elapsed().as_secs_f64();
+        StepEnd { world, contacts, detect_s }
+    }
+
+    /// Moves to `end` (from [`Self::end_of_step`] with the same `sol`), keeping `sol`'s impulses
+    /// (by contact key) and velocity for the next step's warm start.
+    pub fn advance_to(&mut self, end: StepEnd, sol: &StepSolution) {
+        self.warm = Some(WarmStart {
+            impulses: self.contacts.contacts.iter().zip(&sol.impulses).map(|(c, l)| (c.key, *l)).collect(),
+            velocity: sol.v.clone(),
+        });
+        self.world = end.world;
+        self.contacts = end.contacts;
+        self.detect_s = end.detect_s;
+        self.step += 1;
+    }
+
+    /// Completes the current step with solution `sol` ([`Self::end_of_step`], then
+    /// [`Self::advance_to`]).
+    pub fn advance(&mut self, sol: &StepSolution) {
+        let end = self.end_of_step(sol);
+        self.advance_to(end, sol);
+    }
+}
 
 /// Options of one run.
 #[derive(Debug, Clone)]
@@ -72,10 +195,9 @@ pub struct RunOutcome {
     pub stage_times: StageTimes,
     /// `Some("step k: why")` if a step failed.
     pub failure: Option<String>,
-    /// The world after the last completed step.
-    pub final_world: World,
-    /// The warm-start data the next step would receive.
-    pub final_warm_start: Option<WarmStart>,
+    /// The state after the last completed step: its world, contacts and warm-start data;
+    /// `stepper.problem()` is the problem the next step would receive.
+    pub stepper: Stepper,
 }
 
 /// Runs `scenario` with `solver`, calling `on_step` after every completed step.
@@ -93,22 +215,19 @@ pub fn simulate(
         m => (0..m).map(|i| (i * (n - 1) + (m - 1) / 2) / (m - 1)).collect(),
     };
     let mut out = RunOutcome { step_stride: stride, ..Default::default() };
-    let mut world = scenario.world.clone();
+    let mut stepper = Stepper::new(scenario);
     out.trace = Trace {
         dt: scenario.dt,
-        q: vec![world.positions()],
-        v: vec![world.velocities()],
+        q: vec![stepper.world().positions()],
+        v: vec![stepper.world().velocities()],
         metrics: vec![],
         completed: false,
     };
-    let t = Instant::now();
-    let mut contacts = geometry::detect(&world, scenario.margin);
-    out.stage_times.detect_s += t.elapsed().as_secs_f64();
-    let mut warm: Option<WarmStart> = None;
+    out.stage_times.detect_s += stepper.detect_s();
 
     for k in 0..n {
         let t = Instant::now();
-        let problem = match StepProblem::new(&world, &contacts, scenario.dt, warm.as_ref()) {
+        let problem = match stepper.problem() {
             Ok(p) => p,
             Err(e) => {
                 out.failure = Some(format!("step {k}: {e}"));
@@ -131,23 +250,13 @@ pub fn simulate(
             }
         };
 
-        let q_next = sol.q.clone().unwrap_or_else(|| problem.integrate(&sol.v));
-        let mut after = world.clone();
-        after.set_state(&q_next, &sol.v);
-        after.time = scenario.world.time + (k + 1) as f64 * scenario.dt;
-        let t = Instant::now();
-        let contacts_after = geometry::detect(&after, scenario.margin);
-        out.stage_times.detect_s += t.elapsed().as_secs_f64();
+        let end = stepper.end_of_step(&sol);
+        out.stage_times.detect_s += end.detect_s;
 
         let t = Instant::now();
-        let mut m: StepMetrics = metrics::evaluate(&problem, &sol, &after, &contacts_after);
+        let mut m: StepMetrics = metrics::evaluate(&problem, &sol, stepper.world(), &end.world, &end.contacts);
         m.t = (k + 1) as f64 * scenario.dt;
         out.stage_times.metrics_s += t.elapsed().as_secs_f64();
-
-        let next_warm = WarmStart {
-            impulses: contacts.contacts.iter().zip(&sol.impulses).map(|(c, l)| (c.key, *l)).collect(),
-            velocity: sol.v.clone(),
-        };
         drop(problem);
 
         out.solve_times.push(wall);
@@ -165,18 +274,14 @@ pub fn simulate(
         if logged.contains(&k) {
             out.iteration_logs.push((k, log));
         }
-        out.trace.q.push(after.positions());
-        out.trace.v.push(sol.v);
+        out.trace.q.push(end.world.positions());
         out.trace.metrics.push(m);
-
-        world = after;
-        contacts = contacts_after;
-        warm = Some(next_warm);
+        stepper.advance_to(end, &sol);
+        out.trace.v.push(sol.v);
         on_step();
     }
     out.trace.completed = out.failure.is_none();
-    out.final_world = world;
-    out.final_warm_start = warm;
+    out.stepper = stepper;
     out
 }
 
@@ -220,6 +325,108 @@ fn check_solution(p: &StepProblem<'_>, s: StepSolution) -> Result<StepSolution, 
 mod tests {
     use super::*;
     use kernels::backend::{select, BackendKind, Precision, Selection};
+
+    use crate::model::{Material, RigidBody, Shape, StaticCollider, StaticShape};
+    use crate::solver::SolveStatus;
+    use nalgebra::Vector3;
+
+    /// What a solver saw of one step's problem.
+    #[derive(Debug, Clone, PartialEq)]
+    struct Seen {
+        q0: Vec<f64>,
+        v0: Vec<f64>,
+        contacts: ContactSet,
+        warm: Option<(Vec<(crate::ContactKey, [f64; 3])>, Vec<f64>)>,
+    }
+
+    /// Records every problem and answers with the free velocity and a fixed normal impulse per
+    /// contact (a deterministic stand-in for a solver).
+    #[derive(Default)]
+    struct Recorder {
+        seen: Vec<Seen>,
+    }
+
+    impl Solver for Recorder {
+        fn step(&mut self, p: &StepProblem<'_>, _log: &mut IterationLog) -> Result<StepSolution, SolveError> {
+            let warm = p.warm_start.map(|w| {
+                let mut imp: Vec<_> = w.impulses.iter().map(|(k, l)| (*k, *l)).collect();
+                imp.sort_by_key(|(k, _)| *k);
+                (imp, w.velocity.clone())
+            });
+            self.seen.push(Seen { q0: p.q0.clone(), v0: p.v0.clone(), contacts: p.contacts.clone(), warm });
+            let impulses = (0..p.nc()).map(|i| [1e-3 * (i + 1) as f64, 0.0, 0.0]).collect();
+            Ok(StepSolution {
+                v: p.free_velocity(),
+                q: None,
+                impulses,
+                bilateral: vec![],
+                iterations: 1,
+                status: SolveStatus::Solved,
+            })
+        }
+    }
+
+    /// Two spheres falling onto the ground, touching it (within the margin) from step 2 on.
+    fn falling_spheres(steps: usize) -> Scenario {
+        let mut w = World::new();
+        w.statics.push(StaticCollider {
+            name: "ground".into(),
+            shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+            material: Material::rigid(0.5),
+        });
+        for (i, x) in [-0.5f64, 0.5].into_iter().enumerate() {
+            let z = 0.1 + 0.002 * (i + 1) as f64;
+            w.bodies.push(RigidBody::new(
+                format!("ball{i}"),
+                Shape::Sphere { radius: 0.1 },
+                1.0,
+                Vector3::new(x, 0.0, z),
+                Material::rigid(0.5),
+            ));
+        }
+        Scenario { world: w, dt: 0.01, steps, margin: 0.02, needs: Default::default() }
+    }
+
+    fn seen(p: &StepProblem<'_>) -> Seen {
+        let mut r = Recorder::default();
+        r.step(p, &mut IterationLog::new()).unwrap();
+        r.seen.remove(0)
+    }
+
+    #[test]
+    fn the_problem_at_step_k_is_the_one_the_run_used() {
+        let n = 6;
+        let mut full = Recorder::default();
+        let out = simulate(&falling_spheres(n), &mut full, RunOptions::default(), &mut || {});
+        assert!(out.failure.is_none(), "{:?}", out.failure);
+        assert_eq!(full.seen.len(), n);
+        assert!(full.seen[n - 1].contacts.len() == 2 && full.seen[n - 1].warm.is_some(), "contacts and warm start");
+        for k in [0, 1, 3, n - 1] {
+            // a run of k steps leaves the stepper at the start of step k
+            let out = simulate(&falling_spheres(k), &mut Recorder::default(), RunOptions::default(), &mut || {});
+            assert_eq!(out.stepper.step(), k);
+            assert_eq!(seen(&out.stepper.problem().unwrap()), full.seen[k], "simulate to step {k}");
+            // and so does a hand-driven stepper
+            let mut st = Stepper::new(&falling_spheres(n));
+            let mut solver = Recorder::default();
+            for _ in 0..k {
+                let p = st.problem().unwrap();
+                let sol = solver.step(&p, &mut IterationLog::new()).unwrap();
+                drop(p);
+                st.advance(&sol);
+            }
+            assert_eq!(seen(&st.problem().unwrap()), full.seen[k], "Stepper::advance to step {k}");
+        }
+    }
+
+    #[test]
+    fn the_trace_and_the_final_stepper_agree() {
+        let out = simulate(&falling_spheres(4), &mut Recorder::default(), RunOptions::default(), &mut || {});
+        assert_eq!(out.trace.q.last(), Some(&out.stepper.world().positions()));
+        assert_eq!(out.trace.v.last(), Some(&out.stepper.world().velocities()));
+        assert_eq!(out.stepper.contacts(), &geometry::detect(out.stepper.world(), 0.02));
+        assert!((out.stepper.world().time - 0.04).abs() < 1e-15);
+    }
 
     /// The backend reaches solvers and records through the options, not through a global: the
     /// default is the CPU, and a GPU request that fell back is recorded with its reason.

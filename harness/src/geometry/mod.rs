@@ -58,6 +58,7 @@
 //! duplicate its rows and lock it.
 
 mod analytic;
+mod carried;
 #[cfg(test)]
 mod compound_tests;
 #[cfg(test)]
@@ -66,6 +67,8 @@ mod nodes;
 mod parry;
 #[cfg(test)]
 mod tests;
+
+pub use carried::carried;
 
 use crate::contact::{ColliderId, Contact, ContactKey, ContactSet};
 use crate::model::{Shape, StaticShape, World};

@@ -180,19 +180,21 @@ impl StepMetrics {
 /// The solver-independent metrics of one step (every field of [`StepMetrics`] except `t`,
 /// which the stepper sets).
 ///
-/// - `problem`: the step's problem (world at `q0, v0`, contacts detected at `q0`);
+/// - `problem`: the step's problem (data at `q0, v0`, contacts detected at `q0`);
 /// - `sol`: what the solver returned (`v+`, `lambda`);
+/// - `before`: the world at the start of the step (state `q0, v0`): the energy before;
 /// - `after`: the world at the end of the step (state already set to `q+, v+`): energies and
 ///   momenta;
 /// - `contacts_after`: detection at `q+`: `penetration_max = max(0, -phi)` over it.
 ///
 /// Contact metrics use `u = J v+ + w` ([`StepProblem::contact_velocities`]) with the Jacobians at
-/// `q0`; `q = J v* + w` normalises the natural map; `energy_change = E(after) - E(problem.world)`.
+/// `q0`; `q = J v* + w` normalises the natural map; `energy_change = E(after) - E(before)`.
 /// Allocates a handful of `Vec`s of length `nv` or `nc`. Panics only on shape errors
 /// (`sol.v.len() != nv` or `sol.impulses.len() != nc`); non-finite values give NaN metrics.
 pub fn evaluate(
     problem: &StepProblem<'_>,
     sol: &StepSolution,
+    before: &World,
     after: &World,
     contacts_after: &ContactSet,
 ) -> StepMetrics {
@@ -240,7 +242,7 @@ pub fn evaluate(
     let lee = lee::lee_residual(problem, lambda, &sol.bilateral);
     (m.lee_residual, m.lee_residual_neglog10, m.lee_residual_rel) = (lee.abs, lee.neglog10, lee.rel);
 
-    let (e0, e1) = (EnergyTerms::of(problem.world), EnergyTerms::of(after));
+    let (e0, e1) = (EnergyTerms::of(before), EnergyTerms::of(after));
     m.kinetic = e1.kinetic;
     m.gravity = e1.gravity;
     m.spring = e1.spring;

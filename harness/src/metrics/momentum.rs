@@ -2,7 +2,10 @@
 //! with Castro et al.'s dimensionless momentum error (Eq. 32, §VI-C1).
 
 use super::nan_max;
+use crate::case::Trace;
+use crate::model::World;
 use crate::problem::StepProblem;
+use crate::record::MomentumDrift;
 
 /// Castro et al. Eq. 32, the dimensionless momentum error at `(v+, lambda)`:
 ///
@@ -56,4 +59,28 @@ pub(super) fn momentum_rel_with(
     } else {
         num / den
     }
+}
+
+/// Momentum drift of a closed system over a run: `max_k ||p_k - p_0||` (kg m/s) and
+/// `max_k ||L_k - L_0||` (kg m^2/s) over the states `(q_k, v_k)` of `trace` (`k = 0` the
+/// initial state), with `p` and `L` ([`World::linear_momentum`], [`World::angular_momentum`]) of
+/// `initial` placed at each state. `None` when `initial` is not closed ([`World::is_closed`]: momentum
+/// is not conserved by the exact dynamics) or the trace is empty.
+pub fn drift(initial: &World, trace: &Trace) -> Option<MomentumDrift> {
+    if !initial.is_closed() || trace.q.is_empty() {
+        return None;
+    }
+    let mut w = initial.clone();
+    let (mut p0, mut l0) = (w.linear_momentum(), w.angular_momentum());
+    let mut drift = MomentumDrift::default();
+    for (k, (q, v)) in trace.q.iter().zip(&trace.v).enumerate() {
+        w.set_state(q, v);
+        let (p, l) = (w.linear_momentum(), w.angular_momentum());
+        if k == 0 {
+            (p0, l0) = (p, l);
+        }
+        drift.linear = drift.linear.max((p - p0).norm());
+        drift.angular = drift.angular.max((l - l0).norm());
+    }
+    Some(drift)
 }

@@ -53,4 +53,20 @@ impl DofLayout {
     pub fn rigid_block(&self, index: usize) -> &DofBlock {
         &self.blocks[index]
     }
+
+    /// Whether any block is a rigid body.
+    pub fn has_rigid_bodies(&self) -> bool {
+        self.blocks.iter().any(|b| matches!(b.kind, BlockKind::RigidBody { .. }))
+    }
+
+    /// Whether any block is a deformable body.
+    pub fn has_deformables(&self) -> bool {
+        self.blocks.iter().any(|b| matches!(b.kind, BlockKind::Deformable { .. }))
+    }
+
+    /// First velocity index of the first deformable body (deformables follow the rigid bodies),
+    /// `None` without deformable bodies.
+    pub fn first_deformable_v_offset(&self) -> Option<usize> {
+        self.blocks.iter().find(|b| matches!(b.kind, BlockKind::Deformable { .. })).map(|b| b.v_offset)
+    }
 }

@@ -12,8 +12,16 @@
 //! `(Ω W Ω + E) Δλ = (1/h²)(h − J A⁻¹ g)` by conjugate residual through the kernels `Backend`,
 //! `λ += Δλ`, `q = q_free + h² A⁻¹ Hᵀ Ω λ`. Method, options, errata handling and deviations:
 //! `solvers/src/local_global/README.md`.
+//!
+//! Layout (as `sap/`): `model` (the constant model: elements, `A`, its inverse), `problem` (per
+//! step: checks, `q̃`, `H`, `W`, `r`, warm start), `local_step` (local step and global right-hand
+//! side), `contact_step` (NCP rows and the constrained update), `solver` (the iteration),
+//! `reference` (the Newton ground truth).
 
+mod contact_step;
+mod local_step;
 mod model;
+mod problem;
 mod reference;
 mod settings;
 mod solver;

@@ -5,8 +5,9 @@
 //! stay the same ([`ModelKey`]).
 
 use super::settings::GlobalSolve;
-use harness::model::{GradientOperator, World};
-use harness::SolveError;
+use harness::eval::{ElasticKey, ModelEval, ProjectiveElement};
+use harness::model::BlockKind;
+use harness::{SolveError, StepProblem};
 use kernels::backend::Backend;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 use kernels::sparse::Csr;
@@ -14,35 +15,18 @@ use kernels::sparse_inverse::SparseInverse;
 use nalgebra::SVector;
 
 /// What the constant data depends on: `h`, the prescribed DOFs, and every deformable body's mesh,
-/// density and material.
+/// density and material ([`ElasticKey`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct ModelKey {
     dt: f64,
     fixed: Vec<bool>,
-    bodies: Vec<(usize, usize, f64, String, f64, f64)>,
+    bodies: ElasticKey,
 }
 
 impl ModelKey {
-    pub(super) fn of(world: &World, dt: f64, fixed: &[bool]) -> Self {
-        let bodies = world
-            .deformables
-            .iter()
-            .map(|d| {
-                let e = d.elastic;
-                (d.num_nodes(), d.tets.len(), d.density, format!("{:?}", e.model), e.youngs_modulus, e.poisson_ratio)
-            })
-            .collect();
-        Self { dt, fixed: fixed.to_vec(), bodies }
+    pub(super) fn of(model: &dyn ModelEval, dt: f64, fixed: &[bool]) -> Self {
+        Self { dt, fixed: fixed.to_vec(), bodies: model.elastic_key() }
     }
-}
-
-/// One tetrahedron: its body, index in the body, global DOF indices of its 4 nodes (first of 3
-/// each), `G_e` (`vec F = G x_e`) and the sum of its PD weights `Σ_k w_k` (N/m² · m³ = J).
-pub(super) struct Element {
-    pub body: usize,
-    pub index: usize,
-    pub dofs: [usize; 4],
-    pub g: GradientOperator,
 }
 
 /// The inverse of `A` on the free DOFs, in the form the settings ask for.
@@ -56,7 +40,9 @@ pub(super) enum GlobalInverse {
 /// The constant model.
 pub(super) struct Model {
     pub key: ModelKey,
-    pub elements: Vec<Element>,
+    /// The tetrahedra in projective form: body, index, DOFs of the 4 nodes, `G_e` (`vec F = G
+    /// x_e`) and `Σ_k w_k` (J), body by body.
+    pub elements: Vec<ProjectiveElement>,
     /// Lumped mass per DOF (kg), length `nv`.
     pub mass: Vec<f64>,
     /// Free DOFs (global indices) and the inverse map.
@@ -70,27 +56,31 @@ pub(super) struct Model {
 }
 
 impl Model {
-    /// Builds the elements, `A` and its inverse.
-    pub(super) fn build(world: &World, dt: f64, fixed: &[bool], method: GlobalSolve) -> Result<Self, SolveError> {
-        let nv = world.layout().nv;
-        let mut elements = Vec::new();
+    /// Builds the elements, `A` and its inverse from the problem's lumped mass matrix and the
+    /// projective form of its elasticity ([`ModelEval::projective_elements`]).
+    pub(super) fn build(
+        p: &StepProblem<'_>,
+        key: ModelKey,
+        fixed: &[bool],
+        method: GlobalSolve,
+    ) -> Result<Self, SolveError> {
+        let (nv, dt) = (p.nv(), p.dt);
+        let elements = p.model().projective_elements();
+        let diag = p.mass.diagonal();
         let mut mass = vec![0.0; nv];
         let mut t = Vec::new();
-        for (b, (d, off)) in world.deformables.iter().zip(world.deformable_v_offsets()).enumerate() {
-            for (a, m) in d.node_masses().into_iter().enumerate() {
-                for i in 0..3 {
-                    mass[off + 3 * a + i] = m;
-                    t.push((off + 3 * a + i, off + 3 * a + i, m));
-                }
+        let mut next = 0;
+        for blk in &p.layout.blocks {
+            let BlockKind::Deformable { index: b } = blk.kind else { continue };
+            for k in blk.v_offset..blk.v_offset + blk.nv {
+                mass[k] = diag[k];
+                t.push((k, k, diag[k]));
             }
-            for (e, tet) in d.tets.iter().enumerate() {
-                let g = d.gradient_operator(e);
+            while let Some(el) = elements.get(next).filter(|el| el.body == b) {
                 // Σ_k w_k is constant: the weights depend on the rest volume and material only
-                let w: f64 = d.projective_terms_at(e, &nalgebra::Matrix3::identity()).iter().map(|p| p.0).sum();
-                let ke = dt * dt * w * g.transpose() * g;
-                let dofs = tet.map(|a| off + 3 * a);
-                for (p, &dp) in dofs.iter().enumerate() {
-                    for (q, &dq) in dofs.iter().enumerate() {
+                let ke = dt * dt * el.weight * el.g.transpose() * el.g;
+                for (p, &dp) in el.dofs.iter().enumerate() {
+                    for (q, &dq) in el.dofs.iter().enumerate() {
                         for i in 0..3 {
                             for j in 0..3 {
                                 t.push((dp + i, dq + j, ke[(3 * p + i, 3 * q + j)]));
@@ -98,7 +88,7 @@ impl Model {
                         }
                     }
                 }
-                elements.push(Element { body: b, index: e, dofs, g });
+                next += 1;
             }
         }
         let a_full = Csr::from_triplets(nv, nv, &t);
@@ -122,7 +112,7 @@ impl Model {
             }
             GlobalSolve::Jacobi => GlobalInverse::Jacobi(a.diagonal().iter().map(|d| 1.0 / d).collect()),
         };
-        Ok(Self { key: ModelKey::of(world, dt, fixed), elements, mass, free, free_of, a_full, a, inverse })
+        Ok(Self { key, elements, mass, free, free_of, a_full, a, inverse })
     }
 
     /// `x = A⁻¹ b` on the free DOFs (`tmp` of length `nf`). Jacobi: `x = D⁻¹ b`.

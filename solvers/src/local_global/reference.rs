@@ -19,7 +19,7 @@ pub fn incremental_potential(p: &StepProblem<'_>, q: &[f64], q_tilde: &[f64]) ->
     let dq: Vec<f64> = q.iter().zip(q_tilde).map(|(a, b)| a - b).collect();
     let mdq = p.mass.mul(&dq);
     let inertia: f64 = dq.iter().zip(&mdq).map(|(a, b)| a * b).sum::<f64>() / (2.0 * p.dt * p.dt);
-    inertia + p.world.at_positions(q).elastic_energy()
+    inertia + p.model().elastic_energy_at(q)
 }
 
 /// Minimises `e(q)` from `q_start` over the DOFs not in `fixed` (those keep their `q_start`
@@ -43,7 +43,7 @@ pub fn newton_reference(
     let mut e = e0;
     let mut chol: Option<SparseCholesky> = None;
     for it in 0..200 {
-        let (_, grad, hess) = p.elastic_at(&q);
+        let harness::ElasticEval { gradient: grad, hessian: hess } = p.elastic_at(&q);
         let hess = hess.ok_or_else(|| SolveError::Unsupported { what: "no deformable body".into() })?;
         let dq: Vec<f64> = q.iter().zip(q_tilde).map(|(a, b)| a - b).collect();
         let mdq = p.mass.mul(&dq);

@@ -5,14 +5,21 @@
 //!
 //! Per step (Algorithm 1; README §Errata): `ũ = u⁻ + h M⁻¹ f_ext`; `r` per contact from the raw rows at `q⁻`
 //! (Eq. 66); from `u = 0`, `λ = 0`, repeat: re-evaluate contacts at `q = q⁻ + h G u`
-//! (`problem.contacts_at`), NCP rows `φ_n`, `α`, `S` (Eqs. 93–98) and friction `W` (Eqs. 103–106),
+//! (`StepProblem::contacts_at`), NCP rows `φ_n`, `α`, `S` (Eqs. 93–98) and friction `W` (Eqs. 103–106),
 //! residuals `g = M(u − ũ) + h ∇U(q) − h Jᵀλ`, `η = [φ_n/h; φ_f]` (Eqs. 57–58), solve
 //! `(J H⁻¹ Jᵀ + C + εI) hΔλ = J H⁻¹ g − η` (Eq. 59), `Δu = H⁻¹(J hΔλ... ` (Eq. 60), update with
 //! damping `t` (Eqs. 61–63). Method, options, errata handling and deviations:
 //! `solvers/src/nsn/README.md`.
+//!
+//! Layout (as `sap/`): [`problem`] (per-step data: `ũ`, `M⁻¹` blocks, `r`, scales), [`model`] (the
+//! NCP rows, Jacobians and residual at an iterate), [`newton`] (`H`, the Schur solve, `Δu`),
+//! [`schur`] (the Schur operator and linear solvers), `solver` (the Newton loop, damped update,
+//! geometric stiffness).
 
-mod contacts;
+mod model;
 mod ncp;
+mod newton;
+mod problem;
 mod schur;
 mod settings;
 mod solver;

@@ -423,7 +423,7 @@ fn carried_contacts_are_smooth_in_the_iterate() {
     let lin = contacts.velocities(&u);
     let remainder = |scale: f64| -> Vec<f64> {
         let us: Vec<f64> = u.iter().map(|x| scale * x).collect();
-        let cs = super::contacts::carried_contacts(&p, &p.integrate(&us));
+        let cs = p.contacts_at(&p.integrate(&us), harness::Reevaluation::Carried);
         cs.contacts
             .iter()
             .zip(&contacts.contacts)

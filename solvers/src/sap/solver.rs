@@ -207,7 +207,7 @@ impl Solver for Sap {
         // Eq. 11–12: q+ = q0 + δt N(q0) (θ_vq v + (1 − θ_vq) v0)
         let theta_vq = prob.theta.1;
         let v_vq: Vec<f64> = v.iter().zip(&prob.v0).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();
-        let q = p.world.integrate_positions(&p.q0, &v_vq, p.dt);
+        let q = p.integrate(&v_vq);
         Ok(StepSolution {
             v,
             q: Some(q),

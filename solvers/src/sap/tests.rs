@@ -369,7 +369,7 @@ fn final_gap(sc: &Scenario, settings: SapSettings) -> (f64, Sap) {
     let mut sap = Sap::new(settings);
     let o = simulate(sc, &mut sap, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
     assert!(o.failure.is_none(), "{:?}", o.failure);
-    let b = &o.final_world.bodies[0];
+    let b = &o.stepper.world().bodies[0];
     let Shape::Sphere { radius } = b.shape else { unreachable!() };
     (b.position.z - radius, sap)
 }
@@ -464,7 +464,7 @@ fn midpoint_returns_q_from_the_averaged_velocity() {
     let mut sap = Sap::new(SapSettings::with_scheme(Scheme::Midpoint));
     let o = simulate(&sc, &mut sap, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
     let t: f64 = 10.0 * sc.dt;
-    let z = o.final_world.bodies[0].position.z;
+    let z = o.stepper.world().bodies[0].position.z;
     assert!((z - (5.0 - 0.5 * 9.81 * t * t)).abs() <= 1e-12, "{z}");
 }
 

@@ -1,0 +1,268 @@
+//! [`ModelEval`]: what a solver may ask of the model behind a [`crate::StepProblem`] beyond the
+//! data assembled at `q0` — position-level re-evaluation of contacts and elasticity, the
+//! position update, and the projective (local-global) form of the elasticity. A solver never
+//! sees the [`World`]; it sees the problem's data and this narrow interface.
+//!
+//! Two implementations: [`WorldEval`] for a step of a simulated world (built by
+//! [`crate::StepProblem::new`]), and `crate::linear::LinearEval` for a problem given only by its
+//! matrices (an FCLIB file), whose contacts are fixed and which has no configuration and no
+//! elasticity.
+//!
+//! [`WorldEval`] re-evaluates at another configuration `q` on one scratch copy of the world,
+//! made at the first such call of a step and then only re-positioned (`World::set_state`), so a
+//! Newton iteration costs a position update, not a copy of the world.
+
+use crate::contact::ContactSet;
+use crate::geometry;
+use crate::model::{GradientOperator, World};
+use kernels::sparse::Csr;
+use nalgebra::Matrix3;
+use std::sync::Mutex;
+
+/// How [`ModelEval::contacts_at`] re-evaluates contacts at another configuration `q`. Either
+/// way the result has the same keys, order, `mu` and compliance as the given contacts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reevaluation {
+    /// The closest features recomputed at `q` (`geometry::reevaluate`): new points, frames,
+    /// gaps and Jacobians. For two boxes the clipped manifold can jump between faces that are
+    /// parallel up to round-off.
+    Features,
+    /// The body-fixed contact points carried rigidly to `q`, the start-of-step normals held fixed
+    /// in world space ([`geometry::carried`]): gaps smooth in `q`. Node contacts of deformable
+    /// bodies are re-evaluated as with [`Reevaluation::Features`].
+    Carried,
+}
+
+/// The elastic gradient and stiffness of the deformable bodies at one configuration.
+#[derive(Debug, Clone)]
+pub struct ElasticEval {
+    /// `∂U/∂x` in velocity coordinates (length `nv`, zero on rigid DOFs) (N).
+    pub gradient: Vec<f64>,
+    /// `∂²U/∂x²` (`nv × nv`, per-element PSD-projected) (N/m); `None` without deformable bodies.
+    pub hessian: Option<Csr>,
+}
+
+/// One tetrahedron of a deformable body in projective form: `vec F = G x_e`, elastic energy
+/// `Σ_k w_k/2 ‖F − P_k(F)‖²` with the projections of [`ModelEval::projective_terms`].
+#[derive(Debug, Clone)]
+pub struct ProjectiveElement {
+    /// Deformable body (in the order of the layout's deformable blocks).
+    pub body: usize,
+    /// Index of the tetrahedron in its body.
+    pub index: usize,
+    /// Velocity index of the first of the 3 DOFs of each of its 4 nodes.
+    pub dofs: [usize; 4],
+    /// `G_e`: `vec F` (column-major) from the 12 node coordinates.
+    pub g: GradientOperator,
+    /// `Σ_k w_k` (J): the weights depend only on the rest volume and the material.
+    pub weight: f64,
+}
+
+/// Identity of the constant part of the elasticity (meshes, densities, materials): two problems
+/// with equal keys have the same [`ModelEval::projective_elements`] and lumped masses.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ElasticKey(Vec<(usize, usize, f64, String, f64, f64)>);
+
+/// Re-evaluation of the model behind a step problem (see the module doc). Every method is a pure
+/// function of its arguments and the problem's start-of-step model.
+pub trait ModelEval: Send + Sync {
+    /// Positions after a step of length `dt` from `q0` with end velocity `v` (symplectic:
+    /// `q+ = q0 + dt N(q0) v`; rotations by the exponential map).
+    fn integrate(&self, q0: &[f64], v: &[f64], dt: f64) -> Vec<f64>;
+
+    /// The contacts `contacts` (detected at the start of the step) re-evaluated at configuration
+    /// `q` as `how` says.
+    fn contacts_at(&self, q: &[f64], contacts: &ContactSet, how: Reevaluation) -> ContactSet;
+
+    /// Elastic energy `U(q)` of the deformable bodies (J); 0 without them.
+    fn elastic_energy_at(&self, q: &[f64]) -> f64;
+
+    /// `∂U/∂x` at `q` in velocity coordinates (length `nv`, N).
+    fn elastic_gradient_at(&self, q: &[f64]) -> Vec<f64>;
+
+    /// The per-element PSD-projected `∂²U/∂x²` at `q` (N/m); `None` without deformable bodies.
+    fn elastic_hessian_at(&self, q: &[f64]) -> Option<Csr>;
+
+    /// The key of the constant elastic data (see [`ElasticKey`]).
+    fn elastic_key(&self) -> ElasticKey;
+
+    /// Every tetrahedron of every deformable body in projective form, body by body.
+    fn projective_elements(&self) -> Vec<ProjectiveElement>;
+
+    /// The projections `(w_k, P_k(F))` of element `index` of deformable body `body` at the
+    /// deformation gradient `f` (the local step of a local-global method).
+    fn projective_terms(&self, body: usize, index: usize, f: &Matrix3<f64>) -> Vec<(f64, Matrix3<f64>)>;
+}
+
+/// [`ModelEval`] of a world at the start of a step (see the module doc).
+pub struct WorldEval<'a> {
+    world: &'a World,
+    /// The start-of-step velocities (a re-positioned scratch keeps them).
+    v0: Vec<f64>,
+    /// The scratch copy, made on first use.
+    scratch: Mutex<Option<World>>,
+}
+
+impl<'a> WorldEval<'a> {
+    /// The evaluator of `world` at its current state.
+    pub fn new(world: &'a World) -> Self {
+        Self { world, v0: world.velocities(), scratch: Mutex::new(None) }
+    }
+
+    /// Runs `f` on the scratch world placed at configuration `q` (velocities of the start).
+    fn at<T>(&self, q: &[f64], f: impl FnOnce(&World) -> T) -> T {
+        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let w = guard.get_or_insert_with(|| self.world.clone());
+        w.set_state(q, &self.v0);
+        f(w)
+    }
+}
+
+impl ModelEval for WorldEval<'_> {
+    fn integrate(&self, q0: &[f64], v: &[f64], dt: f64) -> Vec<f64> {
+        self.world.integrate_positions(q0, v, dt)
+    }
+
+    fn contacts_at(&self, q: &[f64], contacts: &ContactSet, how: Reevaluation) -> ContactSet {
+        self.at(q, |w| match how {
+            Reevaluation::Features => geometry::reevaluate(w, contacts),
+            Reevaluation::Carried => geometry::carried(self.world, w, contacts),
+        })
+    }
+
+    fn elastic_energy_at(&self, q: &[f64]) -> f64 {
+        self.at(q, World::elastic_energy)
+    }
+
+    fn elastic_gradient_at(&self, q: &[f64]) -> Vec<f64> {
+        self.at(q, World::elastic_gradient)
+    }
+
+    fn elastic_hessian_at(&self, q: &[f64]) -> Option<Csr> {
+        self.at(q, |w| w.elastic_hessian(true))
+    }
+
+    fn elastic_key(&self) -> ElasticKey {
+        ElasticKey(
+            self.world
+                .deformables
+                .iter()
+                .map(|d| {
+                    let e = d.elastic;
+                    let model = format!("{:?}", e.model);
+                    (d.num_nodes(), d.tets.len(), d.density, model, e.youngs_modulus, e.poisson_ratio)
+                })
+                .collect(),
+        )
+    }
+
+    fn projective_elements(&self) -> Vec<ProjectiveElement> {
+        let w = self.world;
+        let mut out = Vec::new();
+        for (body, (d, off)) in w.deformables.iter().zip(w.deformable_v_offsets()).enumerate() {
+            for (index, tet) in d.tets.iter().enumerate() {
+                let g = d.gradient_operator(index);
+                let weight: f64 = d.projective_terms_at(index, &Matrix3::identity()).iter().map(|p| p.0).sum();
+                out.push(ProjectiveElement { body, index, dofs: tet.map(|a| off + 3 * a), g, weight });
+            }
+        }
+        out
+    }
+
+    fn projective_terms(&self, body: usize, index: usize, f: &Matrix3<f64>) -> Vec<(f64, Matrix3<f64>)> {
+        self.world.deformables[body].projective_terms_at(index, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{
+        DeformableBody, ElasticMaterial, ElasticModel, Material, RigidBody, Shape, StaticCollider, StaticShape,
+    };
+    use nalgebra::Vector3;
+
+    /// A sphere and a small FEM box resting on the ground (contacts on the sphere and the nodes).
+    fn scene() -> World {
+        let mut w = World::new();
+        w.statics.push(StaticCollider {
+            name: "ground".into(),
+            shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+            material: Material::rigid(0.5),
+        });
+        let ball = RigidBody::new(
+            "ball",
+            Shape::Sphere { radius: 0.1 },
+            1.0,
+            Vector3::new(0.0, 0.0, 0.101),
+            Material::rigid(0.5),
+        );
+        w.bodies.push(ball);
+        let mat = ElasticMaterial { model: ElasticModel::Arap, youngs_modulus: 1e5, poisson_ratio: 0.3 };
+        let size = Vector3::new(0.1, 0.1, 0.1);
+        let origin = Vector3::new(0.5, 0.0, 0.001);
+        w.deformables.push(DeformableBody::box_mesh("box", origin, size, [1; 3], 1000.0, mat, Material::rigid(0.5)));
+        w
+    }
+
+    /// `q0` moved by a small smooth displacement (scaled by `s`).
+    fn moved(q0: &[f64], s: f64) -> Vec<f64> {
+        q0.iter().enumerate().map(|(i, x)| x + s * 1e-3 * ((i as f64).sin())).collect()
+    }
+
+    fn bits(x: &[f64]) -> Vec<u64> {
+        x.iter().map(|v| v.to_bits()).collect()
+    }
+
+    #[test]
+    fn world_eval_matches_a_copy_of_the_world_placed_at_q() {
+        let w = scene();
+        let contacts = geometry::detect(&w, 0.01);
+        assert!(contacts.contacts.iter().any(|c| c.body_a == Some(0)), "sphere contact");
+        assert!(contacts.len() > 1, "node contacts");
+        let eval = WorldEval::new(&w);
+        // repeated calls at different q reuse one scratch world: each must equal a fresh copy
+        for s in [1.0, -2.0, 0.5, 0.0] {
+            let q = moved(&w.positions(), s);
+            let at = w.at_positions(&q);
+            assert_eq!(eval.contacts_at(&q, &contacts, Reevaluation::Features), geometry::reevaluate(&at, &contacts));
+            assert_eq!(eval.contacts_at(&q, &contacts, Reevaluation::Carried), geometry::carried(&w, &at, &contacts));
+            assert_eq!(eval.elastic_energy_at(&q).to_bits(), at.elastic_energy().to_bits());
+            assert_eq!(bits(&eval.elastic_gradient_at(&q)), bits(&at.elastic_gradient()));
+            let (h, h_ref) = (eval.elastic_hessian_at(&q).unwrap(), at.elastic_hessian(true).unwrap());
+            assert_eq!((h.indptr, h.indices, bits(&h.data)), (h_ref.indptr, h_ref.indices, bits(&h_ref.data)));
+            assert_eq!(
+                bits(&eval.integrate(&q, &w.velocities(), 0.01)),
+                bits(&w.integrate_positions(&q, &w.velocities(), 0.01))
+            );
+        }
+        // the start configuration gives the start contacts back
+        assert_eq!(
+            eval.contacts_at(&w.positions(), &contacts, Reevaluation::Features),
+            geometry::reevaluate(&w, &contacts)
+        );
+    }
+
+    #[test]
+    fn projective_form_of_the_world() {
+        let w = scene();
+        let eval = WorldEval::new(&w);
+        let d = &w.deformables[0];
+        let elements = eval.projective_elements();
+        assert_eq!(elements.len(), d.tets.len());
+        let off = w.deformable_v_offsets()[0];
+        for el in &elements {
+            assert_eq!((el.body, el.dofs), (0, d.tets[el.index].map(|a| off + 3 * a)));
+            assert_eq!(el.g, d.gradient_operator(el.index));
+            let f = Matrix3::identity() * 1.1;
+            assert_eq!(eval.projective_terms(0, el.index, &f), d.projective_terms_at(el.index, &f));
+            // ARAP: one term of weight 2 μ V
+            let (mu, _) = d.elastic.lame();
+            assert!((el.weight - 2.0 * mu * d.rest_volume(el.index)).abs() <= 1e-12 * el.weight);
+        }
+        let mut other = w.clone();
+        assert_eq!(WorldEval::new(&other).elastic_key(), eval.elastic_key());
+        other.deformables[0].elastic.youngs_modulus *= 2.0;
+        assert_ne!(WorldEval::new(&other).elastic_key(), eval.elastic_key());
+    }
+}

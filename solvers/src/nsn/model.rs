@@ -1,0 +1,178 @@
+//! The Newton system at one iterate `(u, λ, q)`: the raw contact rows at `q`, the NCP rows
+//! `η`, `C` and the scalings `α` (Eqs. 93–98, 103–106), the NCP Jacobians `J_n`, `J_z`, and the
+//! momentum residual `g = M (u − ũ) + h ∇U(q) − h Jᵀ λ` (Eq. 57 with implicit elasticity).
+
+use super::ncp::{fb_row_smoothed, friction_rows, friction_w, normal_row, FrictionRows, Ncp};
+use super::problem::NsnProblem;
+use harness::ContactSet;
+use kernels::sparse::Csr;
+
+/// The raw contact Jacobian (rows `(n, t1, t2)` per contact, `3 nc × nv`), prescribed columns dropped.
+pub(super) fn raw_jacobian(cs: &ContactSet, nv: usize, fixed: &[bool]) -> Csr {
+    let t: Vec<_> = cs.jacobian_triplets().into_iter().filter(|&(_, c, _)| !fixed[c]).collect();
+    Csr::from_triplets(3 * cs.len(), nv, &t)
+}
+
+pub(super) fn dot2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    a[0] * b[0] + a[1] * b[1]
+}
+
+/// The NCP Jacobian `J_n` (normal rows scaled by `α`, friction rows by their [`FrictionRows`]
+/// mode: scaled, or rotated into `(z, ⊥)` with the magnitude row left empty) and `J_z`, the raw
+/// rows `ẑᵀ J_f` of the magnitude rows of projected contacts (their force enters `g`, their row
+/// is decoupled).
+pub(super) fn ncp_jacobians(jraw: &Csr, alphas: &[f64], rows: &[FrictionRows]) -> (Csr, Csr) {
+    let (mut tn, mut tz) = (Vec::with_capacity(jraw.data.len()), Vec::new());
+    let entries = |r: usize| (jraw.indptr[r]..jraw.indptr[r + 1]).map(move |k| (jraw.indices[k], jraw.data[k]));
+    for (i, fr) in rows.iter().enumerate() {
+        tn.extend(entries(3 * i).map(|(c, v)| (3 * i, c, alphas[i] * v)));
+        match *fr {
+            FrictionRows::Scaled(_) | FrictionRows::Stick => {
+                let sc = if let FrictionRows::Scaled(sc) = *fr { sc } else { 1.0 };
+                for r in [3 * i + 1, 3 * i + 2] {
+                    tn.extend(entries(r).map(|(c, v)| (r, c, sc * v)));
+                }
+            }
+            FrictionRows::Projected { z, p, .. } => {
+                for (t, r) in [(0, 3 * i + 1), (1, 3 * i + 2)] {
+                    tz.extend(entries(r).map(|(c, v)| (3 * i + 1, c, z[t] * v)));
+                    tn.extend(entries(r).map(|(c, v)| (3 * i + 2, c, p[t] * v)));
+                }
+            }
+        }
+    }
+    (Csr::from_triplets(jraw.nrows, jraw.ncols, &tn), Csr::from_triplets(jraw.nrows, jraw.ncols, &tz))
+}
+
+/// The NCP rows of one iterate.
+pub(super) struct NcpRows {
+    /// Row residuals `η = [φ_n/h; φ_f]` (Eq. 58), 3 per contact.
+    pub eta: Vec<f64>,
+    /// Diagonal compliance `C` of the rows, 3 per contact.
+    pub cdiag: Vec<f64>,
+    /// Normal-row scalings `α` per contact.
+    pub alphas: Vec<f64>,
+    /// Friction-row mode per contact.
+    pub rows: Vec<FrictionRows>,
+    /// `max |φ_n|` (m) and `max |η_f|` over the contacts.
+    pub phi_n_max: f64,
+    pub phi_f_max: f64,
+    /// Contacts classified as sticking and sliding.
+    pub n_stick: usize,
+    pub n_slip: usize,
+}
+
+/// How the rows are formed this iterate.
+pub(super) struct RowOptions {
+    pub ncp: Ncp,
+    /// Gaps of the re-evaluated contacts (`true`) or linearised `φ0 + h J_n u` (`false`).
+    pub nonlinear: bool,
+    /// Friction inside the cone as the fixed-point compliance.
+    pub fixed_point: bool,
+    /// Fischer–Burmeister smoothing radius `μ`.
+    pub smoothing: f64,
+}
+
+/// The NCP rows at an iterate (Eqs. 93–98, 103–106); friction on or outside the cone:
+/// projection rows. `cs`: contacts at `q`, `start`: contacts at `q⁻`, `ju = J u`. Sets the
+/// friction multipliers of contacts with inactive friction to zero (README §Errata, "Inactive
+/// friction").
+pub(super) fn ncp_rows(
+    pb: &NsnProblem,
+    o: &RowOptions,
+    cs: &ContactSet,
+    start: &ContactSet,
+    ju: &[f64],
+    lam: &mut [[f64; 3]],
+) -> NcpRows {
+    let (h, nc) = (pb.h, pb.nc);
+    let (r_n, r_f) = (&pb.r_n, &pb.r_f);
+    let m = 3 * nc;
+    let (mut eta, mut cdiag) = (vec![0.0; m], vec![0.0; m]);
+    let (mut phi_n_max, mut phi_f_max, mut n_stick, mut n_slip) = (0.0f64, 0.0f64, 0, 0);
+    let mut rows = vec![FrictionRows::Scaled(1.0); nc];
+    let mut alphas = vec![0.0; nc];
+    for i in 0..nc {
+        let c = &cs.contacts[i];
+        let gap = if o.nonlinear { c.gap } else { start.contacts[i].gap + h * ju[3 * i] };
+        let bound = c.mu * lam[i][0];
+        if bound <= 0.0 {
+            // inactive friction: λ_f = 0 explicitly (README §Errata, "Inactive friction")
+            lam[i][1] = 0.0;
+            lam[i][2] = 0.0;
+        }
+        // FB with Jacobian smoothing of radius μ (README "Redundant contacts"), or the
+        // paper's rows (Eqs. 93–98)
+        let row = if o.ncp == Ncp::FischerBurmeister {
+            fb_row_smoothed(gap, lam[i][0], r_n[i], o.smoothing)
+        } else {
+            normal_row(o.ncp, gap, lam[i][0], r_n[i])
+        };
+        eta[3 * i] = row.phi / h;
+        cdiag[3 * i] = row.s / (h * h);
+        alphas[i] = row.alpha;
+        phi_n_max = phi_n_max.max(row.phi.abs());
+        rows[i] = if bound > 0.0 {
+            let vt = [ju[3 * i + 1], ju[3 * i + 2]];
+            let lf = lam[i][1].hypot(lam[i][2]);
+            let fr = friction_rows(o.fixed_point, vt, [lam[i][1], lam[i][2]], bound, r_f[i]);
+            match fr {
+                FrictionRows::Scaled(_) | FrictionRows::Stick => {
+                    let w = if fr == FrictionRows::Stick {
+                        0.0
+                    } else {
+                        friction_w(o.ncp, vt[0].hypot(vt[1]), bound, lf, r_f[i])
+                    };
+                    if w == 0.0 {
+                        n_stick += 1;
+                    } else {
+                        n_slip += 1;
+                    }
+                    for t in 1..3 {
+                        eta[3 * i + t] = vt[t - 1] + w * lam[i][t];
+                        cdiag[3 * i + t] = w / h;
+                    }
+                }
+                FrictionRows::Projected { z, p: pp, w_perp, kappa_rho } => {
+                    n_slip += 1;
+                    let (lz, lp) = (dot2(z, [lam[i][1], lam[i][2]]), dot2(pp, [lam[i][1], lam[i][2]]));
+                    // magnitude row (decoupled): r_f (λ_z − μλ_n) = 0 with compliance r_f/h
+                    eta[3 * i + 1] = r_f[i] * (lz - bound);
+                    cdiag[3 * i + 1] = r_f[i] / h;
+                    // perpendicular row: v_p + W_⊥ λ_p = λ_p/(κρ)
+                    eta[3 * i + 2] = lp / kappa_rho;
+                    cdiag[3 * i + 2] = w_perp / h;
+                }
+            }
+            fr
+        } else {
+            for t in 1..3 {
+                eta[3 * i + t] = lam[i][t];
+                cdiag[3 * i + t] = 1.0 / h;
+            }
+            FrictionRows::Scaled(0.0)
+        };
+        phi_f_max = phi_f_max.max(eta[3 * i + 1].abs()).max(eta[3 * i + 2].abs());
+    }
+    NcpRows { eta, cdiag, alphas, rows, phi_n_max, phi_f_max, n_stick, n_slip }
+}
+
+/// The multipliers in the rows' coordinates (rotated `(z, ⊥)` for projected contacts).
+pub(super) fn multipliers_in_rows(lam: &[[f64; 3]], rows: &[FrictionRows]) -> Vec<f64> {
+    lam.iter()
+        .zip(rows)
+        .flat_map(|(&l, fr)| match *fr {
+            FrictionRows::Projected { z, p: pp, .. } => [l[0], dot2(z, [l[1], l[2]]), dot2(pp, [l[1], l[2]])],
+            FrictionRows::Scaled(_) | FrictionRows::Stick => l,
+        })
+        .collect()
+}
+
+/// Rotates the friction components of a row-coordinate vector `(x_n, x_z, x_⊥)` of contact `i`
+/// back into the contact frame `(t1, t2)`.
+pub(super) fn rows_to_frame(fr: &FrictionRows, a: f64, b: f64) -> [f64; 2] {
+    match *fr {
+        FrictionRows::Projected { z, p: pp, .. } => [a * z[0] + b * pp[0], a * z[1] + b * pp[1]],
+        FrictionRows::Scaled(_) | FrictionRows::Stick => [a, b],
+    }
+}
