@@ -330,13 +330,16 @@ mod tests {
     use crate::solver::SolveStatus;
     use nalgebra::Vector3;
 
+    /// Warm-start impulses sorted by key, and the warm-start velocity.
+    type Warm = (Vec<(crate::ContactKey, [f64; 3])>, Vec<f64>);
+
     /// What a solver saw of one step's problem.
     #[derive(Debug, Clone, PartialEq)]
     struct Seen {
         q0: Vec<f64>,
         v0: Vec<f64>,
         contacts: ContactSet,
-        warm: Option<(Vec<(crate::ContactKey, [f64; 3])>, Vec<f64>)>,
+        warm: Option<Warm>,
     }
 
     /// Records every problem and answers with the free velocity and a fixed normal impulse per
