@@ -287,7 +287,7 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
     let mut xml = String::new();
     let g = w.gravity;
     let _ = writeln!(xml, "<mujoco model=\"signorini_{}\">", xml_name(case));
-    let _ = writeln!(xml, "  <!-- written by `signorini export --case {case}`; params hash {} -->", params.hash());
+    let _ = writeln!(xml, "  <!-- written by signorini export: case {case}, params hash {} -->", params.hash());
     xml += "  <compiler angle=\"radian\" autolimits=\"true\"/>\n";
     let _ = writeln!(
         xml,
