@@ -133,7 +133,13 @@ fn own_run(case: &str, set: &[(&str, &str)], solver: &str) -> (Trajectory, harne
     let out = simulate(&pair.scenario, s.as_mut(), RunOptions::default(), &mut || {});
     let engine = Engine { name: format!("{solver}-as-engine"), version: "test".into(), settings: Default::default() };
     let t = reference::from_trace(&out.trace, engine, case, &pair.case_params, out.solve_times.clone());
-    let rec = harness::runner::run_pair(&reg, &pair, RunOptions::default(), &Provenance::collect(), &harness::runner::NoProgress);
+    let rec = harness::runner::run_pair(
+        &reg,
+        &pair,
+        RunOptions::default(),
+        &Provenance::collect(),
+        &harness::runner::NoProgress,
+    );
     (t, rec)
 }
 

@@ -247,10 +247,8 @@ pub fn grade(
     };
     if !t.iterations.is_empty() {
         let it: Vec<f64> = t.iterations.iter().map(|&i| i as f64).collect();
-        summary.iterations_per_step = MeanMax {
-            mean: it.iter().sum::<f64>() / it.len() as f64,
-            max: it.iter().copied().fold(0.0, f64::max),
-        };
+        summary.iterations_per_step =
+            MeanMax { mean: it.iter().sum::<f64>() / it.len() as f64, max: it.iter().copied().fold(0.0, f64::max) };
     } else {
         summary.iterations_per_step = MeanMax { mean: f64::NAN, max: f64::NAN };
     }

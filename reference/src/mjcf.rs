@@ -278,8 +278,7 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
             }
         }
     }
-    let mus: Vec<f64> =
-        w.bodies.iter().map(|b| b.material.mu).chain(w.statics.iter().map(|s| s.material.mu)).collect();
+    let mus: Vec<f64> = w.bodies.iter().map(|b| b.material.mu).chain(w.statics.iter().map(|s| s.material.mu)).collect();
     if mus.iter().any(|&m| m != mus[0]) {
         notes.push("materials disagree on friction: MuJoCo combines by max, signorini by harmonic mean".into());
     }
@@ -359,12 +358,8 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
         let bname = body_name(w, i);
         let r0 = b.orientation;
         let _ = writeln!(xml, "    <body name=\"{bname}\" pos=\"{}\" quat=\"{}\">", v3(&b.position), quat(&r0));
-        let _ = writeln!(
-            xml,
-            "      <inertial pos=\"0 0 0\" mass=\"{}\" diaginertia=\"{}\"/>",
-            f(b.mass),
-            v3(&b.inertia)
-        );
+        let _ =
+            writeln!(xml, "      <inertial pos=\"0 0 0\" mass=\"{}\" diaginertia=\"{}\"/>", f(b.mass), v3(&b.inertia));
         let mut joints = vec![];
         let mut push = |xml: &mut String, kind: &str, extra: String, ax: Option<Vector3<f64>>| {
             let name = format!("{bname}_j{}", joints.len());
