@@ -25,7 +25,7 @@ fn exported(case: &str, set: &[(&str, &str)]) -> reference::Export {
 }
 
 /// (name, type) of the geoms of `body` (None: the world body's own geoms).
-fn geoms<'a>(doc: &'a roxmltree::Document, body: Option<&str>) -> Vec<(String, String)> {
+fn geoms(doc: &roxmltree::Document, body: Option<&str>) -> Vec<(String, String)> {
     let parent = match body {
         None => doc.descendants().find(|n| n.has_tag_name("worldbody")).unwrap(),
         Some(b) => doc.descendants().find(|n| n.has_tag_name("body") && n.attribute("name") == Some(b)).unwrap(),
@@ -232,4 +232,27 @@ fn cli_export_refuses_a_deformable_case_and_writes_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr.trim(), "error: case 'twisting_bar' cannot be exported as MJCF: it has deformable (FEM) bodies");
     assert!(!dir.path().join("x").exists());
+}
+
+#[test]
+fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
+    let (t, rec) = own_run("slope", &[], "pgs");
+    let reg = signorini::registry();
+    let (p, sc) = build("slope", &[]);
+    let graded = reference::grade(reg.find_case("slope").unwrap(), "slope", &p, &sc, &t, Provenance::collect());
+    let dir = tempfile::tempdir().unwrap();
+    graded.write_atomic(dir.path()).unwrap();
+    rec.write_atomic(dir.path()).unwrap();
+    let opts = reports::report::Options {
+        run_dir: dir.path().to_path_buf(),
+        out_dir: dir.path().join("report"),
+        criterion: None,
+        gates: None,
+    };
+    reports::report::write(&opts).unwrap();
+    let md = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
+    assert!(md.contains("*pgs-as-engine (reference engine)*"), "{md}");
+    let html = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
+    assert!(html.contains("<td class=\"ref\">pgs-as-engine (reference engine)</td>"));
+    assert!(reports::table::is_reference(&graded) && !reports::table::is_reference(&rec));
 }

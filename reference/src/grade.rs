@@ -114,7 +114,8 @@ impl Trajectory {
                 ));
             }
         }
-        if !((self.dt - scenario.dt).abs() <= 1e-12 * scenario.dt) {
+        let same_dt = (self.dt - scenario.dt).abs() <= 1e-12 * scenario.dt; // false for NaN
+        if !same_dt {
             return Err(format!("trajectory dt = {} but the case's dt = {}", self.dt, scenario.dt));
         }
         let (n, nq, nv) = (scenario.steps, scenario.world.positions().len(), scenario.world.velocities().len());
