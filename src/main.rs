@@ -102,6 +102,44 @@ enum Command {
         #[arg(long, default_value = "ci/gates.toml")]
         gates: PathBuf,
     },
+    /// Write a case's initial world as an MJCF model (model.xml) plus a JSON sidecar (model.json:
+    /// run length, coordinate map, contact parameter map) for the reference engines in peers/.
+    /// Cases MJCF cannot express are refused with one line (exit 2, nothing written).
+    Export {
+        /// Case.
+        #[arg(long)]
+        case: String,
+        /// Case parameter overrides `KEY=VALUE`.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Output format (only `mjcf`).
+        #[arg(long, default_value = "mjcf", value_parser = ["mjcf"])]
+        format: String,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Grade a reference engine's trajectory (peers/run_*.py) with the case's oracle and write a
+    /// run record (solver = the engine, marked as a reference engine) into OUT.
+    Grade {
+        /// Trajectory file (JSON, schema signorini.trajectory/1).
+        trajectory: PathBuf,
+        /// Case.
+        #[arg(long)]
+        case: String,
+        /// Case parameter overrides `KEY=VALUE` (the same as for the export).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Engine name for the record (must match the trajectory's).
+        #[arg(long)]
+        engine: String,
+        /// Label of the case variant in the record (default: the case name).
+        #[arg(long)]
+        label: Option<String>,
+        /// Run directory for the record.
+        #[arg(long, default_value = "runs/reference")]
+        out: PathBuf,
+    },
     /// Write the comparison report (index.html + SVG figures, summary.md) of a run directory.
     Report {
         /// Run directory.
@@ -147,6 +185,10 @@ fn main() -> ExitCode {
         }
         Command::Report { dir, out, criterion, gates } => report(dir, out, criterion, gates),
         Command::DiffRecords { a, b, ignore } => diff_records(&a, &b, &ignore),
+        Command::Export { case, set, format: _, out } => export_mjcf(&case, &set, &out),
+        Command::Grade { trajectory, case, set, engine, label, out } => {
+            grade(&trajectory, &case, &set, &engine, label, &out)
+        }
     };
     match result {
         Ok(code) => code,
@@ -485,4 +527,75 @@ fn bench_compare(base: &Path, new: &Path, threshold: f64, fail_on_regression: bo
     print!("{}", reports::compare::table(&rows));
     let regressed = rows.iter().any(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0));
     Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Resolves a case with `--set` overrides: (case, full parameters, built and validated scene).
+fn build_case<'a>(
+    reg: &'a harness::Registry,
+    case: &str,
+    set: &[String],
+) -> Result<(&'a dyn harness::Case, harness::Params, harness::Scenario), String> {
+    let c = reg.find_case(case).map_err(|e| e.to_string())?;
+    let mut params = c.defaults();
+    for (k, v) in parse_sets(set)? {
+        let k = k.strip_prefix("case.").unwrap_or(&k).to_string();
+        params.set(&k, &v, &format!("case '{case}'")).map_err(|e| e.to_string())?;
+    }
+    let scenario = c.build(&params).map_err(|e| format!("case '{case}': {e}"))?;
+    scenario.world.validate().map_err(|e| format!("case '{case}': {e}"))?;
+    Ok((c, params, scenario))
+}
+
+fn export_mjcf(case: &str, set: &[String], out: &Path) -> Result<ExitCode, String> {
+    let reg = signorini::registry();
+    let (_, params, scenario) = build_case(&reg, case, set)?;
+    let export = reference::export(case, &params, &scenario)?;
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let (xml, json) = reference::mjcf::write(&export, out).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!(
+        "wrote {} and {}: {} bodies, {} geoms, {} steps of {} s",
+        xml.display(),
+        json.display(),
+        export.sidecar.bodies.len(),
+        export.sidecar.geoms.len(),
+        export.sidecar.steps,
+        export.sidecar.dt
+    );
+    for n in &export.sidecar.notes {
+        println!("note: {n}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn grade(
+    trajectory: &Path,
+    case: &str,
+    set: &[String],
+    engine: &str,
+    label: Option<String>,
+    out: &Path,
+) -> Result<ExitCode, String> {
+    let reg = signorini::registry();
+    let (c, params, scenario) = build_case(&reg, case, set)?;
+    let text = std::fs::read_to_string(trajectory).map_err(|e| format!("{}: {e}", trajectory.display()))?;
+    let t = reference::Trajectory::parse(&text).map_err(|e| format!("{}: {e}", trajectory.display()))?;
+    if t.engine.name != engine {
+        return Err(format!("{}: trajectory is from engine '{}', not '{engine}'", trajectory.display(), t.engine.name));
+    }
+    t.check(case, &params, &scenario).map_err(|e| format!("{}: {e}", trajectory.display()))?;
+    let label = label.unwrap_or_else(|| case.to_string());
+    let record = reference::grade(c, &label, &params, &scenario, &t, harness::record::Provenance::collect());
+    let path = record.write_atomic(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    for (name, check) in &record.summary.oracle {
+        println!(
+            "{label} / {engine}: {name} = {:.4e} (expected {:.4e}, error {:.3e}, tolerance {:.3e}) {}",
+            check.measured,
+            check.expected,
+            check.error,
+            check.tolerance,
+            if check.pass { "pass" } else { "FAIL" }
+        );
+    }
+    println!("wrote {}", path.display());
+    Ok(ExitCode::SUCCESS)
 }

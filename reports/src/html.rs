@@ -20,7 +20,7 @@ h3 { font-size: 16px; }
 table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }\n.wide { overflow-x: auto; }
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.good { background: #e3f4e3; } .bad { background: #fbe0e0; } .muted { color: #777; background: #f6f6f6; }
+.good { background: #e3f4e3; } .bad { background: #fbe0e0; } .muted { color: #777; background: #f6f6f6; } .ref { font-style: italic; }
 figure { margin: 16px 0 28px 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { font-size: 13px; color: #333; max-width: 1100px; }
 figcaption ul { margin: 4px 0; padding-left: 20px; color: #555; }
@@ -34,6 +34,7 @@ fn tone(t: Tone) -> &'static str {
         Tone::Good => " class=\"good\"",
         Tone::Bad => " class=\"bad\"",
         Tone::Muted => " class=\"muted\"",
+        Tone::Reference => " class=\"ref\"",
     }
 }
 
@@ -183,6 +184,9 @@ pub fn index(rep: &Report) -> String {
         .map(|r| {
             let row = row(r, verdicts);
             let mut tones = vec![Tone::Plain; row.cells.len()];
+            if crate::table::is_reference(r) {
+                tones[1] = Tone::Reference;
+            }
             tones[2] = row.status_tone;
             tones[12] = row.oracle_tone;
             tones[13] = row.gate_tone;

@@ -106,7 +106,16 @@ pub fn summary(rep: &Report) -> String {
     }
     out += &format!("Missing values are shown as {MISSING}; NaN as NaN.\n\n## Results\n\n");
     let verdicts = rep.gates.as_ref();
-    let rows: Vec<Vec<String>> = recs.iter().map(|r| row(r, verdicts).cells).collect();
+    let rows: Vec<Vec<String>> = recs
+        .iter()
+        .map(|r| {
+            let mut cells = row(r, verdicts).cells;
+            if crate::table::is_reference(r) {
+                cells[1] = format!("*{}*", cells[1]);
+            }
+            cells
+        })
+        .collect();
     out += &table(&HEADERS, &rows);
 
     let mut oracle_rows = vec![];

@@ -41,6 +41,24 @@ pub enum Tone {
     Bad,
     /// Not run.
     Muted,
+    /// A reference engine's row (MuJoCo, Drake): shown in italics.
+    Reference,
+}
+
+/// Whether `r` is a reference engine's record (`solver.params.reference = true`, written by
+/// `signorini grade`); false for every solver's record, including records written before the
+/// marker existed.
+pub fn is_reference(r: &RunRecord) -> bool {
+    r.solver.params.0.get("reference").and_then(|v| v.as_bool()).unwrap_or(false)
+}
+
+/// The solver column of `r`: the solver name, or "`engine` (reference engine)".
+pub fn solver_label(r: &RunRecord) -> String {
+    if is_reference(r) {
+        format!("{} (reference engine)", r.solver.name)
+    } else {
+        r.solver.name.clone()
+    }
 }
 
 /// One table row.
@@ -108,7 +126,7 @@ pub fn row(r: &RunRecord, gates: Option<&GateReport>) -> Row {
     Row {
         cells: vec![
             r.case.label.clone(),
-            r.solver.name.clone(),
+            solver_label(r),
             status_word(r).into(),
             if r.status == RunStatus::Skipped { MISSING.into() } else { s.steps.to_string() },
             if ran { s.unconverged_steps.to_string() } else { MISSING.into() },

@@ -55,7 +55,11 @@ fn panel(records: &[RunRecord], measure: Measure, order: &[String]) -> (Panel, V
 }
 
 /// Draws the profiles of `records` (problems = case labels); `None` when no pair was attempted.
+/// Reference engines' records (MuJoCo, Drake; [`crate::table::is_reference`]) are left out: the
+/// profiles compare signorini's solvers.
 pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Option<Figure>, String> {
+    let own: Vec<RunRecord> = records.iter().filter(|r| !crate::table::is_reference(r)).cloned().collect();
+    let records = &own[..];
     let (time, counts) = panel(records, Measure::SolveTime, order);
     if time.series.is_empty() {
         return Ok(None);

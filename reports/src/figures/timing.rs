@@ -34,8 +34,9 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
             continue;
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let reference = records.iter().any(|r| &r.solver.name == solver && crate::table::is_reference(r));
         series.push(Series {
-            label: solver.clone(),
+            label: if reference { format!("{solver} (reference engine)") } else { solver.clone() },
             color: color_of(order, solver),
             points: pts,
             style: Style::Points,

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Reference-engine check (called by .ci/run): creates the venv with peers/setup.sh (pip, by
+# package name), exports three cases, runs them in MuJoCo, grades them with `signorini grade`, and
+# checks the oracle verdicts known for MuJoCo (docs/reference-engines.md, "Known verdicts"):
+#
+#   slope (30 deg, mu = 0.2, sliding)   slides pass, acceleration pass (g (sin a - mu cos a))
+#   spring_cylinder (mu = 0)            e_q, energy_band, frequency pass (matches symplectic Euler)
+#   pendulum                            theta_end pass; drift FAIL (MuJoCo's hinge is exact: no
+#                                       O(dt^2) linearisation drift, the check expects that drift)
+#
+# Exits non-zero if a verdict differs. SIGNORINI overrides the binary (default: cargo run -q --).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+py="$(bash peers/setup.sh | tail -1)"
+sig=${SIGNORINI:-"cargo run -q --"}
+out=${PEERS_OUT:-runs/peers-check}
+rm -rf "$out"
+mkdir -p "$out"
+
+# label case [KEY=VALUE ...]
+one() {
+  local label=$1 case=$2
+  shift 2
+  local sets=()
+  for s in "$@"; do sets+=(--set "$s"); done
+  $sig export --case "$case" "${sets[@]}" --format mjcf --out "$out/models/$label" >/dev/null
+  "$py" peers/run_mujoco.py "$out/models/$label" --out "$out/trajectories/$label.mujoco.json"
+  $sig grade "$out/trajectories/$label.mujoco.json" --case "$case" "${sets[@]}" --engine mujoco \
+    --label "$label" --out "$out/records" | grep -v '^wrote'
+}
+
+one slope_30 slope angle_deg=30 mu=0.2
+one spring_cylinder_mu0 spring_cylinder mu=0
+one pendulum pendulum
+
+"$py" - "$out/records" <<'PY'
+import json, sys, os
+expected = {
+    ("slope_30", "slides"): True, ("slope_30", "acceleration"): True,
+    ("spring_cylinder_mu0", "e_q"): True, ("spring_cylinder_mu0", "energy_band"): True,
+    ("spring_cylinder_mu0", "frequency"): True,
+    ("pendulum", "theta_end"): True, ("pendulum", "drift"): False,
+}
+got = {}
+for f in os.listdir(sys.argv[1]):
+    r = json.load(open(os.path.join(sys.argv[1], f)))
+    assert r["solver"]["params"].get("reference") is True, f
+    for name, c in r["summary"]["oracle"].items():
+        got[(r["case"]["label"], name)] = c["pass"]
+bad = [(k, v, got.get(k)) for k, v in expected.items() if got.get(k) != v]
+for k, v, g in bad:
+    print(f"unexpected verdict: {k[0]} / {k[1]}: expected {'pass' if v else 'FAIL'}, got {g}")
+if bad:
+    sys.exit(1)
+print(f"reference-engine verdicts as known: {len(expected)} checks")
+PY
+echo "peers/check.sh: $(( $(date +%s) - start )) s"

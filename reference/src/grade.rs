@@ -1,0 +1,342 @@
+//! Grading a foreign trajectory (a reference engine's `q`, `v` per step) with a case's oracle
+//! into a `signorini.run/1` record, built like the runner's records.
+//!
+//! # Trajectory file (`signorini.trajectory/1`, JSON)
+//!
+//! ```text
+//! { "schema": "signorini.trajectory/1",
+//!   "engine": { "name": "mujoco", "version": "4.0.0", "settings": { ... } },
+//!   "case": "slope", "params_hash": "...",          (optional: checked when present)
+//!   "dt": 0.01,
+//!   "q": [[...], ...], "v": [[...], ...],            steps + 1 states, signorini's coordinates
+//!   "wall_s": [...], "contacts": [...], "iterations": [...],     per step (optional)
+//!   "normal_impulse_total": [...] }                 per step, N s (optional; engine-reported)
+//! ```
+//!
+//! # Metrics of a graded trajectory
+//!
+//! Computed from the states, as the harness computes them for its own runs: the energies
+//! (kinetic, gravity, spring, total, change, injection), linear and angular momentum,
+//! `penetration_max` (signorini's contact detection at the state after each step, with the case's
+//! margin) and `bilateral_violation_max` (joint drift after each step), plus the momentum drift of
+//! closed systems. `n_contacts` is the engine's count, `normal_impulse_total` the engine's report
+//! when given. The contact-level metrics need the step's impulses and contact Jacobians, which an
+//! engine does not share in signorini's terms (natural map, Signorini product, cone and
+//! maximum-dissipation violations, momentum residual, creep and slip speeds, Lee residuals,
+//! bilateral residual): they are NaN in the steps and absent from the summary.
+
+use harness::case::{Case, Scenario, Trace};
+use harness::metrics::{penetration_max, EnergyTerms, StepMetrics};
+use harness::model::BilateralSet;
+use harness::params::Params;
+use harness::record::{
+    metric_stat, quantiles, CaseRecord, MeanMax, MomentumDrift, Provenance, RunRecord, RunStatus, SolverRecord,
+    StageTimes, StepRecord, Summary, SCHEMA,
+};
+use harness::SolveStatus;
+use serde::{Deserialize, Serialize};
+
+/// Schema tag of a trajectory file.
+pub const TRAJECTORY_SCHEMA: &str = "signorini.trajectory/1";
+
+/// Key in `solver.params` that marks a record as a reference engine's (absent in solver records).
+pub const REFERENCE_KEY: &str = "reference";
+
+/// The engine that produced a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Engine {
+    /// Engine name (`mujoco`, `drake`).
+    pub name: String,
+    /// Engine version.
+    pub version: String,
+    /// Settings used (solver, cone, integrator, ...).
+    #[serde(default)]
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A foreign trajectory (see the module doc).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// Always [`TRAJECTORY_SCHEMA`].
+    pub schema: String,
+    /// The engine.
+    pub engine: Engine,
+    /// Case name, if recorded (checked against `--case`).
+    #[serde(default)]
+    pub case: Option<String>,
+    /// Case parameter hash, if recorded (checked against the graded parameters).
+    #[serde(default)]
+    pub params_hash: Option<String>,
+    /// Time step (s).
+    pub dt: f64,
+    /// `q[k]`: positions after `k` steps, signorini's coordinates.
+    pub q: Vec<Vec<f64>>,
+    /// `v[k]`: velocities after `k` steps.
+    pub v: Vec<Vec<f64>>,
+    /// Wall time of each step (s).
+    #[serde(default)]
+    pub wall_s: Vec<f64>,
+    /// Contacts of each step, as the engine counts them.
+    #[serde(default)]
+    pub contacts: Vec<usize>,
+    /// Solver iterations of each step.
+    #[serde(default)]
+    pub iterations: Vec<usize>,
+    /// Sum of the normal contact impulses of each step (N s), as the engine reports them.
+    #[serde(default)]
+    pub normal_impulse_total: Vec<f64>,
+}
+
+impl Trajectory {
+    /// Parses a trajectory file's text; the error is one line.
+    pub fn parse(text: &str) -> Result<Trajectory, String> {
+        let t: Trajectory = serde_json::from_str(text).map_err(|e| format!("not a trajectory file: {e}"))?;
+        if t.schema != TRAJECTORY_SCHEMA {
+            return Err(format!("schema '{}' is not '{TRAJECTORY_SCHEMA}'", t.schema));
+        }
+        Ok(t)
+    }
+
+    /// Checks that the trajectory is a whole run of `scenario` (case `case`, parameters `params`):
+    /// the same `dt`, `steps + 1` finite states of the right sizes, per-step series of `steps`
+    /// entries. The error is one line.
+    pub fn check(&self, case: &str, params: &Params, scenario: &Scenario) -> Result<(), String> {
+        if let Some(c) = &self.case {
+            if c != case {
+                return Err(format!("trajectory is of case '{c}', not '{case}'"));
+            }
+        }
+        if let Some(h) = &self.params_hash {
+            if *h != params.hash() {
+                return Err(format!(
+                    "trajectory was exported with case parameters {h}, these are {} (same --set as the export?)",
+                    params.hash()
+                ));
+            }
+        }
+        let same_dt = (self.dt - scenario.dt).abs() <= 1e-12 * scenario.dt; // false for NaN
+        if !same_dt {
+            return Err(format!("trajectory dt = {} but the case's dt = {}", self.dt, scenario.dt));
+        }
+        let (n, nq, nv) = (scenario.steps, scenario.world.positions().len(), scenario.world.velocities().len());
+        if self.q.len() != n + 1 || self.v.len() != n + 1 {
+            return Err(format!(
+                "trajectory has {} positions and {} velocities; the case has {n} steps ({} states expected)",
+                self.q.len(),
+                self.v.len(),
+                n + 1
+            ));
+        }
+        for (k, (q, v)) in self.q.iter().zip(&self.v).enumerate() {
+            if q.len() != nq || v.len() != nv {
+                return Err(format!(
+                    "state {k} has |q| = {}, |v| = {}; the case has nq = {nq}, nv = {nv}",
+                    q.len(),
+                    v.len()
+                ));
+            }
+            if let Some(x) = q.iter().chain(v).find(|x| !x.is_finite()) {
+                return Err(format!("state {k} holds a non-finite value ({x})"));
+            }
+        }
+        for (name, len) in [
+            ("wall_s", self.wall_s.len()),
+            ("contacts", self.contacts.len()),
+            ("iterations", self.iterations.len()),
+            ("normal_impulse_total", self.normal_impulse_total.len()),
+        ] {
+            if len != 0 && len != n {
+                return Err(format!("'{name}' has {len} entries; expected {n} (one per step) or none"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The metrics that a trajectory cannot give (NaN in steps, absent from the summary).
+pub const UNMEASURED: &[&str] = &[
+    "momentum_rel",
+    "natmap_abs_l2",
+    "natmap_rel_l2",
+    "natmap_rel1_l2",
+    "signorini_max",
+    "cone_violation_max",
+    "mdp_violation_max",
+    "creep_speed_max",
+    "slip_speed_max",
+    "bilateral_residual",
+    "lee_residual",
+    "lee_residual_neglog10",
+    "lee_residual_rel",
+    "n_active",
+    "n_stick",
+    "n_slip",
+];
+
+/// The oracle's view of a checked trajectory: states plus the metrics computable from them.
+pub fn trace_of(t: &Trajectory, scenario: &Scenario) -> Trace {
+    let mut w = scenario.world.clone();
+    w.set_state(&t.q[0], &t.v[0]);
+    let mut e_prev = EnergyTerms::of(&w).total;
+    let mut metrics = Vec::with_capacity(scenario.steps);
+    for k in 0..scenario.steps {
+        w.set_state(&t.q[k + 1], &t.v[k + 1]);
+        let e = EnergyTerms::of(&w);
+        let contacts = harness::geometry::detect(&w, scenario.margin);
+        let change = e.total - e_prev;
+        e_prev = e.total;
+        metrics.push(StepMetrics {
+            t: (k + 1) as f64 * scenario.dt,
+            n_contacts: t.contacts.get(k).copied().unwrap_or(0),
+            n_active: 0,
+            momentum_rel: f64::NAN,
+            natmap_abs_l2: f64::NAN,
+            natmap_rel_l2: f64::NAN,
+            natmap_rel1_l2: f64::NAN,
+            signorini_max: f64::NAN,
+            cone_violation_max: f64::NAN,
+            mdp_violation_max: f64::NAN,
+            penetration_max: penetration_max(&contacts),
+            kinetic: e.kinetic,
+            gravity: e.gravity,
+            spring: e.spring,
+            elastic: e.elastic,
+            energy: e.total,
+            energy_change: change,
+            energy_injection: change.max(0.0),
+            linear_momentum: w.linear_momentum().norm(),
+            angular_momentum: w.angular_momentum().norm(),
+            n_stick: 0,
+            n_slip: 0,
+            creep_speed_max: f64::NAN,
+            slip_speed_max: f64::NAN,
+            normal_impulse_total: t.normal_impulse_total.get(k).copied().unwrap_or(f64::NAN),
+            bilateral_residual: f64::NAN,
+            bilateral_violation_max: BilateralSet::of(&w).violation_max(),
+            lee_residual: f64::NAN,
+            lee_residual_neglog10: f64::NAN,
+            lee_residual_rel: f64::NAN,
+        });
+    }
+    Trace { dt: scenario.dt, q: t.q.clone(), v: t.v.clone(), metrics, completed: true }
+}
+
+/// Grades a checked trajectory with `case`'s oracle and builds its run record: solver = the
+/// engine (name as given, `solver.params` = `{ reference: true, engine, version, settings }`),
+/// timings from the trajectory's per-step wall times.
+pub fn grade(
+    case: &dyn Case,
+    label: &str,
+    params: &Params,
+    scenario: &Scenario,
+    t: &Trajectory,
+    provenance: Provenance,
+) -> RunRecord {
+    let trace = trace_of(t, scenario);
+    let mut sp = Params::default();
+    sp.0.insert(REFERENCE_KEY.into(), serde_json::Value::Bool(true));
+    sp.0.insert("engine".into(), t.engine.name.clone().into());
+    sp.0.insert("version".into(), t.engine.version.clone().into());
+    sp.0.insert("settings".into(), serde_json::Value::Object(t.engine.settings.clone()));
+    let mut summary = Summary {
+        steps: scenario.steps,
+        failures: 0,
+        unconverged_steps: 0,
+        wall_per_step_s: quantiles(&t.wall_s),
+        stage_times: StageTimes { solve_s: t.wall_s.iter().sum(), ..Default::default() },
+        ..Default::default()
+    };
+    if !t.iterations.is_empty() {
+        let it: Vec<f64> = t.iterations.iter().map(|&i| i as f64).collect();
+        summary.iterations_per_step =
+            MeanMax { mean: it.iter().sum::<f64>() / it.len() as f64, max: it.iter().copied().fold(0.0, f64::max) };
+    } else {
+        summary.iterations_per_step = MeanMax { mean: f64::NAN, max: f64::NAN };
+    }
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = trace
+        .metrics
+        .iter()
+        .filter_map(|m| match serde_json::to_value(m) {
+            Ok(serde_json::Value::Object(map)) => Some(map),
+            _ => None,
+        })
+        .collect();
+    if let Some(first) = rows.first() {
+        let absent = |k: &str| {
+            k == "t" || UNMEASURED.contains(&k) || (k == "normal_impulse_total" && t.normal_impulse_total.is_empty())
+        };
+        for key in first.keys().filter(|k| !absent(k)) {
+            let series: Vec<f64> =
+                rows.iter().map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)).collect();
+            summary.metrics.insert(key.clone(), metric_stat(&series));
+        }
+    }
+    if scenario.world.is_closed() {
+        let mut w = scenario.world.clone();
+        let mut drift = MomentumDrift::default();
+        w.set_state(&t.q[0], &t.v[0]);
+        let (p0, l0) = (w.linear_momentum(), w.angular_momentum());
+        for (q, v) in t.q.iter().zip(&t.v) {
+            w.set_state(q, v);
+            drift.linear = drift.linear.max((w.linear_momentum() - p0).norm());
+            drift.angular = drift.angular.max((w.angular_momentum() - l0).norm());
+        }
+        summary.momentum_drift = Some(drift);
+    }
+    for check in case.oracle(params, scenario, &trace) {
+        summary.oracle.insert(check.name.clone(), check);
+    }
+    let steps = trace
+        .metrics
+        .iter()
+        .enumerate()
+        .map(|(k, m)| StepRecord {
+            step: k,
+            status: SolveStatus::Solved,
+            iterations: t.iterations.get(k).copied().unwrap_or(0),
+            wall_s: t.wall_s.get(k).copied().unwrap_or(f64::NAN),
+            metrics: m.clone(),
+        })
+        .collect();
+    RunRecord {
+        schema: SCHEMA.into(),
+        provenance,
+        case: CaseRecord {
+            name: case.name().into(),
+            label: label.into(),
+            params: params.clone(),
+            params_hash: params.hash(),
+        },
+        solver: SolverRecord { name: t.engine.name.clone(), params_hash: sp.hash(), params: sp },
+        status: RunStatus::Ok,
+        reason: None,
+        summary,
+        steps,
+        step_stride: 1,
+        iterations: vec![],
+    }
+}
+
+/// Whether a record is a reference engine's (`solver.params.reference = true`); false for every
+/// solver record, old or new.
+pub fn is_reference(r: &RunRecord) -> bool {
+    r.solver.params.0.get(REFERENCE_KEY).and_then(|v| v.as_bool()).unwrap_or(false)
+}
+
+/// A trajectory from a signorini run's trace (for tests and for comparing engines on equal
+/// terms): `engine` names it.
+pub fn from_trace(trace: &Trace, engine: Engine, case: &str, params: &Params, wall_s: Vec<f64>) -> Trajectory {
+    Trajectory {
+        schema: TRAJECTORY_SCHEMA.into(),
+        engine,
+        case: Some(case.into()),
+        params_hash: Some(params.hash()),
+        dt: trace.dt,
+        q: trace.q.clone(),
+        v: trace.v.clone(),
+        wall_s,
+        contacts: trace.metrics.iter().map(|m| m.n_contacts).collect(),
+        iterations: vec![],
+        normal_impulse_total: trace.metrics.iter().map(|m| m.normal_impulse_total).collect(),
+    }
+}

@@ -1,0 +1,258 @@
+//! Reference engines: the MJCF export (round trip through an XML parser, sidecar map, refusals)
+//! and `signorini grade` (refusal of malformed trajectories; a signorini run converted to a
+//! trajectory gets the same oracle verdicts as the run itself).
+
+use harness::record::Provenance;
+use harness::runner::{prepare, Suite};
+use harness::stepper::{simulate, RunOptions};
+use reference::{Engine, Trajectory};
+use std::process::Command;
+
+fn build(case: &str, set: &[(&str, &str)]) -> (harness::Params, harness::Scenario) {
+    let reg = signorini::registry();
+    let c = reg.find_case(case).unwrap();
+    let mut p = c.defaults();
+    for (k, v) in set {
+        p.set(k, v, case).unwrap();
+    }
+    let sc = c.build(&p).unwrap();
+    (p, sc)
+}
+
+fn exported(case: &str, set: &[(&str, &str)]) -> reference::Export {
+    let (p, sc) = build(case, set);
+    reference::export(case, &p, &sc).unwrap()
+}
+
+/// (name, type) of the geoms of `body` (None: the world body's own geoms).
+fn geoms(doc: &roxmltree::Document, body: Option<&str>) -> Vec<(String, String)> {
+    let parent = match body {
+        None => doc.descendants().find(|n| n.has_tag_name("worldbody")).unwrap(),
+        Some(b) => doc.descendants().find(|n| n.has_tag_name("body") && n.attribute("name") == Some(b)).unwrap(),
+    };
+    parent
+        .children()
+        .filter(|n| n.has_tag_name("geom"))
+        .map(|n| (n.attribute("name").unwrap().to_string(), n.attribute("type").unwrap().to_string()))
+        .collect()
+}
+
+#[test]
+fn slope_exports_a_free_box_on_a_tilted_plane() {
+    let e = exported("slope", &[]);
+    let doc = roxmltree::Document::parse(&e.mjcf).expect("well-formed XML");
+    let bodies: Vec<&str> =
+        doc.descendants().filter(|n| n.has_tag_name("body")).map(|n| n.attribute("name").unwrap()).collect();
+    assert_eq!(bodies, ["b0_box"]);
+    assert_eq!(geoms(&doc, None), [("static0_slope".to_string(), "plane".to_string())]);
+    assert_eq!(geoms(&doc, Some("b0_box")), [("b0_box_g0".to_string(), "box".to_string())]);
+    assert!(doc.descendants().any(|n| n.has_tag_name("freejoint")));
+    let opt = doc.descendants().find(|n| n.has_tag_name("option")).unwrap();
+    assert_eq!(opt.attribute("timestep"), Some("0.01"));
+    assert_eq!(opt.attribute("gravity"), Some("0.0 0.0 -9.81"));
+    // the plane's normal (its z axis) is the slope's normal (-sin a, 0, cos a)
+    let plane = doc.descendants().find(|n| n.attribute("name") == Some("static0_slope")).unwrap();
+    let q: Vec<f64> = plane.attribute("quat").unwrap().split(' ').map(|x| x.parse().unwrap()).collect();
+    let r = nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(q[0], q[1], q[2], q[3]));
+    let a = 10f64.to_radians();
+    assert!((r * nalgebra::Vector3::z() - nalgebra::Vector3::new(-a.sin(), 0.0, a.cos())).norm() < 1e-12);
+    let s = &e.sidecar;
+    assert_eq!((s.nq, s.nv, s.mj_nq, s.mj_nv, s.steps), (7, 6, 7, 6, 100));
+    assert_eq!(s.bodies[0].joint, reference::mjcf::BodyJoint::Free);
+    assert_eq!((s.bodies[0].q_offset, s.bodies[0].v_offset, s.bodies[0].dofs), (0, 0, [true; 6]));
+    assert_eq!(s.geoms.iter().map(|g| g.mapping.as_str()).collect::<Vec<_>>(), ["rigid", "rigid"]);
+    // the sidecar survives a JSON round trip
+    let back: reference::Sidecar = serde_json::from_str(&serde_json::to_string(s).unwrap()).unwrap();
+    assert_eq!(&back, s);
+}
+
+#[test]
+fn spring_cylinder_exports_planar_joints_with_the_spring_on_the_slide() {
+    let e = exported("spring_cylinder", &[("mu", "0"), ("dt", "0.005")]);
+    let doc = roxmltree::Document::parse(&e.mjcf).unwrap();
+    let joints: Vec<(&str, &str)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("joint"))
+        .map(|n| (n.attribute("type").unwrap(), n.attribute("axis").unwrap()))
+        .collect();
+    assert_eq!(joints, [("slide", "1.0 0.0 0.0"), ("slide", "0.0 0.0 1.0"), ("hinge", "0.0 1.0 0.0")]);
+    let x = doc.descendants().find(|n| n.has_tag_name("joint")).unwrap();
+    assert_eq!((x.attribute("stiffness"), x.attribute("springref")), (Some("100.0"), Some("-0.1")));
+    assert_eq!(geoms(&doc, Some("b0_cylinder"))[0].1, "cylinder");
+    let s = &e.sidecar;
+    assert_eq!((s.nq, s.nv, s.mj_nq, s.mj_nv), (7, 3, 3, 3));
+    assert_eq!(s.bodies[0].dofs, [true, false, true, false, true, false]);
+    let adr: Vec<(usize, usize)> = s.bodies[0].joints.iter().map(|j| (j.qpos_adr, j.dof_adr)).collect();
+    assert_eq!(adr, [(0, 0), (1, 1), (2, 2)]);
+    // at dt = 5 ms the Kelvin-Voigt map is stable: solref = (-k/m, -k tau_d/m), k per point = 1e4/2
+    let body_geom = s.geoms.iter().find(|g| g.body == Some(0)).unwrap();
+    assert_eq!(body_geom.mapping, "direct");
+    assert_eq!(body_geom.solref, [-5e3 / 0.5, -5e3 * 0.02 / 0.5]);
+    // at the default 20 ms it is not, and the export says so
+    let e = exported("spring_cylinder", &[]);
+    assert!(e.sidecar.geoms.iter().any(|g| g.mapping == "rigid_fallback"));
+    assert!(e.sidecar.notes.iter().any(|n| n.contains("too stiff")));
+}
+
+#[test]
+fn sphere_stack_and_clutter_export_every_body() {
+    let e = exported("sphere_stack", &[]);
+    let doc = roxmltree::Document::parse(&e.mjcf).unwrap();
+    assert_eq!(doc.descendants().filter(|n| n.has_tag_name("body")).count(), 5);
+    assert_eq!(e.sidecar.nq, 35);
+    let e = exported("clutter", &[("bodies", "40")]);
+    let doc = roxmltree::Document::parse(&e.mjcf).unwrap();
+    assert_eq!(doc.descendants().filter(|n| n.has_tag_name("body")).count(), 40);
+    assert_eq!(geoms(&doc, None).len(), 5, "ground + 4 walls");
+}
+
+#[test]
+fn pendulum_exports_its_hinge_at_the_pivot() {
+    let e = exported("pendulum", &[]);
+    let doc = roxmltree::Document::parse(&e.mjcf).unwrap();
+    let j = doc.descendants().find(|n| n.has_tag_name("joint")).unwrap();
+    assert_eq!(j.attribute("type"), Some("hinge"));
+    assert_eq!(j.attribute("pos"), Some("-1.0 0.0 0.0"));
+    assert_eq!(e.sidecar.bodies[0].joint, reference::mjcf::BodyJoint::WorldJoint);
+}
+
+#[test]
+fn deformable_case_is_refused() {
+    let (p, sc) = build("twisting_bar", &[]);
+    let err = reference::export("twisting_bar", &p, &sc).unwrap_err();
+    assert_eq!(err, "case 'twisting_bar' cannot be exported as MJCF: it has deformable (FEM) bodies");
+}
+
+/// A signorini run of `case` with `solver`, as a trajectory, and the run's own record.
+fn own_run(case: &str, set: &[(&str, &str)], solver: &str) -> (Trajectory, harness::record::RunRecord) {
+    let reg = signorini::registry();
+    let mut suite = Suite::single(case, solver);
+    suite.pairs[0].case_set = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let pair = prepare(&reg, &suite).unwrap().remove(0);
+    let mut s = (reg.find_solver(solver).unwrap().build)(&pair.solver_params).unwrap();
+    let out = simulate(&pair.scenario, s.as_mut(), RunOptions::default(), &mut || {});
+    let engine = Engine { name: format!("{solver}-as-engine"), version: "test".into(), settings: Default::default() };
+    let t = reference::from_trace(&out.trace, engine, case, &pair.case_params, out.solve_times.clone());
+    let rec = harness::runner::run_pair(
+        &reg,
+        &pair,
+        RunOptions::default(),
+        &Provenance::collect(),
+        &harness::runner::NoProgress,
+    );
+    (t, rec)
+}
+
+#[rstest::rstest]
+#[case::slope("slope", &[], "pgs")]
+#[case::slope_sliding("slope", &[("mu", "0.1")], "pgs")]
+#[case::spring_cylinder("spring_cylinder", &[("mu", "0"), ("duration", "1")], "sap")]
+#[case::sphere_stack("sphere_stack", &[], "pgs")]
+#[case::pendulum("pendulum", &[("duration", "0.2")], "drumwright")]
+fn grading_a_signorini_run_reproduces_its_oracle_verdicts(
+    #[case] case: &str,
+    #[case] set: &[(&str, &str)],
+    #[case] solver: &str,
+) {
+    let (t, rec) = own_run(case, set, solver);
+    let reg = signorini::registry();
+    let c = reg.find_case(case).unwrap();
+    let (p, sc) = build(case, set);
+    t.check(case, &p, &sc).unwrap();
+    let graded = reference::grade(c, case, &p, &sc, &t, Provenance::collect());
+    assert!(reference::is_reference(&graded) && !reference::is_reference(&rec));
+    assert_eq!(graded.summary.oracle.keys().collect::<Vec<_>>(), rec.summary.oracle.keys().collect::<Vec<_>>());
+    for (name, a) in &graded.summary.oracle {
+        let b = &rec.summary.oracle[name];
+        assert_eq!(a.pass, b.pass, "{case} {name}: graded {a:?} vs run {b:?}");
+        let scale = b.measured.abs().max(1e-12);
+        assert!((a.measured - b.measured).abs() <= 1e-9 * scale, "{case} {name}: {} vs {}", a.measured, b.measured);
+    }
+    // contact-level metrics are absent, energy metrics present
+    assert!(!graded.summary.metrics.contains_key("natmap_rel_l2"));
+    assert!(graded.summary.metrics.contains_key("energy"));
+    // the record reads back as a run record
+    let dir = tempfile::tempdir().unwrap();
+    let path = graded.write_atomic(dir.path()).unwrap();
+    harness::record::RunRecord::read(&path).unwrap();
+}
+
+#[test]
+fn malformed_trajectories_are_refused() {
+    let (t, _) = own_run("slope", &[], "pgs");
+    let (p, sc) = build("slope", &[]);
+    let mut short = t.clone();
+    short.q.pop();
+    assert!(short.check("slope", &p, &sc).unwrap_err().contains("101 states expected"));
+    let mut narrow = t.clone();
+    narrow.v[3].pop();
+    assert!(narrow.check("slope", &p, &sc).unwrap_err().contains("state 3 has |q| = 7, |v| = 5"));
+    let mut nan = t.clone();
+    nan.q[5][0] = f64::NAN;
+    assert!(nan.check("slope", &p, &sc).unwrap_err().contains("non-finite"));
+    let mut dt = t.clone();
+    dt.dt = 0.02;
+    assert!(dt.check("slope", &p, &sc).unwrap_err().contains("dt"));
+    let mut wall = t.clone();
+    wall.wall_s.pop();
+    assert!(wall.check("slope", &p, &sc).unwrap_err().contains("'wall_s' has 99 entries"));
+    assert!(t.check("sphere_stack", &p, &sc).unwrap_err().contains("case 'slope'"));
+    assert!(Trajectory::parse("{\"schema\": \"x\"}").unwrap_err().starts_with("not a trajectory file"));
+}
+
+#[test]
+fn cli_grade_refuses_a_wrong_length_trajectory_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, _) = own_run("slope", &[], "pgs");
+    t.q.truncate(50);
+    t.v.truncate(50);
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_signorini"))
+        .args(["grade", path.to_str().unwrap(), "--case", "slope", "--engine", "pgs-as-engine", "--out"])
+        .arg(dir.path().join("runs"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("50 positions"), "{stderr}");
+    assert!(!dir.path().join("runs").exists(), "nothing written");
+}
+
+#[test]
+fn cli_export_refuses_a_deformable_case_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_signorini"))
+        .args(["export", "--case", "twisting_bar", "--format", "mjcf", "--out"])
+        .arg(dir.path().join("x"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr.trim(), "error: case 'twisting_bar' cannot be exported as MJCF: it has deformable (FEM) bodies");
+    assert!(!dir.path().join("x").exists());
+}
+
+#[test]
+fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
+    let (t, rec) = own_run("slope", &[], "pgs");
+    let reg = signorini::registry();
+    let (p, sc) = build("slope", &[]);
+    let graded = reference::grade(reg.find_case("slope").unwrap(), "slope", &p, &sc, &t, Provenance::collect());
+    let dir = tempfile::tempdir().unwrap();
+    graded.write_atomic(dir.path()).unwrap();
+    rec.write_atomic(dir.path()).unwrap();
+    let opts = reports::report::Options {
+        run_dir: dir.path().to_path_buf(),
+        out_dir: dir.path().join("report"),
+        criterion: None,
+        gates: None,
+    };
+    reports::report::write(&opts).unwrap();
+    let md = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
+    assert!(md.contains("*pgs-as-engine (reference engine)*"), "{md}");
+    let html = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
+    assert!(html.contains("<td class=\"ref\">pgs-as-engine (reference engine)</td>"));
+    assert!(reports::table::is_reference(&graded) && !reports::table::is_reference(&rec));
+}
