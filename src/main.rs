@@ -530,26 +530,22 @@ fn bench_compare(base: &Path, new: &Path, threshold: f64, fail_on_regression: bo
 }
 
 /// Resolves a case with `--set` overrides: (case, full parameters, built and validated scene).
-fn build_case<'a>(
-    reg: &'a harness::Registry,
-    case: &str,
-    set: &[String],
-) -> Result<(&'a dyn harness::Case, harness::Params, harness::Scenario), String> {
+fn build_case(reg: &harness::Registry, case: &str, set: &[String]) -> Result<Box<dyn harness::PreparedCase>, String> {
     let c = reg.find_case(case).map_err(|e| e.to_string())?;
     let mut params = c.defaults();
     for (k, v) in parse_sets(set)? {
         let k = k.strip_prefix("case.").unwrap_or(&k).to_string();
         params.set(&k, &v, &format!("case '{case}'")).map_err(|e| e.to_string())?;
     }
-    let scenario = c.build(&params).map_err(|e| format!("case '{case}': {e}"))?;
-    scenario.world.validate().map_err(|e| format!("case '{case}': {e}"))?;
-    Ok((c, params, scenario))
+    let prepared = c.prepare(&params).map_err(|e| format!("case '{case}': {e}"))?;
+    prepared.scenario().world.validate().map_err(|e| format!("case '{case}': {e}"))?;
+    Ok(prepared)
 }
 
 fn export_mjcf(case: &str, set: &[String], out: &Path) -> Result<ExitCode, String> {
     let reg = signorini::registry();
-    let (_, params, scenario) = build_case(&reg, case, set)?;
-    let export = reference::export(case, &params, &scenario)?;
+    let prepared = build_case(&reg, case, set)?;
+    let export = reference::export(case, &prepared.params_json(), prepared.scenario())?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let (xml, json) = reference::mjcf::write(&export, out).map_err(|e| format!("{}: {e}", out.display()))?;
     println!(
@@ -576,15 +572,16 @@ fn grade(
     out: &Path,
 ) -> Result<ExitCode, String> {
     let reg = signorini::registry();
-    let (c, params, scenario) = build_case(&reg, case, set)?;
+    let prepared = build_case(&reg, case, set)?;
     let text = std::fs::read_to_string(trajectory).map_err(|e| format!("{}: {e}", trajectory.display()))?;
     let t = reference::Trajectory::parse(&text).map_err(|e| format!("{}: {e}", trajectory.display()))?;
     if t.engine.name != engine {
         return Err(format!("{}: trajectory is from engine '{}', not '{engine}'", trajectory.display(), t.engine.name));
     }
-    t.check(case, &params, &scenario).map_err(|e| format!("{}: {e}", trajectory.display()))?;
+    t.check(case, &prepared.params_json(), prepared.scenario())
+        .map_err(|e| format!("{}: {e}", trajectory.display()))?;
     let label = label.unwrap_or_else(|| case.to_string());
-    let record = reference::grade(c, &label, &params, &scenario, &t, harness::record::Provenance::collect());
+    let record = reference::grade(prepared.as_ref(), &label, &t, harness::record::Provenance::collect());
     let path = record.write_atomic(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, check) in &record.summary.oracle {
         println!(

@@ -15,7 +15,7 @@ fn build(case: &str, set: &[(&str, &str)]) -> (harness::Params, harness::Scenari
     for (k, v) in set {
         p.set(k, v, case).unwrap();
     }
-    let sc = c.build(&p).unwrap();
+    let sc = c.prepare(&p).unwrap().scenario().clone();
     (p, sc)
 }
 
@@ -127,9 +127,10 @@ fn deformable_case_is_refused() {
 fn own_run(case: &str, set: &[(&str, &str)], solver: &str) -> (Trajectory, harness::record::RunRecord) {
     let reg = signorini::registry();
     let mut suite = Suite::single(case, solver);
-    suite.pairs[0].case_set = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    suite.pairs[0].case_set =
+        set.iter().map(|(k, v)| (k.to_string(), harness::runner::Override::Text(v.to_string()))).collect();
     let pair = prepare(&reg, &suite).unwrap().remove(0);
-    let mut s = (reg.find_solver(solver).unwrap().build)(&pair.solver_params).unwrap();
+    let mut s = reg.find_solver(solver).unwrap().build(&pair.solver_params).unwrap();
     let out = simulate(&pair.scenario, s.as_mut(), RunOptions::default(), &mut || {});
     let engine = Engine { name: format!("{solver}-as-engine"), version: "test".into(), settings: Default::default() };
     let t = reference::from_trace(&out.trace, engine, case, &pair.case_params, out.solve_times.clone());
@@ -159,7 +160,7 @@ fn grading_a_signorini_run_reproduces_its_oracle_verdicts(
     let c = reg.find_case(case).unwrap();
     let (p, sc) = build(case, set);
     t.check(case, &p, &sc).unwrap();
-    let graded = reference::grade(c, case, &p, &sc, &t, Provenance::collect());
+    let graded = reference::grade(c.prepare(&p).unwrap().as_ref(), case, &t, Provenance::collect());
     assert!(reference::is_reference(&graded) && !reference::is_reference(&rec));
     assert_eq!(graded.summary.oracle.keys().collect::<Vec<_>>(), rec.summary.oracle.keys().collect::<Vec<_>>());
     for (name, a) in &graded.summary.oracle {
@@ -238,8 +239,13 @@ fn cli_export_refuses_a_deformable_case_and_writes_nothing() {
 fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
     let (t, rec) = own_run("slope", &[], "pgs");
     let reg = signorini::registry();
-    let (p, sc) = build("slope", &[]);
-    let graded = reference::grade(reg.find_case("slope").unwrap(), "slope", &p, &sc, &t, Provenance::collect());
+    let (p, _) = build("slope", &[]);
+    let graded = reference::grade(
+        reg.find_case("slope").unwrap().prepare(&p).unwrap().as_ref(),
+        "slope",
+        &t,
+        Provenance::collect(),
+    );
     let dir = tempfile::tempdir().unwrap();
     graded.write_atomic(dir.path()).unwrap();
     rec.write_atomic(dir.path()).unwrap();

@@ -25,13 +25,13 @@
 //! maximum-dissipation violations, momentum residual, creep and slip speeds, Lee residuals,
 //! bilateral residual): they are NaN in the steps and absent from the summary.
 
-use harness::case::{Case, Scenario, Trace};
+use harness::case::{PreparedCase, Scenario, Trace};
 use harness::metrics::{penetration_max, EnergyTerms, StepMetrics};
 use harness::model::BilateralSet;
 use harness::params::Params;
 use harness::record::{
-    metric_stat, quantiles, CaseRecord, MeanMax, MomentumDrift, Provenance, RunRecord, RunStatus, SolverRecord,
-    StageTimes, StepRecord, Summary, SCHEMA,
+    metric_stat, quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, StageTimes,
+    StepRecord, Summary, SCHEMA,
 };
 use harness::SolveStatus;
 use serde::{Deserialize, Serialize};
@@ -224,14 +224,8 @@ pub fn trace_of(t: &Trajectory, scenario: &Scenario) -> Trace {
 /// Grades a checked trajectory with `case`'s oracle and builds its run record: solver = the
 /// engine (name as given, `solver.params` = `{ reference: true, engine, version, settings }`),
 /// timings from the trajectory's per-step wall times.
-pub fn grade(
-    case: &dyn Case,
-    label: &str,
-    params: &Params,
-    scenario: &Scenario,
-    t: &Trajectory,
-    provenance: Provenance,
-) -> RunRecord {
+pub fn grade(case: &dyn PreparedCase, label: &str, t: &Trajectory, provenance: Provenance) -> RunRecord {
+    let (params, scenario) = (&case.params_json(), case.scenario());
     let trace = trace_of(t, scenario);
     let mut sp = Params::default();
     sp.0.insert(REFERENCE_KEY.into(), serde_json::Value::Bool(true));
@@ -271,19 +265,8 @@ pub fn grade(
             summary.metrics.insert(key.clone(), metric_stat(&series));
         }
     }
-    if scenario.world.is_closed() {
-        let mut w = scenario.world.clone();
-        let mut drift = MomentumDrift::default();
-        w.set_state(&t.q[0], &t.v[0]);
-        let (p0, l0) = (w.linear_momentum(), w.angular_momentum());
-        for (q, v) in t.q.iter().zip(&t.v) {
-            w.set_state(q, v);
-            drift.linear = drift.linear.max((w.linear_momentum() - p0).norm());
-            drift.angular = drift.angular.max((w.angular_momentum() - l0).norm());
-        }
-        summary.momentum_drift = Some(drift);
-    }
-    for check in case.oracle(params, scenario, &trace) {
+    summary.momentum_drift = harness::metrics::momentum::drift(&scenario.world, &trace);
+    for check in case.grade(&trace) {
         summary.oracle.insert(check.name.clone(), check);
     }
     let steps = trace
@@ -307,7 +290,13 @@ pub fn grade(
             params: params.clone(),
             params_hash: params.hash(),
         },
-        solver: SolverRecord { name: t.engine.name.clone(), params_hash: sp.hash(), params: sp },
+        solver: SolverRecord {
+            name: t.engine.name.clone(),
+            params_hash: sp.hash(),
+            params: sp,
+            paper: String::new(),
+            defaults_hash: String::new(),
+        },
         status: RunStatus::Ok,
         reason: None,
         summary,
