@@ -61,6 +61,10 @@ while read -r name kind exe; do
   [[ -z "$name" || "$kind" != bench ]] && continue
   cp "$exe" "$bundle/bench/$name"
 done <<<"$bench_bins"
+# line tables only matter for backtraces; stripping keeps the bundle small enough to carry (STRIP=0 keeps them)
+if [[ "${STRIP:-1}" != 0 ]] && command -v strip >/dev/null 2>&1; then
+  find "$bundle/bin" "$bundle/tests" "$bundle/bench" -type f -exec strip --strip-debug {} +
+fi
 cp ci/gpu/run-on-device.sh ci/gpu/device_run.py ci/gpu/gpu-timings-doc.py "$bundle/"
 if [[ $with_nvrtc == 1 ]]; then
   nvrtc_lib="${NVRTC_CHECK_DIR:-target/nvrtc-check}/pkgs/nvidia/cu13/lib"
