@@ -16,6 +16,9 @@
 //! number of penalty changes (each refactors every unit) and the paper's residual (−log10, as in
 //! Table III) per variant are printed at setup.
 //!
+//! `SUBADMM_ROBOTS` and `SUBADMM_THREADS` (comma-separated) replace the robot counts and thread
+//! counts; `ci/gpu/run-on-device.sh` uses them for Table III at 1–16 threads on a many-core machine.
+//!
 //! `cargo bench --bench subadmm` (add `-- --quick` for a fast pass); ids are
 //! `subadmm/<label>/robots-<N>/threads-<T>`. The time ratios No Sub / SubADMM and No Body /
 //! SubADMM at 8 robots are the numbers to put beside the paper's 2.78× and 1.46×, and No Sub /
@@ -31,12 +34,24 @@ use std::time::Duration;
 /// (paper label, `split`).
 const VARIANTS: [(&str, &str); 3] = [("SubADMM", "body"), ("No Sub", "none"), ("No Body", "subsystem")];
 
+/// A comma-separated list of counts from the environment variable `var`, or `default`.
+fn counts(var: &str, default: &[usize]) -> Vec<usize> {
+    match std::env::var(var) {
+        Ok(v) => v
+            .split(',')
+            .map(|t| t.trim().parse().unwrap_or_else(|_| panic!("{var}={v}: expected counts like 1,2,4")))
+            .collect(),
+        Err(_) => default.to_vec(),
+    }
+}
+
 fn subadmm_benches(c: &mut Criterion) {
+    let (robot_counts, thread_counts) = (counts("SUBADMM_ROBOTS", &[1, 4, 8, 27]), counts("SUBADMM_THREADS", &[1, 2]));
     let reg = signorini::registry();
     let entry = reg.find_solver("subadmm").expect("registered");
     let mut group = c.benchmark_group("subadmm");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
-    for robots in [1, 4, 8, 27] {
+    for &robots in &robot_counts {
         let spec = PairSpec {
             label: format!("robots-{robots}"),
             case: "robots".into(),
@@ -61,7 +76,7 @@ fn subadmm_benches(c: &mut Criterion) {
             p.nb()
         );
         for (label, split) in VARIANTS {
-            for threads in [1, 2] {
+            for &threads in &thread_counts {
                 let mut params: Params = pair.solver_params.clone();
                 for (k, v) in
                     [("split", split.to_string()), ("threads", threads.to_string()), ("tolerance", "1e-300".into())]
@@ -69,7 +84,7 @@ fn subadmm_benches(c: &mut Criterion) {
                     params.set(k, &v, "subadmm").expect("known key");
                 }
                 let mut solver = entry.build(&params).expect("valid settings");
-                if threads == 1 {
+                if threads == thread_counts[0] {
                     let mut log = IterationLog::new();
                     let sol = solver.step(&p, &mut log).expect("solves");
                     let beta = log.column("beta").expect("logged");

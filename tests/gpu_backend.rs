@@ -7,8 +7,11 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The CLI under test: `SIGNORINI_BIN` when set (a test binary copied to a GPU machine by
+/// `ci/gpu/build-for-device.sh` runs the CLI copied beside it), else the one cargo built.
 fn signorini(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_signorini")).args(args).current_dir(cwd).output().expect("binary runs")
+    let bin = std::env::var_os("SIGNORINI_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_signorini").into());
+    Command::new(bin).args(args).current_dir(cwd).output().expect("binary runs")
 }
 
 /// Runs `slope` with `solver` for `steps` steps of 0.01 s into `dir`; returns (stderr, record).

@@ -1,11 +1,11 @@
 //! [`Device`]: a CUDA context on one device with the kernels of [`super::SOURCE`] compiled by
 //! NVRTC in precision `T`, and the launch helpers the other modules share.
 
+use super::compile::{compile_ptx, KERNELS};
 use super::memory::{DeviceSparseInverse, MemTracker};
-use super::{probe, Real, SOURCE};
+use super::{probe, Real};
 use crate::backend::TransferCounter;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig};
-use cudarc::nvrtc::{compile_ptx_with_opts, CompileOptions};
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -13,19 +13,6 @@ use std::sync::{Arc, Mutex};
 pub(super) const BLOCK: u32 = 256;
 pub(super) const DOT_THREADS: u32 = 256;
 pub(super) const DOT_MAX_BLOCKS: usize = 1024;
-const KERNELS: [&str; 11] = [
-    "spmv_csr",
-    "gemv_dense",
-    "dot_partial",
-    "sum_partials",
-    "axpy",
-    "xpby",
-    "mul_elem",
-    "scale_add",
-    "ncp_normal",
-    "friction_w",
-    "csr_rowdot",
-];
 
 pub(super) struct Funcs {
     f: Vec<CudaFunction>,
@@ -77,13 +64,8 @@ impl<T: Real> Device<T> {
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| format!("CudaContext::new({ordinal}): {e:?}"))?;
         let name = ctx.name().map_err(|e| format!("device name: {e:?}"))?;
-        let opts = CompileOptions {
-            fmad: Some(false),
-            options: vec![format!("-DREAL={}", T::CUDA)],
-            name: Some("signorini_kernels.cu".into()),
-            ..Default::default()
-        };
-        let ptx = compile_ptx_with_opts(SOURCE, opts).map_err(|e| format!("NVRTC compile: {e:?}"))?;
+        // the same options as the CI check (compile.rs); no arch: the driver JIT-compiles the PTX
+        let ptx = compile_ptx(T::PRECISION, None).map_err(|e| e.to_string())?;
         let module = ctx.load_module(ptx).map_err(|e| format!("load module: {e:?}"))?;
         let f = KERNELS
             .iter()

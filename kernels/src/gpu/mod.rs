@@ -22,7 +22,9 @@
 //!   message: the [`Blas`]/[`Backend`] methods are infallible, and the stepper reports a panicking solver
 //!   as a failed run.
 //!
-//! Modules: `device` ([`Device`]: context, NVRTC compilation, launch helpers), `memory` (device
+//! Modules: `compile` ([`compile_ptx`]: the NVRTC options shared by the runtime and the CI check
+//! `ci/gpu/nvrtc-check.sh`, kernel names for compiler errors, `ptxas -v` reports), `device`
+//! ([`Device`]: context, loading the compiled kernels, launch helpers), `memory` (device
 //! buffers, uploads/downloads counted by a [`TransferCounter`](crate::backend::TransferCounter),
 //! [`Device::transfers`]), `ops` (BLAS-1, SpMV and method kernel launches on device buffers),
 //! `pcr` (the device-resident constraint solve through the shared PCR loop) and `backend` (the
@@ -30,12 +32,17 @@
 //! [`CudaBackend`]).
 
 mod backend;
+mod compile;
 mod device;
 mod memory;
 mod ops;
 mod pcr;
 
 pub use backend::CudaBackend;
+pub use compile::{
+    compile_ptx, compile_source, kernel_spans, kernels_in_log, nvrtc_available, parse_ptxas, CompileError, PtxasKernel,
+    KERNELS, SOURCE_NAME,
+};
 pub use device::Device;
 pub use memory::{dense_is_smaller, DBuf, DeviceCsr, DeviceDelassus, DeviceSparseInverse};
 pub use ops::spgemm_pattern;
