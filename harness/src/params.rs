@@ -131,15 +131,20 @@ impl Params {
         self.0.contains_key(key)
     }
 
+    /// The current value of `key`, or the error naming the known keys.
+    fn existing(&self, key: &str, owner: &str) -> Result<&Value, ParamError> {
+        self.0.get(key).ok_or_else(|| ParamError::UnknownKey {
+            key: key.into(),
+            owner: owner.into(),
+            known: self.0.keys().cloned().collect::<Vec<_>>().join(", "),
+        })
+    }
+
     /// Applies `key=value` given as text, typed after the existing default. Rejects unknown keys,
     /// unparsable values and non-finite numbers.
     pub fn set(&mut self, key: &str, raw: &str, owner: &str) -> Result<(), ParamError> {
         let bad = |why: String| ParamError::BadValue { key: key.into(), owner: owner.into(), why };
-        let current = self.0.get(key).ok_or_else(|| ParamError::UnknownKey {
-            key: key.into(),
-            owner: owner.into(),
-            known: self.0.keys().cloned().collect::<Vec<_>>().join(", "),
-        })?;
+        let current = self.existing(key, owner)?;
         let new = match current {
             Value::Bool(_) => {
                 Value::Bool(raw.parse().map_err(|_| bad(format!("expected true or false, got '{raw}'")))?)
@@ -166,11 +171,7 @@ impl Params {
     /// non-finite numbers are refused. Nothing goes through text.
     pub fn set_value(&mut self, key: &str, value: &Value, owner: &str) -> Result<(), ParamError> {
         let bad = |why: String| ParamError::BadValue { key: key.into(), owner: owner.into(), why };
-        let current = self.0.get(key).ok_or_else(|| ParamError::UnknownKey {
-            key: key.into(),
-            owner: owner.into(),
-            known: self.0.keys().cloned().collect::<Vec<_>>().join(", "),
-        })?;
+        let current = self.existing(key, owner)?;
         let kind = |v: &Value| match v {
             Value::Bool(_) => "a boolean",
             Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",

@@ -367,6 +367,31 @@ pub fn metric_stat(x: &[f64]) -> MetricStat {
     MetricStat { max, mean: x.iter().sum::<f64>() / x.len() as f64, last: x[x.len() - 1] }
 }
 
+/// Max / mean / last of every numeric field of the per-step metrics, by field name, for the
+/// fields `keep` accepts (the time `t` is never summarised). Shared by the runner and by the
+/// grading of foreign trajectories, so both summarise a run the same way.
+pub fn summarize_metrics(
+    metrics: &[crate::metrics::StepMetrics],
+    keep: impl Fn(&str) -> bool,
+) -> std::collections::BTreeMap<String, MetricStat> {
+    let rows: Vec<serde_json::Map<String, serde_json::Value>> = metrics
+        .iter()
+        .filter_map(|m| match serde_json::to_value(m) {
+            Ok(serde_json::Value::Object(map)) => Some(map),
+            _ => None,
+        })
+        .collect();
+    let mut out = std::collections::BTreeMap::new();
+    if let Some(first) = rows.first() {
+        for key in first.keys().filter(|k| k.as_str() != "t" && keep(k)) {
+            let series: Vec<f64> =
+                rows.iter().map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)).collect();
+            out.insert(key.clone(), metric_stat(&series));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

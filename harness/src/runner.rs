@@ -5,9 +5,7 @@
 use crate::case::{PreparedCase, Scenario};
 use crate::metrics;
 use crate::params::{ParamError, Params};
-use crate::record::{
-    metric_stat, quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, Summary, SCHEMA,
-};
+use crate::record::{quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, Summary, SCHEMA};
 use crate::registry::{Registry, SolverFactory};
 use crate::stepper::{simulate, RunOptions, RunOutcome};
 use serde::Deserialize;
@@ -381,23 +379,7 @@ fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
         };
     }
     s.unconverged_steps = o.unconverged;
-    // every numeric field of StepMetrics, by name
-    let rows: Vec<serde_json::Map<String, serde_json::Value>> = o
-        .trace
-        .metrics
-        .iter()
-        .filter_map(|m| match serde_json::to_value(m) {
-            Ok(serde_json::Value::Object(map)) => Some(map),
-            _ => None,
-        })
-        .collect();
-    if let Some(first) = rows.first() {
-        for key in first.keys().filter(|k| k.as_str() != "t") {
-            let series: Vec<f64> =
-                rows.iter().map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)).collect();
-            s.metrics.insert(key.clone(), metric_stat(&series));
-        }
-    }
+    s.metrics = crate::record::summarize_metrics(&o.trace.metrics, |_| true);
     s.momentum_drift = metrics::momentum::drift(&scenario.world, &o.trace);
     s
 }

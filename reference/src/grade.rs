@@ -30,8 +30,8 @@ use harness::metrics::{penetration_max, EnergyTerms, StepMetrics};
 use harness::model::BilateralSet;
 use harness::params::Params;
 use harness::record::{
-    metric_stat, quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, StageTimes,
-    StepRecord, Summary, SCHEMA,
+    quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, StageTimes, StepRecord, Summary,
+    SCHEMA,
 };
 use harness::SolveStatus;
 use serde::{Deserialize, Serialize};
@@ -247,24 +247,9 @@ pub fn grade(case: &dyn PreparedCase, label: &str, t: &Trajectory, provenance: P
     } else {
         summary.iterations_per_step = MeanMax { mean: f64::NAN, max: f64::NAN };
     }
-    let rows: Vec<serde_json::Map<String, serde_json::Value>> = trace
-        .metrics
-        .iter()
-        .filter_map(|m| match serde_json::to_value(m) {
-            Ok(serde_json::Value::Object(map)) => Some(map),
-            _ => None,
-        })
-        .collect();
-    if let Some(first) = rows.first() {
-        let absent = |k: &str| {
-            k == "t" || UNMEASURED.contains(&k) || (k == "normal_impulse_total" && t.normal_impulse_total.is_empty())
-        };
-        for key in first.keys().filter(|k| !absent(k)) {
-            let series: Vec<f64> =
-                rows.iter().map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)).collect();
-            summary.metrics.insert(key.clone(), metric_stat(&series));
-        }
-    }
+    summary.metrics = harness::record::summarize_metrics(&trace.metrics, |k| {
+        !(UNMEASURED.contains(&k) || (k == "normal_impulse_total" && t.normal_impulse_total.is_empty()))
+    });
     summary.momentum_drift = harness::metrics::momentum::drift(&scenario.world, &trace);
     for check in case.grade(&trace) {
         summary.oracle.insert(check.name.clone(), check);
