@@ -23,8 +23,8 @@ fi
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/peers/requirements.txt"
+"$venv/bin/python" -m pip install --quiet --no-cache-dir --disable-pip-version-check -r "$root/peers/requirements.txt"
 if [ "$drake" = 1 ]; then
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/peers/requirements-drake.txt"
+  "$venv/bin/python" -m pip install --quiet --no-cache-dir --disable-pip-version-check -r "$root/peers/requirements-drake.txt"
 fi
 echo "$venv/bin/python"

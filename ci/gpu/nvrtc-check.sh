@@ -28,7 +28,7 @@ else
   echo "nvrtc-check: installing nvidia-cuda-nvrtc and nvidia-cuda-nvcc (CUDA 13) into $pkgs"
   rm -rf "$pkgs"
   mkdir -p "$dir"
-  "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --target "$pkgs" \
+  "$python" -m pip install --quiet --no-cache-dir --disable-pip-version-check --root-user-action=ignore --no-deps --target "$pkgs" \
     'nvidia-cuda-nvrtc>=13,<14' 'nvidia-cuda-nvcc>=13,<14'
 fi
 for f in "$cuda/lib/libnvrtc.so.13" "$cuda/bin/ptxas"; do
