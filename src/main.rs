@@ -7,6 +7,7 @@ use harness::stepper::RunOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(name = "signorini", version, about = "A workbench for frictional-contact solvers")]
@@ -53,6 +54,8 @@ enum Command {
         /// Device arithmetic: `f64` (default) or `f32` (GPU backend only).
         #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
         precision: String,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver.
     Fclib {
@@ -157,6 +160,40 @@ enum Command {
     },
 }
 
+/// Resource limits of `run`: every pair is checked against them before the suite starts
+/// (memory) or while it runs (time); a pair past a time limit is recorded as failed with the
+/// reason and the suite goes on.
+#[derive(clap::Args)]
+struct Limits {
+    /// Wall-time limit of one step, in seconds (0: none).
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    step_timeout: f64,
+    /// Wall-time limit of one pair's run, in seconds (0: none).
+    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS")]
+    run_timeout: f64,
+    /// Memory one pair may use, e.g. `8G` or `512M` (default: the machine's available memory).
+    /// Pairs whose estimate exceeds it are refused before anything runs, naming the parameters.
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<String>,
+}
+
+impl Limits {
+    /// The limits as run options (timeouts) and a memory limit in bytes.
+    fn resolve(&self) -> Result<(Option<Duration>, Option<Duration>, f64), String> {
+        let secs = |name: &str, s: f64| -> Result<Option<Duration>, String> {
+            if !(s.is_finite() && s >= 0.0) {
+                return Err(format!("--{name} {s}: expected seconds >= 0 (0: no limit)"));
+            }
+            Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
+        };
+        let memory = match &self.max_memory {
+            Some(m) => harness::resources::parse_bytes(m).map_err(|e| format!("--max-memory {e}"))?,
+            None => harness::resources::default_limit(),
+        };
+        Ok((secs("step-timeout", self.step_timeout)?, secs("run-timeout", self.run_timeout)?, memory))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -164,16 +201,20 @@ fn main() -> ExitCode {
             print!("{}", list());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { suite, case, solver, set, out, logged_steps, shard, backend, precision } => {
-            select_backend(&backend, &precision).and_then(|selection| {
+        Command::Run { suite, case, solver, set, out, logged_steps, shard, backend, precision, limits } => {
+            limits.resolve().and_then(|(step_timeout, run_timeout, memory)| {
+                let selection = select_backend(&backend, &precision)?;
                 run(
-                    &suite,
-                    case,
-                    solver,
-                    &set,
+                    Selection { suite: &suite, case, solver, set: &set, shard: shard.as_deref() },
                     out,
-                    shard.as_deref(),
-                    RunOptions { logged_steps, backend: Some(selection), ..Default::default() },
+                    RunOptions {
+                        logged_steps,
+                        backend: Some(selection),
+                        step_timeout,
+                        run_timeout,
+                        ..Default::default()
+                    },
+                    memory,
                 )
             })
         }
@@ -246,19 +287,47 @@ fn parse_sets(set: &[String]) -> Result<Vec<(String, String)>, String> {
         .collect()
 }
 
-/// Draws one progress bar over all steps of the suite (hidden when stderr is not a terminal).
-struct Bar(ProgressBar);
+/// Draws one progress bar over all steps of the suite, with the current pair, step and
+/// iterations. When stderr is not a terminal (a batch job's log) the bar is hidden and a line is
+/// printed instead every [`PROGRESS_EVERY`].
+struct Bar {
+    bar: ProgressBar,
+    pair: std::sync::Mutex<(String, std::time::Instant)>,
+}
+
+/// Interval of the progress lines printed when stderr is not a terminal.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Bar {
+    fn new(bar: ProgressBar) -> Self {
+        Self { bar, pair: std::sync::Mutex::new((String::new(), std::time::Instant::now())) }
+    }
+}
 
 impl Progress for Bar {
     fn pair_started(&self, pair: &PreparedPair) {
-        self.0.set_message(format!("{} / {}", pair.spec.label, pair.spec.solver));
+        let name = format!("{} / {}", pair.spec.label, pair.spec.solver);
+        self.bar.set_message(name.clone());
+        if let Ok(mut p) = self.pair.lock() {
+            p.0 = name;
+        }
     }
-    fn step(&self) {
-        self.0.inc(1);
+    fn step(&self, done: &harness::stepper::StepDone) {
+        self.bar.inc(1);
+        let Ok(mut p) = self.pair.lock() else { return };
+        let line = format!("{}: step {} of {}, {} iterations", p.0, done.step + 1, done.steps, done.iterations);
+        if self.bar.is_hidden() {
+            if p.1.elapsed() >= PROGRESS_EVERY {
+                eprintln!("progress: {line}");
+                p.1 = std::time::Instant::now();
+            }
+        } else {
+            self.bar.set_message(line);
+        }
     }
     fn pair_finished(&self, record: &harness::record::RunRecord) {
         if record.status == RunStatus::Failed {
-            self.0.println(format!(
+            self.bar.println(format!(
                 "{} / {} failed: {}",
                 record.case.label,
                 record.solver.name,
@@ -268,15 +337,17 @@ impl Progress for Bar {
     }
 }
 
-fn run(
-    suite: &str,
+/// What `run` runs: the suite, narrowed by `--case`/`--solver`, with `--set` overrides, one shard.
+struct Selection<'a> {
+    suite: &'a str,
     case: Vec<String>,
     solver: Vec<String>,
-    set: &[String],
-    out: Option<PathBuf>,
-    shard: Option<&str>,
-    opts: RunOptions,
-) -> Result<ExitCode, String> {
+    set: &'a [String],
+    shard: Option<&'a str>,
+}
+
+fn run(sel: Selection<'_>, out: Option<PathBuf>, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, String> {
+    let Selection { suite, case, solver, set, shard } = sel;
     let shard = shard.map(harness::cluster::parse_shard).transpose()?;
     let reg = signorini::registry();
     for s in &solver {
@@ -295,7 +366,10 @@ fn run(
         }
         all
     } else {
-        let text = std::fs::read_to_string(suite).map_err(|e| format!("suite '{suite}': {e}"))?;
+        let text = harness::input::read_text(Path::new(suite)).map_err(|e| {
+            let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
+            format!("suite '{suite}': {why}")
+        })?;
         Suite::from_toml_with_solvers(&text, suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?
     };
     suite.select_cases(&case)?;
@@ -314,8 +388,13 @@ fn run(
         }
         eprintln!("shard {i}/{n}: {} of {total} pairs", suite.pairs.len());
     }
-    let pairs = runner::prepare(&reg, &suite)?;
+    let pairs = runner::prepare_with(&reg, &suite, memory_limit)?;
     let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
+    harness::input::check_writable_dir(&out)?;
+    let stale = harness::input::remove_stale_tmp(&out);
+    if stale > 0 {
+        eprintln!("removed {stale} temporary files left in {} by an interrupted run", out.display());
+    }
     let total: u64 = pairs.iter().filter(|p| p.skip.is_none()).map(|p| p.scenario.steps as u64).sum();
     let bar = ProgressBar::new(total);
     bar.set_style(
@@ -324,7 +403,7 @@ fn run(
             .progress_chars("=> "),
     );
     eprintln!("running {} pairs of suite '{}' -> {}", pairs.len(), suite.name, out.display());
-    let results = runner::run_suite(&reg, &pairs, &out, opts, &Bar(bar.clone()));
+    let results = runner::run_suite(&reg, &pairs, &out, opts, &Bar::new(bar.clone()));
     bar.finish_and_clear();
     let records: Vec<_> = results.iter().map(|(r, _)| r.clone()).collect();
     print!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
@@ -423,8 +502,12 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
         }
         FclibCommand::Solve { file, solver, set } => {
             let entry = reg.find_solver(&solver).map_err(|e| e.to_string())?;
-            if !entry.capabilities.rigid_contact {
-                return Err(format!("solver '{solver}' cannot take FCLIB's rigid-contact problems (no rigid contact)"));
+            if !(entry.capabilities.rigid_contact && entry.capabilities.rigid_bodies) {
+                return Err(format!(
+                    "solver '{solver}' cannot take FCLIB problems (a generic mass matrix with rigid contact; it \
+                     supports {:?})",
+                    entry.capabilities
+                ));
             }
             let mut params = (entry.defaults)();
             for (k, v) in parse_sets(&set)? {
@@ -519,11 +602,11 @@ fn bench_compare(base: &Path, new: &Path, threshold: f64, fail_on_regression: bo
     if !(threshold.is_finite() && threshold >= 0.0) {
         return Err(format!("--threshold must be a non-negative number, got {threshold}"));
     }
-    let rows = reports::compare::compare(
+    let rows = reports::compare::compare_sources(
         &reports::compare::read_source(base)?,
         &reports::compare::read_source(new)?,
         threshold,
-    );
+    )?;
     print!("{}", reports::compare::table(&rows));
     let regressed = rows.iter().any(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0));
     Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -573,7 +656,7 @@ fn grade(
 ) -> Result<ExitCode, String> {
     let reg = signorini::registry();
     let prepared = build_case(&reg, case, set)?;
-    let text = std::fs::read_to_string(trajectory).map_err(|e| format!("{}: {e}", trajectory.display()))?;
+    let text = harness::input::read_text(trajectory)?;
     let t = reference::Trajectory::parse(&text).map_err(|e| format!("{}: {e}", trajectory.display()))?;
     if t.engine.name != engine {
         return Err(format!("{}: trajectory is from engine '{}', not '{engine}'", trajectory.display(), t.engine.name));

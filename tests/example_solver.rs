@@ -42,9 +42,7 @@ impl Default for JacobiSettings {
 
 impl Settings for JacobiSettings {
     fn validate(&self) -> Result<(), FieldError> {
-        if self.max_iterations < 1 {
-            return Err(FieldError::new("max_iterations", format!("must be >= 1, got {}", self.max_iterations)));
-        }
+        harness::check_budget("max_iterations", self.max_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(FieldError::new("tolerance", format!("must be finite and > 0, got {}", self.tolerance)));
         }
@@ -116,6 +114,7 @@ impl Solver for ProjectedJacobi {
                 let rel_change = change / size.max(f64::MIN_POSITIVE);
                 let (natmap, _) = self.contacts.residuals(&self.v, &self.lambda);
                 log.record(&[("rel_change_linf", rel_change), ("natmap_abs_l2", natmap)]);
+                log.check_deadline()?;
                 iterations = k;
                 if rel_change < self.settings.tolerance {
                     status = SolveStatus::Solved;

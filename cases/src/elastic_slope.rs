@@ -271,6 +271,10 @@ impl CaseDef for ElasticSlope {
     const SUMMARY: &'static str =
         "stiff elastic FEM cube (E = 1e8) on an inclined plane (Zeng Fig. 7): stick/slip threshold and acceleration";
     const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn size_hint(&self, p: &ElasticSlopeParams) -> Option<harness::resources::ProblemSize> {
+        let driver = format!("cells ({} per edge)", p.cells);
+        Some(fem::box_mesh_size(p.cells, p.cells, p.cells, p.steps(), &driver))
+    }
     fn scenario(&self, p: &ElasticSlopeParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: fem::needs(true) })

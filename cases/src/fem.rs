@@ -3,6 +3,7 @@
 //! (rigid bodies first, 7 numbers each; then every deformable body, 3 numbers per node).
 
 use harness::model::{DeformableBody, ElasticModel, World};
+use harness::resources::ProblemSize;
 use harness::Capabilities;
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,21 @@ impl FemMaterial {
             FemMaterial::Corotational => ElasticModel::CoRotational,
             FemMaterial::Neohookean => ElasticModel::StableNeoHookean,
         }
+    }
+}
+
+/// The size of a box mesh of `nx x ny x nz` cells (6 tetrahedra each) run for `steps` steps,
+/// from the parameters alone ([`harness::CaseDef::size_hint`]): the runner refuses a mesh that
+/// would not fit in memory before building it.
+pub fn box_mesh_size(nx: i64, ny: i64, nz: i64, steps: usize, driver: &str) -> ProblemSize {
+    let (x, y, z) = (nx as f64, ny as f64, nz as f64);
+    let nodes = (x + 1.0) * (y + 1.0) * (z + 1.0);
+    ProblemSize {
+        dofs: 3.0 * nodes,
+        elements: 6.0 * x * y * z,
+        contacts: 4.0 * nodes,
+        steps: steps as f64,
+        driver: driver.to_string(),
     }
 }
 

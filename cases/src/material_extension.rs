@@ -240,6 +240,10 @@ impl CaseDef for MaterialExtension {
     const SUMMARY: &'static str =
         "elastic FEM bar clamped at one end, pulled along its axis to 1 % strain (Macklin's material extension): reaction = E A eps";
     const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn size_hint(&self, p: &MaterialExtensionParams) -> Option<harness::resources::ProblemSize> {
+        let driver = format!("nx, ny, nz ({} x {} x {} cells)", p.nx, p.ny, p.nz);
+        Some(fem::box_mesh_size(p.nx, p.ny, p.nz, p.steps(), &driver))
+    }
     fn scenario(&self, p: &MaterialExtensionParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs: fem::needs(false) })

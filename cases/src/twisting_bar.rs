@@ -267,6 +267,10 @@ impl CaseDef for TwistingBar {
         let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: 0.01 * p.width, needs: fem::needs(false) })
     }
+    fn size_hint(&self, p: &TwistingBarParams) -> Option<harness::resources::ProblemSize> {
+        let driver = format!("nx, ny, nz ({} x {} x {} cells)", p.nx, p.ny, p.nz);
+        Some(fem::box_mesh_size(p.nx, p.ny, p.nz, p.steps(), &driver))
+    }
     fn grade(&self, p: &TwistingBarParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         p.grade(scenario, trace)
     }

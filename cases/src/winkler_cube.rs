@@ -229,6 +229,15 @@ impl CaseDef for WinklerCube {
     const SUMMARY: &'static str =
         "rigid cube on a frictionless Winkler foundation of point springs, circling top load (Drumwright §5.5)";
     const DEFAULTS_TOML: &'static str = DEFAULTS;
+    fn size_hint(&self, p: &WinklerCubeParams) -> Option<harness::resources::ProblemSize> {
+        Some(harness::resources::ProblemSize {
+            dofs: 6.0,
+            elements: 0.0,
+            contacts: p.elements as f64,
+            steps: p.steps() as f64,
+            driver: format!("elements ({})", p.elements),
+        })
+    }
     fn scenario(&self, p: &WinklerCubeParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, compliant_contact: true, ..Default::default() };

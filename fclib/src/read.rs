@@ -148,7 +148,10 @@ fn check_blocks(m: &Csc, sizes: &[usize]) -> bool {
 
 /// Reads an FCLIB file with a global problem. Every error names the file and the field.
 pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
-    let bytes = std::fs::read(path).map_err(|e| hdf5_err(path, "/", e))?;
+    let bytes = harness::input::read_bytes(path, harness::input::binary_limit()).map_err(|e| {
+        let prefix = format!("{}: ", path.display());
+        hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
+    })?;
     let file = File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;
     let r = Reader { path, file };
     if !r.exists("fclib_global") {

@@ -109,6 +109,13 @@ pub trait CaseDef: Clone + Send + Sync + 'static {
     const DEFAULTS_TOML: &'static str;
     /// Builds the scene from validated parameters.
     fn scenario(&self, p: &Self::Params) -> Result<Scenario, CaseError>;
+    /// The scene's size computed from the parameters alone, before building it, for the
+    /// runner's memory check ([`crate::resources`]). Cases whose build is itself large (meshes
+    /// of `nx x ny x nz` cells) implement it; the default (`None`) leaves the check to the
+    /// built scene.
+    fn size_hint(&self, _p: &Self::Params) -> Option<crate::resources::ProblemSize> {
+        None
+    }
     /// Grades a run of `scenario` (built from `p`) against the case's analytic expectations.
     fn grade(&self, p: &Self::Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck>;
 }
@@ -124,6 +131,8 @@ pub trait Case: Send + Sync {
     fn defaults(&self) -> Params;
     /// Decodes and validates `params` (errors name the parameter) and builds the scene.
     fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError>;
+    /// [`CaseDef::size_hint`] of the decoded `params`.
+    fn size_hint(&self, params: &Params) -> Result<Option<crate::resources::ProblemSize>, CaseError>;
 }
 
 /// A case with decoded parameters and its built scene, ready to grade runs.
@@ -171,31 +180,14 @@ impl<D: CaseDef> Case for D {
             .unwrap_or_else(|e| panic!("embedded defaults are invalid: {e}"))
     }
     fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError> {
-        let p: D::Params = decode_case_params(params, D::NAME)?;
+        let p: D::Params = params.decode(D::NAME)?;
         let scenario = self.scenario(&p)?;
         Ok(Box::new(Prepared { def: self.clone(), params: p, scenario }))
     }
-}
-
-/// [`Params::decode`], with a decoding failure (an unknown choice, a wrong type) attributed to
-/// the parameter that causes it: the first key that fails to decode when put alone into the
-/// defaults (`P::default()`).
-pub fn decode_case_params<P: CaseParams>(params: &Params, owner: &str) -> Result<P, ParamError> {
-    params.decode::<P>(owner).map_err(|e| match e {
-        ParamError::BadValue { key, owner, why } if key == "?" => {
-            let defaults = Params::from_settings(&P::default());
-            let culprit = params.0.iter().find(|(k, v)| {
-                let mut one = defaults.clone();
-                one.0.insert(k.to_string(), (*v).clone());
-                serde_json::from_value::<P>(serde_json::Value::Object(one.0)).is_err()
-            });
-            match culprit {
-                Some((k, _)) => ParamError::BadValue { key: k.clone(), owner, why: format!("{k}: {why}") },
-                None => ParamError::BadValue { key, owner, why },
-            }
-        }
-        e => e,
-    })
+    fn size_hint(&self, params: &Params) -> Result<Option<crate::resources::ProblemSize>, CaseError> {
+        let p: D::Params = params.decode(D::NAME)?;
+        Ok(CaseDef::size_hint(self, &p))
+    }
 }
 
 #[cfg(test)]

@@ -52,21 +52,12 @@ struct Found {
 }
 
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut files: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
+    crate::input::json_files(dir)
 }
 
 fn read_found(path: &Path, in_out_dir: bool) -> Result<Found, String> {
     let record = RunRecord::read(path)?;
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = crate::input::read_bytes(path, crate::input::text_limit())?;
     Ok(Found { path: path.to_path_buf(), bytes, record, in_out_dir })
 }
 

@@ -15,8 +15,22 @@ pub struct IterationLog {
     /// written as `null` in JSON and read back as NaN).
     #[serde(deserialize_with = "nullable_columns")]
     pub columns: Vec<Vec<f64>>,
+    /// Iterations not recorded because the log was full ([`MAX_LOG_ROWS`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: usize,
     #[serde(skip, default = "Instant::now")]
     start: Instant,
+    /// When the step this log belongs to must end (set by the stepper from the run's time limits).
+    #[serde(skip)]
+    deadline: Option<Instant>,
+}
+
+/// Most iterations one log keeps; later ones are counted in [`IterationLog::dropped`], so that a
+/// huge iteration budget cannot fill the memory with statistics.
+pub const MAX_LOG_ROWS: usize = 100_000;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Reads columns whose non-finite entries were written as `null`.
@@ -34,7 +48,25 @@ impl Default for IterationLog {
 impl IterationLog {
     /// An empty log whose clock starts now.
     pub fn new() -> Self {
-        Self { names: vec!["time_s".into()], columns: vec![vec![]], start: Instant::now() }
+        Self { names: vec!["time_s".into()], columns: vec![vec![]], dropped: 0, start: Instant::now(), deadline: None }
+    }
+
+    /// An empty log for a step that must end by `deadline` (see [`Self::check_deadline`]).
+    pub fn with_deadline(deadline: Option<Instant>) -> Self {
+        Self { deadline, ..Self::new() }
+    }
+
+    /// `Err(SolveError::Timeout)` once the step's deadline has passed. Solvers call it once per
+    /// outer iteration (next to [`Self::record`]), so a step with a huge budget ends with a clear
+    /// failure instead of running for hours.
+    pub fn check_deadline(&self) -> Result<(), crate::solver::SolveError> {
+        match self.deadline {
+            Some(d) if Instant::now() >= d => Err(crate::solver::SolveError::Timeout {
+                elapsed_s: self.start.elapsed().as_secs_f64(),
+                iterations: self.len() + self.dropped,
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// Number of recorded iterations.
@@ -50,6 +82,10 @@ impl IterationLog {
     /// Records one iteration: the given `(name, value)` pairs and the elapsed time.
     pub fn record(&mut self, entries: &[(&str, f64)]) {
         let row = self.len();
+        if row >= MAX_LOG_ROWS {
+            self.dropped += 1;
+            return;
+        }
         self.columns[0].push(self.start.elapsed().as_secs_f64());
         for &(name, value) in entries {
             let k = match self.names.iter().position(|n| n == name) {

@@ -70,6 +70,20 @@ impl std::fmt::Display for FieldError {
 
 impl std::error::Error for FieldError {}
 
+/// The largest iteration budget a solver setting accepts (any loop: outer, inner, linear, line
+/// search). Budgets never size buffers; this bound keeps a typo (`1e9`) from turning one step into
+/// an unbounded computation, with the per-step wall-time limit of `signorini run` as the second
+/// guard.
+pub const MAX_ITERATION_BUDGET: usize = 1_000_000;
+
+/// Checks an iteration budget: `1 <= value <= MAX_ITERATION_BUDGET`.
+pub fn check_budget(field: &str, value: usize) -> Result<(), FieldError> {
+    if !(1..=MAX_ITERATION_BUDGET).contains(&value) {
+        return Err(FieldError::new(field, format!("must be in 1..={MAX_ITERATION_BUDGET}, got {value}")));
+    }
+    Ok(())
+}
+
 /// Implemented by settings structs: serde with `#[serde(default, deny_unknown_fields)]` (every
 /// choice a serde enum, so an unknown spelling fails while decoding), plus semantic validation.
 pub trait Settings: Serialize + DeserializeOwned + Default {
@@ -108,14 +122,13 @@ impl Params {
 
     /// Decodes into a typed settings struct and validates it. Errors name the field: serde's
     /// path to the failing value for a wrong type or an unknown choice, [`FieldError::field`]
-    /// for a range check.
+    /// for a range check. Where serde names no path (a flattened or top-level failure), the
+    /// culprit is the first key that fails to decode when put alone into `S::default()`.
     pub fn decode<S: Settings>(&self, owner: &str) -> Result<S, ParamError> {
         let s: S = serde_path_to_error::deserialize(Value::Object(self.0.clone())).map_err(|e| {
-            let key = match e.path().to_string() {
-                p if p == "." => "?".to_string(),
-                p => p,
-            };
+            let path = e.path().to_string();
             let why = e.into_inner().to_string();
+            let key = if path == "." { self.culprit::<S>().unwrap_or_else(|| "?".into()) } else { path };
             ParamError::BadValue { why: format!("{key}: {why}"), key, owner: owner.into() }
         })?;
         s.validate().map_err(|e| ParamError::BadValue {
@@ -124,6 +137,19 @@ impl Params {
             why: e.to_string(),
         })?;
         Ok(s)
+    }
+
+    /// The first key whose value alone makes `S::default()` fail to decode.
+    fn culprit<S: Settings>(&self) -> Option<String> {
+        let defaults = Params::from_settings(&S::default());
+        self.0
+            .iter()
+            .find(|(k, v)| {
+                let mut one = defaults.clone();
+                one.0.insert(k.to_string(), (*v).clone());
+                serde_json::from_value::<S>(Value::Object(one.0)).is_err()
+            })
+            .map(|(k, _)| k.clone())
     }
 
     /// Whether `key` exists.

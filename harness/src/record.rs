@@ -311,7 +311,7 @@ impl RunRecord {
 
     /// Reads a record, checking the schema tag.
     pub fn read(path: &Path) -> Result<RunRecord, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::input::read_text(path)?;
         let r: RunRecord =
             serde_json::from_str(&text).map_err(|e| format!("{}: not a run record: {e}", path.display()))?;
         if r.schema != SCHEMA {
@@ -337,12 +337,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         path.file_name().and_then(|n| n.to_str()).unwrap_or("record"),
         std::process::id()
     ));
-    {
+    let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, path)
+    written
 }
 
 /// Median and 95th percentile (nearest rank) of `x` (NaN if empty).
@@ -374,22 +378,23 @@ pub fn summarize_metrics(
     metrics: &[crate::metrics::StepMetrics],
     keep: impl Fn(&str) -> bool,
 ) -> std::collections::BTreeMap<String, MetricStat> {
-    let rows: Vec<serde_json::Map<String, serde_json::Value>> = metrics
-        .iter()
-        .filter_map(|m| match serde_json::to_value(m) {
-            Ok(serde_json::Value::Object(map)) => Some(map),
-            _ => None,
-        })
-        .collect();
-    let mut out = std::collections::BTreeMap::new();
-    if let Some(first) = rows.first() {
-        for key in first.keys().filter(|k| k.as_str() != "t" && keep(k)) {
-            let series: Vec<f64> =
-                rows.iter().map(|r| r.get(key).and_then(|v| v.as_f64()).unwrap_or(f64::NAN)).collect();
-            out.insert(key.clone(), metric_stat(&series));
+    // one step's JSON object at a time (a whole run's would take kilobytes per step), its
+    // numbers appended to one series per kept key
+    let mut series: Vec<(String, Vec<f64>)> = vec![];
+    for (k, m) in metrics.iter().enumerate() {
+        let Ok(serde_json::Value::Object(map)) = serde_json::to_value(m) else { continue };
+        if series.is_empty() && k == 0 {
+            series = map
+                .keys()
+                .filter(|key| key.as_str() != "t" && keep(key))
+                .map(|key| (key.clone(), Vec::with_capacity(metrics.len())))
+                .collect();
+        }
+        for (key, s) in &mut series {
+            s.push(map.get(key.as_str()).and_then(|v| v.as_f64()).unwrap_or(f64::NAN));
         }
     }
-    out
+    series.into_iter().map(|(key, s)| (key, metric_stat(&s))).collect()
 }
 
 #[cfg(test)]

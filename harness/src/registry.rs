@@ -3,6 +3,7 @@
 
 use crate::case::Case;
 use crate::params::{ParamError, Params, Settings};
+use crate::resources::ProblemSize;
 use crate::solver::{Capabilities, Solver, SolverContext};
 
 /// The typed definition of a solver: what registering it needs. Implemented by each solver type
@@ -21,6 +22,12 @@ pub trait SolverDef: Solver + Sized + 'static {
     fn capabilities() -> Capabilities;
     /// The solver with validated settings, built for the run's context (its compute backend).
     fn from_settings(settings: Self::Settings, ctx: &SolverContext) -> Self;
+    /// Bytes of working memory for a problem of `size` (checked before the run; see
+    /// [`crate::resources`]). The default suits solvers built on sparse factorizations and
+    /// per-contact blocks; a solver that forms dense matrices says so.
+    fn working_memory(_settings: &Self::Settings, size: &ProblemSize) -> f64 {
+        crate::resources::sparse_working_memory(size)
+    }
 }
 
 /// Makes a solver from settings decoded and validated once, when the pair was prepared.
@@ -43,6 +50,9 @@ pub struct SolverEntry {
     pub defaults: fn() -> Params,
     /// Decodes and validates parameters (once) into a factory of solvers.
     pub prepare: SolverPreparer,
+    /// Working memory (bytes) with these parameters for a problem of this size
+    /// ([`SolverDef::working_memory`]).
+    pub working_memory: fn(&Params, &ProblemSize) -> f64,
 }
 
 impl SolverEntry {
@@ -59,6 +69,10 @@ impl SolverEntry {
                 Ok(Box::new(move |ctx: &SolverContext| Box::new(T::from_settings(s.clone(), ctx)) as Box<dyn Solver>)
                     as SolverFactory)
             }),
+            working_memory: |p: &Params, size: &ProblemSize| {
+                let s: T::Settings = p.decode(T::NAME).unwrap_or_default();
+                T::working_memory(&s, size)
+            },
         }
     }
 

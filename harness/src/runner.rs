@@ -7,7 +7,8 @@ use crate::metrics;
 use crate::params::{ParamError, Params};
 use crate::record::{quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, Summary, SCHEMA};
 use crate::registry::{Registry, SolverFactory};
-use crate::stepper::{simulate, RunOptions, RunOutcome};
+use crate::resources;
+use crate::stepper::{simulate_with, RunOptions, RunOutcome, StepDone};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -211,6 +212,29 @@ impl Suite {
         Ok(())
     }
 
+    /// Checks that every label can name a record file ([`crate::input::label_error`]) and that
+    /// no (label, solver) pair is listed twice (its second record would overwrite the first).
+    pub fn check_labels(&self) -> Result<(), String> {
+        let mut seen = std::collections::BTreeMap::new();
+        for (i, p) in self.pairs.iter().enumerate() {
+            if let Some(why) = crate::input::label_error(&p.label) {
+                return Err(format!("suite '{}': case label {:?} {why}", self.name, p.label));
+            }
+            if let Some(j) = seen.insert((p.label.as_str(), p.solver.as_str()), i) {
+                return Err(format!(
+                    "suite '{}': the pair {} / {} is listed twice (pairs {} and {}); give one of the \
+                     [[case]] entries its own label",
+                    self.name,
+                    p.label,
+                    p.solver,
+                    j + 1,
+                    i + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Keeps the pairs `i` with `i % n == shard` (deterministic slicing for clusters).
     pub fn shard(&mut self, shard: usize, n: usize) {
         let pairs = std::mem::take(&mut self.pairs);
@@ -236,9 +260,18 @@ pub struct PreparedPair {
     pub skip: Option<String>,
 }
 
-/// Resolves and validates every pair: unknown names, unknown or invalid parameters and invalid
-/// scenes are reported before anything runs.
+/// Resolves and validates every pair: unknown names, unknown or invalid parameters, invalid
+/// scenes and pairs that would not fit in the machine's available memory are reported before
+/// anything runs.
 pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, String> {
+    prepare_with(reg, suite, resources::default_limit())
+}
+
+/// [`prepare`] with a memory limit (bytes; `signorini run --max-memory`): a pair whose estimate
+/// ([`crate::resources`]) exceeds it is refused, before its scene is built when the case can tell
+/// its size from its parameters.
+pub fn prepare_with(reg: &Registry, suite: &Suite, memory_limit: f64) -> Result<Vec<PreparedPair>, String> {
+    suite.check_labels()?;
     let mut out = Vec::with_capacity(suite.pairs.len());
     let mut case_cache: BTreeMap<String, Arc<dyn PreparedCase>> = BTreeMap::new();
     for spec in &suite.pairs {
@@ -249,7 +282,12 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Strin
             v.apply(&mut cp, k, &format!("case '{}'", spec.case)).map_err(|e| e.to_string())?;
         }
         let cache_key = format!("{}:{}", spec.case, cp.hash());
+        let what = format!("case '{}' ({})", spec.case, spec.label);
+        let hint = case.size_hint(&cp).map_err(|e| format!("{what}: {e}"))?;
         if !case_cache.contains_key(&cache_key) {
+            if let Some(size) = &hint {
+                resources::scene_estimate(size).check(memory_limit, &what)?;
+            }
             let pc = case.prepare(&cp).map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
             pc.scenario().world.validate().map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
             case_cache.insert(cache_key.clone(), Arc::from(pc));
@@ -263,6 +301,15 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Strin
         let factory = (solver.prepare)(&sp).map_err(|e: ParamError| e.to_string())?;
         let missing = solver.capabilities.missing(&scenario.needs);
         let skip = (!missing.is_empty()).then(|| format!("{} does not support {}", spec.solver, missing.join(", ")));
+        if skip.is_none() {
+            let driver = match &hint {
+                Some(h) => format!("duration (steps = duration / dt = {}) or {}", scenario.steps, h.driver),
+                None => format!("duration (steps = duration / dt = {}) or the scene's size", scenario.steps),
+            };
+            let size = resources::ProblemSize::of(&scenario, &driver);
+            resources::run_estimate(&size, (solver.working_memory)(&sp, &size))
+                .check(memory_limit, &format!("{what} with {}", spec.solver))?;
+        }
         let case_params = prepared_case.params_json();
         out.push(PreparedPair {
             spec: spec.clone(),
@@ -282,7 +329,7 @@ pub trait Progress {
     /// A pair starts, with its number of steps.
     fn pair_started(&self, _pair: &PreparedPair) {}
     /// One step completed.
-    fn step(&self) {}
+    fn step(&self, _done: &StepDone) {}
     /// A pair finished.
     fn pair_finished(&self, _record: &RunRecord) {}
 }
@@ -330,7 +377,9 @@ pub fn run_pair(
     progress.pair_started(pair);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut solver = (pair.solver)(&opts.solver_context());
-        Ok::<RunOutcome, String>(simulate(&pair.scenario, solver.as_mut(), opts.clone(), &mut || progress.step()))
+        Ok::<RunOutcome, String>(simulate_with(&pair.scenario, solver.as_mut(), opts.clone(), &mut |d| {
+            progress.step(d)
+        }))
     }));
     let outcome = match result {
         Ok(Ok(o)) => o,

@@ -25,7 +25,7 @@ use crate::problem::{StepProblem, WarmStart};
 use crate::record::{StageTimes, StepRecord};
 use crate::solver::{SolveError, Solver, SolverContext, StepSolution};
 use crate::ContactSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// The state of a run between two steps: the world at the start of the current step, the
 /// contacts detected there (with the scenario's margin) and the warm-start data the previous step
@@ -153,12 +153,30 @@ pub struct RunOptions {
     /// The compute backend chosen by `signorini run --backend` (`None`: the CPU). It reaches the
     /// solvers through [`SolverContext`] and the run records through `provenance.backend`.
     pub backend: Option<kernels::backend::Selection>,
+    /// Wall-time limit of one step (`None`: none). A solver checks it once per iteration
+    /// ([`IterationLog::check_deadline`]); a step past it fails the run with the reason.
+    pub step_timeout: Option<Duration>,
+    /// Wall-time limit of the whole run (`None`: none), checked the same way and between steps.
+    pub run_timeout: Option<Duration>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { logged_steps: 8, max_recorded_steps: 2000, backend: None }
+        Self { logged_steps: 8, max_recorded_steps: 2000, backend: None, step_timeout: None, run_timeout: None }
     }
+}
+
+/// What [`simulate_with`] reports after every completed step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepDone {
+    /// Index of the step.
+    pub step: usize,
+    /// Steps of the run.
+    pub steps: usize,
+    /// The solver's iterations in this step.
+    pub iterations: usize,
+    /// Wall time of the solve (s).
+    pub wall_s: f64,
 }
 
 impl RunOptions {
@@ -207,6 +225,29 @@ pub fn simulate(
     opts: RunOptions,
     on_step: &mut dyn FnMut(),
 ) -> RunOutcome {
+    simulate_with(scenario, solver, opts, &mut |_| on_step())
+}
+
+/// The limit a timed-out step ran into, for its failure message.
+fn timeout_reason(opts: &RunOptions, step_start: Instant, run_start: Instant) -> String {
+    let run_left = opts.run_timeout.map(|t| (run_start + t).saturating_duration_since(step_start));
+    match (opts.step_timeout, run_left) {
+        (Some(s), Some(r)) if r < s => {
+            format!("--run-timeout {} s", opts.run_timeout.unwrap_or_default().as_secs_f64())
+        }
+        (Some(s), _) => format!("--step-timeout {} s", s.as_secs_f64()),
+        (None, _) => format!("--run-timeout {} s", opts.run_timeout.unwrap_or_default().as_secs_f64()),
+    }
+}
+
+/// [`simulate`], reporting each completed step (index, iterations, time) to `on_step`.
+pub fn simulate_with(
+    scenario: &Scenario,
+    solver: &mut dyn Solver,
+    opts: RunOptions,
+    on_step: &mut dyn FnMut(&StepDone),
+) -> RunOutcome {
+    let run_start = Instant::now();
     let n = scenario.steps;
     let stride = n.div_ceil(opts.max_recorded_steps.max(1)).max(1);
     let logged: Vec<usize> = match opts.logged_steps.min(n) {
@@ -216,13 +257,15 @@ pub fn simulate(
     };
     let mut out = RunOutcome { step_stride: stride, ..Default::default() };
     let mut stepper = Stepper::new(scenario);
-    out.trace = Trace {
-        dt: scenario.dt,
-        q: vec![stepper.world().positions()],
-        v: vec![stepper.world().velocities()],
-        metrics: vec![],
-        completed: false,
-    };
+    // the trace grows by one state per step: reserved once (no doubling copies on long runs;
+    // `resources::run_estimate` checked before the run that it fits)
+    let mut q = Vec::with_capacity(n + 1);
+    let mut v = Vec::with_capacity(n + 1);
+    q.push(stepper.world().positions());
+    v.push(stepper.world().velocities());
+    out.trace = Trace { dt: scenario.dt, q, v, metrics: Vec::with_capacity(n), completed: false };
+    out.solve_times.reserve(n);
+    out.iterations.reserve(n);
     out.stage_times.detect_s += stepper.detect_s();
 
     for k in 0..n {
@@ -236,14 +279,27 @@ pub fn simulate(
         };
         out.stage_times.assemble_s += t.elapsed().as_secs_f64();
 
-        let mut log = IterationLog::new();
         let t = Instant::now();
+        let deadline =
+            [opts.step_timeout.map(|d| t + d), opts.run_timeout.map(|d| run_start + d)].into_iter().flatten().min();
+        let mut log = IterationLog::with_deadline(deadline);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(&problem, &mut log)))
             .unwrap_or_else(|panic| Err(SolveError::Panic { what: panic_message(panic.as_ref()) }));
         let wall = t.elapsed().as_secs_f64();
         out.stage_times.solve_s += wall;
+        // a solver that does not check the deadline is held to it after the step
+        let result = match result {
+            Ok(_) if deadline.is_some_and(|d| Instant::now() > d) => {
+                Err(SolveError::Timeout { elapsed_s: wall, iterations: log.len() + log.dropped })
+            }
+            r => r,
+        };
         let sol = match result.and_then(|s| check_solution(&problem, s)) {
             Ok(s) => s,
+            Err(e @ SolveError::Timeout { .. }) => {
+                out.failure = Some(format!("step {k}: {e} ({})", timeout_reason(&opts, t, run_start)));
+                break;
+            }
             Err(e) => {
                 out.failure = Some(format!("step {k}: {e}"));
                 break;
@@ -277,8 +333,8 @@ pub fn simulate(
         out.trace.q.push(end.world.positions());
         out.trace.metrics.push(m);
         stepper.advance_to(end, &sol);
+        on_step(&StepDone { step: k, steps: n, iterations: sol.iterations, wall_s: wall });
         out.trace.v.push(sol.v);
-        on_step();
     }
     out.trace.completed = out.failure.is_none();
     out.stepper = stepper;

@@ -21,37 +21,131 @@ pub struct Timing {
     pub value_s: f64,
     /// Confidence interval (s), when the source has one.
     pub ci_s: Option<(f64, f64)>,
+    /// What was timed, beyond the id (run records: the case and solver parameter hashes); two
+    /// timings of the same id are comparable only when these agree.
+    pub params: Option<String>,
+    /// The file the timing was read from (named in errors).
+    pub file: std::path::PathBuf,
 }
 
-/// Reads the timings of a source directory (see the module doc).
-pub fn read_source(dir: &Path) -> Result<Vec<Timing>, String> {
+/// The kind of a timing source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceKind {
+    /// A run directory: median solve time per step of each record.
+    RunRecords,
+    /// A criterion output root: mean time per iteration of each benchmark.
+    Criterion,
+}
+
+impl SourceKind {
+    /// "a run directory" or "a criterion root".
+    pub fn describe(self) -> &'static str {
+        match self {
+            SourceKind::RunRecords => "a run directory",
+            SourceKind::Criterion => "a criterion root",
+        }
+    }
+}
+
+/// The timings of one source directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// Run records or criterion estimates.
+    pub kind: SourceKind,
+    /// The timings, one per id.
+    pub timings: Vec<Timing>,
+}
+
+/// Refuses a timing that is not a finite non-negative number.
+fn checked(t: Timing) -> Result<Timing, String> {
+    let ci_ok = t.ci_s.is_none_or(|(l, u)| l.is_finite() && u.is_finite() && l <= u);
+    if !(t.value_s.is_finite() && t.value_s >= 0.0 && ci_ok) {
+        return Err(format!(
+            "{}: timing of '{}' is {:e} s{}: not a finite non-negative time",
+            t.file.display(),
+            t.id,
+            t.value_s,
+            t.ci_s.map(|(l, u)| format!(" (interval {l:e} .. {u:e})")).unwrap_or_default()
+        ));
+    }
+    Ok(t)
+}
+
+/// Reads the timings of a source directory (see the module doc). A run directory whose records
+/// hold the same pair twice with different parameters, a missing or non-finite mean, and a
+/// negative time are errors naming the file.
+pub fn read_source(dir: &Path) -> Result<Source, String> {
     if !dir.is_dir() {
         return Err(format!("{}: not a directory", dir.display()));
     }
-    let records = crate::read_run_dir(dir).unwrap_or_default();
-    if !records.is_empty() {
-        return Ok(records
-            .iter()
-            .filter(|r| r.summary.steps > 0)
-            .map(|r| Timing {
-                id: format!("{} / {}", r.case.label, r.solver.name),
-                value_s: r.summary.wall_per_step_s.median,
-                ci_s: None,
+    if !harness::input::json_files(dir)?.is_empty() {
+        let records = crate::read_run_dir_files(dir)?;
+        crate::unique_pairs(&records)?;
+        let timings = records
+            .into_iter()
+            .filter(|(_, r)| r.summary.steps > 0)
+            .map(|(file, r)| {
+                checked(Timing {
+                    id: format!("{} / {}", r.case.label, r.solver.name),
+                    value_s: r.summary.wall_per_step_s.median,
+                    ci_s: None,
+                    params: Some(format!("case {} solver {}", r.case.params_hash, r.solver.params_hash)),
+                    file,
+                })
             })
-            .collect());
+            .collect::<Result<_, _>>()?;
+        return Ok(Source { kind: SourceKind::RunRecords, timings });
     }
     let est = criterion::read(dir)?;
     if est.is_empty() {
         return Err(format!("{}: neither run records nor criterion estimates found", dir.display()));
     }
-    Ok(est
+    let timings = est
         .into_iter()
-        .map(|e| Timing {
-            id: e.id,
-            value_s: e.mean_ns * 1e-9,
-            ci_s: Some((e.mean_ci_ns.0 * 1e-9, e.mean_ci_ns.1 * 1e-9)),
+        .map(|e| {
+            checked(Timing {
+                id: e.id,
+                value_s: e.mean_ns * 1e-9,
+                ci_s: Some((e.mean_ci_ns.0 * 1e-9, e.mean_ci_ns.1 * 1e-9)),
+                params: None,
+                file: e.path.join("estimates.json"),
+            })
         })
-        .collect())
+        .collect::<Result<_, _>>()?;
+    Ok(Source { kind: SourceKind::Criterion, timings })
+}
+
+/// Compares two sources: refuses sources of different kinds, a pair timed with different
+/// parameters on the two sides (naming both files), and two sources with no id in common.
+pub fn compare_sources(base: &Source, new: &Source, threshold: f64) -> Result<Vec<Row>, String> {
+    if base.kind != new.kind {
+        return Err(format!(
+            "cannot compare {} with {}: both sides must be run directories or both criterion roots",
+            base.kind.describe(),
+            new.kind.describe()
+        ));
+    }
+    for b in &base.timings {
+        if let Some(n) = new.timings.iter().find(|n| n.id == b.id && n.params != b.params) {
+            return Err(format!(
+                "{} and {}: '{}' was timed with different parameters ({} vs {}); not comparable",
+                b.file.display(),
+                n.file.display(),
+                b.id,
+                b.params.as_deref().unwrap_or("-"),
+                n.params.as_deref().unwrap_or("-")
+            ));
+        }
+    }
+    let rows = compare(&base.timings, &new.timings, threshold);
+    if !rows.iter().any(|r| r.base_s.is_some() && r.new_s.is_some()) {
+        return Err(format!(
+            "nothing compared: no benchmark or pair is in both sources ({} in base, {} in new)",
+            base.timings.len(),
+            new.timings.len()
+        ));
+    }
+    Ok(rows)
 }
 
 /// One row of the comparison.
@@ -148,7 +242,8 @@ pub fn table(rows: &[Row]) -> String {
         out += &line(c);
     }
     let slower = rows.iter().filter(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0)).count();
-    out += &format!("{} compared, {slower} slower beyond noise\n", rows.len());
+    let both = rows.iter().filter(|r| r.base_s.is_some() && r.new_s.is_some()).count();
+    out += &format!("{both} compared, {slower} slower beyond noise\n");
     out
 }
 
@@ -157,7 +252,7 @@ mod tests {
     use super::*;
 
     fn t(id: &str, v: f64, ci: Option<(f64, f64)>) -> Timing {
-        Timing { id: id.into(), value_s: v, ci_s: ci }
+        Timing { id: id.into(), value_s: v, ci_s: ci, params: None, file: id.into() }
     }
 
     #[test]

@@ -24,28 +24,22 @@ fn num(v: &Value, path: &[&str]) -> f64 {
     path.iter().try_fold(v, |v, k| v.get(*k)).and_then(Value::as_f64).unwrap_or(f64::NAN)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            if p.file_name().is_some_and(|n| n == "new") && p.join("estimates.json").is_file() {
-                out.push(p);
-            } else {
-                walk(&p, out);
-            }
-        }
-    }
-}
+/// Deepest criterion directory read (group / function / parameter / new is 4 levels).
+const MAX_DEPTH: usize = 12;
 
-/// Reads every estimate under `root` (e.g. `target/criterion`), sorted by id. A file that is not
-/// valid JSON is an error naming it; a missing field reads as NaN.
+/// Reads every estimate under `root` (e.g. `target/criterion`; a missing root has none), sorted by
+/// id, walking without following symbolic links. A file that is not valid JSON or whose mean is
+/// missing is an error naming it; a missing median or interval reads as NaN.
 pub fn read(root: &Path) -> Result<Vec<Estimate>, String> {
-    let mut dirs = vec![];
-    walk(root, &mut dirs);
+    if !root.exists() {
+        return Ok(vec![]);
+    }
+    let dirs: Vec<PathBuf> = harness::input::walk_dirs(root, MAX_DEPTH)?
+        .into_iter()
+        .filter(|d| d.file_name().is_some_and(|n| n == "new") && d.join("estimates.json").is_file())
+        .collect();
     let load = |p: &Path| -> Result<Value, String> {
-        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = harness::input::read_text(p)?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
     };
     let mut out = vec![];
@@ -58,9 +52,13 @@ pub fn read(root: &Path) -> Result<Vec<Estimate>, String> {
             .unwrap_or_else(|| {
                 d.parent().and_then(|p| p.strip_prefix(root).ok()).map(|p| p.display().to_string()).unwrap_or_default()
             });
+        let mean_ns = num(&est, &["mean", "point_estimate"]);
+        if mean_ns.is_nan() {
+            return Err(format!("{}: no mean.point_estimate", d.join("estimates.json").display()));
+        }
         out.push(Estimate {
             id,
-            mean_ns: num(&est, &["mean", "point_estimate"]),
+            mean_ns,
             mean_ci_ns: (
                 num(&est, &["mean", "confidence_interval", "lower_bound"]),
                 num(&est, &["mean", "confidence_interval", "upper_bound"]),

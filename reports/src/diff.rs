@@ -62,17 +62,14 @@ pub fn diff_dirs(a: &Path, b: &Path, ignore: &[String]) -> Result<RecordDiff, St
 }
 
 fn json_files(dir: &Path) -> Result<BTreeSet<String>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(entries
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+    Ok(harness::input::json_files(dir)?
+        .iter()
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect())
 }
 
 fn read_json(path: &Path) -> Result<Value, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = harness::input::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))
 }
 

@@ -215,7 +215,7 @@ pub fn parse(text: &str, source: &str) -> Result<Gates, String> {
 /// `(case hash, solver hash)`).
 pub fn suite_pins(reg: &Registry, suite: &Path) -> Result<ExpectedHashes, String> {
     let name = suite.display().to_string();
-    let text = std::fs::read_to_string(suite).map_err(|e| format!("suite '{name}' named by the gates file: {e}"))?;
+    let text = harness::input::read_text(suite).map_err(|e| format!("suite named by the gates file: {e}"))?;
     let pairs = runner::prepare(reg, &Suite::from_toml(&text, &name, reg)?)?;
     Ok(pairs
         .iter()
@@ -226,7 +226,7 @@ pub fn suite_pins(reg: &Registry, suite: &Path) -> Result<ExpectedHashes, String
 /// Reads and parses a gates file and, when it names a suite (a path relative to the working
 /// directory), pins it to the parameter hashes that suite defines with `reg`.
 pub fn load(path: &Path, reg: &Registry) -> Result<Gates, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = harness::input::read_text(path)?;
     let mut gates = parse(&text, &path.display().to_string())?;
     if let Some(suite) = &gates.suite {
         gates.pins = Some(suite_pins(reg, Path::new(suite))?);

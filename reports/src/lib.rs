@@ -36,16 +36,35 @@ pub type RecordFile = (PathBuf, RunRecord);
 
 /// [`read_run_dir`] with the file each record came from.
 pub fn read_run_dir_files(dir: &Path) -> Result<Vec<RecordFile>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut paths: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "json")
-                && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    paths.sort();
-    paths.into_iter().map(|p| RunRecord::read(&p).map(|r| (p, r))).collect()
+    let files: Vec<RecordFile> = harness::input::json_files(dir)?
+        .into_iter()
+        .map(|p| RunRecord::read(&p).map(|r| (p, r)))
+        .collect::<Result<_, _>>()?;
+    Ok(files)
+}
+
+/// Checks that no two records of `files` are the same (case label, solver) pair run with
+/// different parameters: a gate, a report row or a timing comparison would otherwise depend on
+/// which file is read last. The error names both files and the first differing parameter hash.
+pub fn unique_pairs(files: &[RecordFile]) -> Result<(), String> {
+    let mut seen: std::collections::BTreeMap<(&str, &str, Option<&Path>), &RecordFile> = Default::default();
+    for f in files {
+        let (path, r) = f;
+        let key = (r.case.label.as_str(), r.solver.name.as_str(), path.parent());
+        if let Some((first, fr)) = seen.get(&key).copied() {
+            let what = if fr.case.params_hash != r.case.params_hash { "case" } else { "solver" };
+            return Err(format!(
+                "{} and {}: the same pair ({} / {}) with different {what} parameters in one directory; \
+                 move one of them to its own directory",
+                first.display(),
+                path.display(),
+                r.case.label,
+                r.solver.name
+            ));
+        }
+        seen.insert(key, f);
+    }
+    Ok(())
 }
 
 /// Like [`read_run_dir`], but a file that is not a readable run record is returned as an error
@@ -60,32 +79,9 @@ pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>),
 
 /// [`read_run_dir_partial`] with the file each record came from.
 pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<String>), String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let (mut subdirs, mut paths) = (vec![], vec![]);
-    for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
-            continue;
-        }
-        if p.is_dir() {
-            subdirs.push(p);
-        } else if p.extension().is_some_and(|x| x == "json") {
-            paths.push(p);
-        }
-    }
-    paths.sort();
-    subdirs.sort();
-    for d in subdirs {
-        let mut inner: Vec<_> = std::fs::read_dir(&d)
-            .map_err(|e| format!("{}: {e}", d.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.is_file()
-                    && p.extension().is_some_and(|x| x == "json")
-                    && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
-            })
-            .collect();
-        inner.sort();
-        paths.extend(inner);
+    let mut paths = harness::input::json_files(dir)?;
+    for d in harness::input::list_dir(dir)?.1 {
+        paths.extend(harness::input::json_files(&d)?);
     }
     let (mut records, mut errors) = (vec![], vec![]);
     for p in paths {
@@ -94,5 +90,6 @@ pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<St
             Err(e) => errors.push(e),
         }
     }
+    unique_pairs(&records)?;
     Ok((records, errors))
 }

@@ -85,24 +85,9 @@ impl harness::Settings for CanalSettings {
                 Err(harness::FieldError::new(name, format!("must be finite and > 0, got {v}")))
             }
         };
-        if self.max_al_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "max_al_iterations",
-                format!("must be >= 1, got {}", self.max_al_iterations),
-            ));
-        }
-        if self.max_newton_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "max_newton_iterations",
-                format!("must be >= 1, got {}", self.max_newton_iterations),
-            ));
-        }
-        if self.line_search_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "line_search_iterations",
-                format!("must be >= 1, got {}", self.line_search_iterations),
-            ));
-        }
+        harness::check_budget("max_al_iterations", self.max_al_iterations)?;
+        harness::check_budget("max_newton_iterations", self.max_newton_iterations)?;
+        harness::check_budget("line_search_iterations", self.line_search_iterations)?;
         pos("al_tolerance", self.al_tolerance)?;
         pos("newton_tolerance", self.newton_tolerance)?;
         pos("impulse_tolerance", self.impulse_tolerance)?;

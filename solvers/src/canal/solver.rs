@@ -239,9 +239,15 @@ impl Canal {
     }
 
     /// Cascaded Newton on `h` (Eq. 22) with the exact line search; returns `(iterations, converged)`.
-    fn inner_cascaded(&mut self, p: &StepProblem<'_>, beta: f64) -> Result<(usize, bool), SolveError> {
+    fn inner_cascaded(
+        &mut self,
+        p: &StepProblem<'_>,
+        beta: f64,
+        log: &IterationLog,
+    ) -> Result<(usize, bool), SolveError> {
         let tol = self.settings.newton_tolerance;
         for k in 0..self.settings.max_newton_iterations {
+            log.check_deadline()?;
             let (nr, scale) = self.evaluate(p, Op::Prox, beta, true);
             if !nr.is_finite() {
                 return Err(SolveError::NonFinite { what: format!("CANAL residual at Newton iteration {k}") });
@@ -365,8 +371,8 @@ impl Solver for Canal {
         for l in 0..s.max_al_iterations {
             iterations = l + 1;
             let (k, ok) = match inner {
-                Inner::Cascaded => self.inner_cascaded(p, beta)?,
-                Inner::TrDogleg | Inner::DampedNewton => self.inner_strict(p, beta, inner)?,
+                Inner::Cascaded => self.inner_cascaded(p, beta, log)?,
+                Inner::TrDogleg | Inner::DampedNewton => self.inner_strict(p, beta, inner, log)?,
             };
             self.stats.inner_iterations += k;
             self.stats.inner_failures += usize::from(!ok);
@@ -399,6 +405,7 @@ impl Solver for Canal {
                 ("inner_converged", f64::from(u8::from(ok))),
                 ("beta", beta),
             ]);
+            log.check_deadline()?;
             self.stats.al_residual = al_res;
             self.stats.beta = beta;
             if al_res < s.al_tolerance && rel_change < s.impulse_tolerance {

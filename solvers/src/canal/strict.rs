@@ -35,7 +35,7 @@
 use super::model::Op;
 use super::settings::Inner;
 use super::solver::{below_roundoff, Canal};
-use harness::{SolveError, StepProblem};
+use harness::{IterationLog, SolveError, StepProblem};
 use nalgebra::{DMatrix, DVector};
 
 /// Armijo constant of the damped Newton line search (De Luca et al. 1996: σ = 1e-4).
@@ -80,12 +80,14 @@ impl Canal {
         p: &StepProblem<'_>,
         beta: f64,
         method: Inner,
+        log: &IterationLog,
     ) -> Result<(usize, bool), SolveError> {
         let tol = self.settings.newton_tolerance;
         let stuck = Ok((self.settings.max_newton_iterations, false));
         let mut radius = f64::INFINITY;
         let mut v_old = self.v.clone();
         for k in 0..self.settings.max_newton_iterations {
+            log.check_deadline()?;
             let (nr, scale) = self.evaluate(p, Op::Strict, beta, true);
             if !nr.is_finite() {
                 return Err(SolveError::NonFinite { what: format!("strict residual at inner iteration {k}") });

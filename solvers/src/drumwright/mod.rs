@@ -60,6 +60,10 @@ impl SolverDef for Drumwright {
     fn from_settings(settings: DrumwrightSettings, _: &SolverContext) -> Self {
         Drumwright::new(settings)
     }
+    /// Dense: the joint and Delassus matrices of the cone programs are formed densely.
+    fn working_memory(_: &DrumwrightSettings, size: &harness::resources::ProblemSize) -> f64 {
+        harness::resources::dense_working_memory(size)
+    }
 }
 
 /// Which part of the problem one cone program solves.

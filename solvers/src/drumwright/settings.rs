@@ -235,9 +235,7 @@ impl harness::Settings for DrumwrightSettings {
                 format!("must be finite and >= 0, got {}", self.hertz_damping),
             ));
         }
-        if self.max_iter < 1 {
-            return Err(harness::FieldError::new("max_iter", format!("must be >= 1, got {}", self.max_iter)));
-        }
+        harness::check_budget("max_iter", self.max_iter as usize)?;
         positive("tolerance", self.tolerance)?;
         if self.form == Form::Reduced && self.normal_law == NormalLaw::Lcp {
             return Err(harness::FieldError::new("normal_law", "\"lcp\" is implemented for form = \"lifted\" only"));

@@ -104,6 +104,7 @@ impl Solver for Drumwright {
                 ("normal_excess_max", excess),
             ]);
         }
+        log.check_deadline()?;
 
         let mut impulses = vec![[0.0; 3]; p.nc()];
         for (a, &ci) in m.active.iter().enumerate() {

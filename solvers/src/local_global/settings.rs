@@ -81,12 +81,8 @@ impl Default for LocalGlobalSettings {
 
 impl harness::Settings for LocalGlobalSettings {
     fn validate(&self) -> Result<(), harness::FieldError> {
-        if self.iterations < 1 {
-            return Err(harness::FieldError::new("iterations", format!("must be >= 1, got {}", self.iterations)));
-        }
-        if self.cr_iterations < 1 {
-            return Err(harness::FieldError::new("cr_iterations", format!("must be >= 1, got {}", self.cr_iterations)));
-        }
+        harness::check_budget("iterations", self.iterations)?;
+        harness::check_budget("cr_iterations", self.cr_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
             return Err(harness::FieldError::new(
                 "tolerance",

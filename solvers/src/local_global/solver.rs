@@ -155,6 +155,7 @@ impl Solver for LocalGlobal {
                 change
             };
             log.record(&row);
+            log.check_deadline()?;
             for (i, &kk) in model.free.iter().enumerate() {
                 q[kk] = x[i];
             }

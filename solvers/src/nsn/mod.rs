@@ -60,4 +60,15 @@ impl SolverDef for Nsn {
     fn from_settings(settings: NsnSettings, ctx: &SolverContext) -> Self {
         Nsn::with_backend(settings, ctx.backend.clone())
     }
+    /// The Krylov solvers work matrix-free; the assembled-Schur solvers (`jacobi`, `gauss_seidel`,
+    /// `direct`) form a dense matrix of three rows per contact.
+    fn working_memory(s: &NsnSettings, size: &harness::resources::ProblemSize) -> f64 {
+        let base = harness::resources::sparse_working_memory(size);
+        match s.linear_solver {
+            LinearSolver::Pcr | LinearSolver::Pcg => base,
+            LinearSolver::Jacobi | LinearSolver::GaussSeidel | LinearSolver::Direct => {
+                base + 2.0 * 8.0 * (3.0 * size.contacts).powi(2)
+            }
+        }
+    }
 }

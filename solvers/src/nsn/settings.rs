@@ -145,24 +145,14 @@ impl Default for NsnSettings {
 
 impl harness::Settings for NsnSettings {
     fn validate(&self) -> Result<(), harness::FieldError> {
-        if self.max_newton_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "max_newton_iterations",
-                format!("must be >= 1, got {}", self.max_newton_iterations),
-            ));
-        }
+        harness::check_budget("max_newton_iterations", self.max_newton_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
             return Err(harness::FieldError::new(
                 "tolerance",
                 format!("must be finite and >= 0, got {}", self.tolerance),
             ));
         }
-        if self.linear_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "linear_iterations",
-                format!("must be >= 1, got {}", self.linear_iterations),
-            ));
-        }
+        harness::check_budget("linear_iterations", self.linear_iterations)?;
         if !(self.linear_tolerance.is_finite() && self.linear_tolerance >= 0.0) {
             return Err(harness::FieldError::new(
                 "linear_tolerance",

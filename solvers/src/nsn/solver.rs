@@ -27,9 +27,14 @@ pub struct Nsn {
     /// iterations and steps.
     linear_ws: LinearWorkspace,
     op_tmp: Vec<f64>,
-    /// Preconditioned residual histories of the linear solves of the last step (tests, studies).
+    /// Preconditioned residual histories of the linear solves of the last step (tests, studies);
+    /// those of the first [`KEPT_HISTORIES`] Newton iterations, so that a huge Newton budget
+    /// cannot fill the memory with them.
     pub(super) last_linear_histories: Vec<Vec<f64>>,
 }
+
+/// Newton iterations per step whose linear-solve residual history is kept.
+const KEPT_HISTORIES: usize = 64;
 
 impl Nsn {
     /// A solver with validated settings on `backend` (the run's `--backend`).
@@ -94,7 +99,9 @@ impl Solver for Nsn {
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let s = self.settings.clone();
         check_supported(p)?;
-        let nonlinear = s.mode == Mode::Nonlinear;
+        // a problem with no configuration (an FCLIB problem: gaps linear in the velocity, nothing
+        // to re-detect) is the linearised NCP whatever the mode: both formulations coincide there
+        let nonlinear = s.mode == Mode::Nonlinear && !p.q0.is_empty();
         let fixed_point = s.friction == Friction::FixedPoint;
         let pb = NsnProblem::new(p, self.r_mode)?;
         let (h, nv, nc) = (pb.h, pb.nv, pb.nc);
@@ -178,7 +185,10 @@ impl Solver for Nsn {
                 ("linear_rel_residual", info.rel_residual),
             ]);
             log.record(&row);
-            self.last_linear_histories.push(info.history);
+            log.check_deadline()?;
+            if self.last_linear_histories.len() < KEPT_HISTORIES {
+                self.last_linear_histories.push(info.history);
+            }
             it = next;
             iterations = k + 1;
         }

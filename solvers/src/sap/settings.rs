@@ -162,12 +162,7 @@ impl harness::Settings for SapSettings {
         if self.rel_tolerance == 0.0 && self.abs_tolerance == 0.0 {
             return Err(harness::FieldError::new("rel_tolerance", "rel_tolerance and abs_tolerance cannot both be 0"));
         }
-        if self.max_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "max_iterations",
-                format!("must be >= 1, got {}", self.max_iterations),
-            ));
-        }
+        harness::check_budget("max_iterations", self.max_iterations)?;
         positive("beta", self.beta)?;
         positive("sigma", self.sigma)?;
         if !(self.rigid_tau_d_over_dt.is_finite() && self.rigid_tau_d_over_dt >= 0.0) {
@@ -188,12 +183,7 @@ impl harness::Settings for SapSettings {
                 format!("must be in (0, 1), got {}", self.ls_tolerance),
             ));
         }
-        if self.ls_max_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "ls_max_iterations",
-                format!("must be >= 1, got {}", self.ls_max_iterations),
-            ));
-        }
+        harness::check_budget("ls_max_iterations", self.ls_max_iterations)?;
         if !(self.cost_abs_tolerance.is_finite() && self.cost_abs_tolerance >= 0.0) {
             return Err(harness::FieldError::new(
                 "cost_abs_tolerance",

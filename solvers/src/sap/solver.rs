@@ -170,6 +170,7 @@ impl Sap {
             self.ls.setup(prob, &self.eval, &self.dv);
             let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations)?;
             log.record(&row(r.alpha, r.iterations as f64));
+            log.check_deadline()?;
             for (v, d) in self.v.iter_mut().zip(&self.dv) {
                 *v += r.alpha * d;
             }

@@ -64,12 +64,7 @@ impl Default for SubAdmmSettings {
 
 impl harness::Settings for SubAdmmSettings {
     fn validate(&self) -> Result<(), harness::FieldError> {
-        if self.max_iterations < 1 {
-            return Err(harness::FieldError::new(
-                "max_iterations",
-                format!("must be >= 1, got {}", self.max_iterations),
-            ));
-        }
+        harness::check_budget("max_iterations", self.max_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(harness::FieldError::new(
                 "tolerance",

@@ -214,6 +214,7 @@ impl SubAdmm {
                 ("dual_rel", dual_rel),
                 ("beta", beta),
             ]);
+            log.check_deadline()?;
             if primal_rel < s.tolerance && dual_rel < s.tolerance {
                 status = SolveStatus::Solved;
                 break;

@@ -1,0 +1,307 @@
+//! Hostile inputs, replayed against the binary: every one ends with a clear refusal (exit 2, one
+//! `error:` line, nothing written) or a clean completion within bounded memory and time — never a
+//! panic, a hang, an out-of-memory abort, a silently lost or silently wrong result.
+//!
+//! Each child runs under a wall-clock guard (killed past [`GUARD`]; a kill fails the test as a
+//! hang) and its peak resident memory is read from the kernel (`wait4`'s `ru_maxrss`).
+
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest any reproduction may take before it counts as a hang.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// What one run of the binary did.
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    /// Peak resident memory (KiB).
+    max_rss_kib: i64,
+}
+
+impl Outcome {
+    fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+/// Runs the binary in `cwd` with `args`; kills it (and fails) past [`GUARD`].
+fn run_in(cwd: &Path, args: &[&str]) -> Outcome {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_signorini"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    let pid = child.id() as libc::pid_t;
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let readers = (
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        }),
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        }),
+    );
+    let start = Instant::now();
+    let (mut status, mut usage): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    loop {
+        // SAFETY: wait4 on our own child with valid out-pointers; WNOHANG returns at once.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            break;
+        }
+        assert!(r == 0, "wait4 failed for {args:?}");
+        if start.elapsed() > GUARD {
+            let _ = child.kill();
+            panic!("{args:?} hung: killed after {GUARD:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // already reaped by wait4 (this returns ECHILD); keeps the handle's bookkeeping complete
+    let _ = child.wait();
+    let status = std::process::ExitStatus::from_raw(status);
+    let o = Outcome {
+        code: status.code(),
+        stdout: readers.0.join().unwrap(),
+        stderr: readers.1.join().unwrap(),
+        max_rss_kib: usage.ru_maxrss,
+    };
+    assert!(o.code.is_some(), "{args:?} died by signal {:?}:\n{}", status.signal(), o.all());
+    assert!(!o.all().contains("panicked at"), "{args:?} panicked:\n{}", o.all());
+    o
+}
+
+/// Asserts a refusal: exit 2, exactly one line on stderr starting `error: ` and containing every
+/// needle, and no file left behind in `cwd` beyond `keep`. Returns the line.
+fn refused_in(cwd: &Path, args: &[&str], needles: &[&str]) -> String {
+    let before = listing(cwd);
+    let o = run_in(cwd, args);
+    assert_eq!(o.code, Some(2), "{args:?}: {}", o.all());
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: exactly one error line, got {lines:?}");
+    assert!(lines[0].starts_with("error: "), "{}", lines[0]);
+    for n in needles {
+        assert!(lines[0].contains(n), "{args:?}: '{}' should name '{n}'", lines[0]);
+    }
+    assert_eq!(listing(cwd), before, "{args:?}: nothing written");
+    lines[0].to_string()
+}
+
+fn refused(args: &[&str], needles: &[&str]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    refused_in(dir.path(), args, needles)
+}
+
+/// Every path below `dir` (sorted).
+fn listing(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p.clone());
+            }
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+#[rstest::rstest]
+#[case::mesh_product(&["run", "--case", "twisting_bar", "--solver", "local_global", "--set", "nx=1000", "--set", "ny=1000", "--set", "nz=1000"], &["nx, ny, nz", "--max-memory"])]
+#[case::mesh_200(&["run", "--case", "material_extension", "--solver", "nsn", "--set", "nx=200", "--set", "ny=200", "--set", "nz=200"], &["nx, ny, nz"])]
+#[case::foundation(&["run", "--case", "winkler_cube", "--solver", "pgs", "--set", "elements=1000000000000"], &["elements"])]
+#[case::ten_million_steps(&["run", "--case", "slope", "--solver", "pgs", "--set", "duration=100000", "--max-memory", "4G"], &["duration", "trace"])]
+#[case::explicit_limit(&["run", "--case", "sphere_stack", "--solver", "pgs", "--max-memory", "1K"], &["more than the memory limit 1.0 KiB"])]
+#[case::newton_budget(&["run", "--case", "sphere_stack", "--solver", "nsn", "--set", "solver.max_newton_iterations=1000000000"], &["max_newton_iterations", "1..=1000000"])]
+#[case::canal_budget(&["run", "--case", "sphere_stack", "--solver", "canal", "--set", "solver.max_al_iterations=1000000000"], &["max_al_iterations"])]
+#[case::suite_device(&["run", "--suite", "/dev/zero"], &["/dev/zero", "character device"])]
+#[case::gates_device(&["gate", ".", "--gates", "/dev/zero"], &["/dev/zero", "character device"])]
+#[case::fclib_device(&["fclib", "solve", "/dev/zero"], &["/dev/zero", "character device"])]
+#[case::bad_timeout(&["run", "--case", "slope", "--step-timeout=-1"], &["--step-timeout"])]
+#[case::bad_memory(&["run", "--case", "slope", "--max-memory", "lots"], &["--max-memory"])]
+fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
+    refused(args, needles);
+}
+
+/// Huge iteration budgets with unreachable tolerances: the step ends at the wall-time limit, the
+/// pair is recorded as failed with the reason, memory stays bounded.
+#[rstest::rstest]
+#[case::nsn("nsn", &["solver.max_newton_iterations=1000000", "solver.linear_iterations=1000000", "solver.tolerance=1e-300"])]
+#[case::canal("canal", &["solver.max_al_iterations=1000000", "solver.max_newton_iterations=1000000", "solver.al_tolerance=1e-300", "solver.newton_tolerance=1e-300", "solver.impulse_tolerance=1e-300"])]
+fn a_step_past_its_time_limit_fails_the_pair_cleanly(#[case] solver: &str, #[case] sets: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["run", "--case", "sphere_stack", "--solver", solver, "--step-timeout", "1", "--out", "o"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = run_in(dir.path(), &args);
+    assert_eq!(o.code, Some(0), "the suite completes: {}", o.all());
+    assert!(o.stdout.contains("0 ok, 1 failed"), "{}", o.stdout);
+    // the only record (its name carries the settings hash)
+    let file = std::fs::read_dir(dir.path().join("o")).unwrap().flatten().next().unwrap().path();
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    assert_eq!(record["status"], "failed");
+    let reason = record["reason"].as_str().unwrap();
+    assert!(reason.contains("past the wall-time limit (--step-timeout 1 s)"), "{reason}");
+    assert!(o.max_rss_kib < 512 * 1024, "peak memory {} KiB", o.max_rss_kib);
+}
+
+/// A long run (50,000 steps) completes within bounded memory: the trace is reserved once and the
+/// summary streams one step at a time.
+#[test]
+fn a_long_run_completes_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), &["run", "--case", "slope", "--solver", "pgs", "--set", "duration=500", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("1 ok"), "{}", o.stdout);
+    // resources.rs budgets ~1.1 KB per step of a one-body scene: 55 MB, plus the binary
+    assert!(o.max_rss_kib < 256 * 1024, "peak memory {} KiB for 50,000 steps", o.max_rss_kib);
+}
+
+/// A small run directory with the records of two pairs.
+fn run_dir(parent: &Path, name: &str, sets: &[&str]) -> PathBuf {
+    let mut args = vec!["run", "--case", "slope", "--solver", "pgs,sap", "--out", name];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let o = run_in(parent, &args);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    parent.join(name)
+}
+
+#[test]
+fn readers_refuse_devices_fifos_and_do_not_follow_link_cycles() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = run_dir(d, "r", &[]);
+    std::os::unix::fs::symlink("/dev/zero", runs.join("zzz.json")).unwrap();
+    for args in [&["report", "r"][..], &["merge", "m", "r"], &["gate", "r", "--gates", "g.toml"]] {
+        write(&d.join("g.toml"), "");
+        refused_in(d, args, &["zzz.json", "character device"]);
+    }
+    std::fs::remove_file(runs.join("zzz.json")).unwrap();
+    assert!(Command::new("mkfifo").arg(runs.join("f.json")).status().unwrap().success());
+    refused_in(d, &["merge", "m", "r"], &["f.json", "FIFO"]);
+    std::fs::remove_file(runs.join("f.json")).unwrap();
+
+    // two links to the parent: a walk that followed them would be exponential
+    let crit = d.join("c/a");
+    std::fs::create_dir_all(&crit).unwrap();
+    std::os::unix::fs::symlink("..", crit.join("up1")).unwrap();
+    std::os::unix::fs::symlink("..", crit.join("up2")).unwrap();
+    refused_in(d, &["bench-compare", "c", "c"], &["neither run records nor criterion estimates"]);
+    let o = run_in(d, &["report", "r", "--criterion", "c", "--out", "rep"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+}
+
+#[test]
+fn labels_that_would_lose_records_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let suite = |name: &str, body: &str| {
+        write(&d.join(name), &format!("name = \"s\"\nsolvers = [\"pgs\"]\n{body}"));
+    };
+    suite("dup.toml", "[[case]]\nname = \"slope\"\nlabel = \"a\"\n[[case]]\nname = \"slope\"\nlabel = \"a\"\n");
+    refused_in(d, &["run", "--suite", "dup.toml"], &["a / pgs is listed twice"]);
+    suite("dots.toml", "[[case]]\nname = \"slope\"\nlabel = \"../../X\"\n");
+    refused_in(d, &["run", "--suite", "dots.toml"], &["../../X"]);
+    suite("long.toml", &format!("[[case]]\nname = \"slope\"\nlabel = \"{}\"\n", "x".repeat(5000)));
+    refused_in(d, &["run", "--suite", "long.toml"], &["5000 characters long"]);
+    suite("nan.toml", "[[case]]\nname = \"slope\"\nset = { mu = nan }\n");
+    refused_in(d, &["run", "--suite", "nan.toml"], &["'mu'", "NaN"]);
+    suite("choice.toml", "[solver_settings.pgs]\nlocal = \"bogus\"\n[[case]]\nname = \"slope\"\n");
+    let line = refused_in(d, &["run", "--suite", "choice.toml"], &["local", "bogus"]);
+    assert!(!line.contains("'?'"), "{line}");
+    write(&d.join("afile"), "");
+    refused_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "afile"], &["afile", "not a directory"]);
+}
+
+#[test]
+fn gates_reports_and_comparisons_refuse_ambiguous_or_meaningless_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = run_dir(d, "base", &[]);
+    let tight = run_dir(d, "tight", &["solver.tolerance=1e-6"]);
+    write(
+        &d.join("nan.toml"),
+        "[[gate]]\nsolver = \"pgs\"\ncase = \"slope\"\nmetric = \"steps\"\nmax = nan\nwhy = \"x\"\n",
+    );
+    refused_in(d, &["gate", "base", "--gates", "nan.toml"], &["NaN"]);
+
+    // the same pair with other parameters: bench-compare names both files
+    refused_in(d, &["bench-compare", "base", "tight"], &["slope__pgs.json", "different parameters"]);
+    // ... and in one directory, report and bench-compare refuse, gate fails naming both
+    let mixed = d.join("mixed");
+    std::fs::create_dir_all(&mixed).unwrap();
+    for src in [&base, &tight] {
+        for e in std::fs::read_dir(src).unwrap().flatten() {
+            std::fs::copy(e.path(), mixed.join(e.file_name())).unwrap();
+        }
+    }
+    refused_in(d, &["report", "mixed"], &["slope__pgs.json", "slope__pgs-", "different solver parameters"]);
+    refused_in(d, &["bench-compare", "base", "mixed"], &["slope__pgs", "different solver parameters"]);
+    write(&d.join("empty.toml"), "");
+    let o = run_in(d, &["gate", "mixed", "--gates", "empty.toml"]);
+    assert_ne!(o.code, Some(0), "{}", o.all());
+    assert!(o.all().contains("two records with different parameters"), "{}", o.all());
+
+    // criterion sources: a missing mean, a negative time, another kind, nothing in common
+    let est = |root: &str, id: &str, json: &str| {
+        let p = d.join(root).join(id).join("new");
+        std::fs::create_dir_all(&p).unwrap();
+        write(&p.join("estimates.json"), json);
+        write(&p.join("benchmark.json"), &format!("{{\"full_id\":\"{id}\"}}"));
+    };
+    let ok = r#"{"mean":{"point_estimate":100.0,"confidence_interval":{"lower_bound":90,"upper_bound":110}}}"#;
+    est("ca", "step/x", ok);
+    est("nomean", "step/x", r#"{"median":{"point_estimate":100.0}}"#);
+    est(
+        "negative",
+        "step/x",
+        r#"{"mean":{"point_estimate":-1.0,"confidence_interval":{"lower_bound":-2,"upper_bound":0}}}"#,
+    );
+    est("other", "step/y", ok);
+    refused_in(d, &["bench-compare", "ca", "nomean", "--fail-on-regression"], &["no mean.point_estimate"]);
+    refused_in(d, &["bench-compare", "ca", "negative"], &["not a finite non-negative time"]);
+    refused_in(d, &["bench-compare", "ca", "base"], &["a criterion root", "a run directory"]);
+    refused_in(d, &["bench-compare", "ca", "other"], &["nothing compared"]);
+}
+
+#[test]
+fn no_temporary_file_outlives_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = run_dir(d, "r", &[]);
+    // a record write killed mid-way by an earlier process (PID 2147483647 is never alive)
+    write(&runs.join(".slope__pgs.json.2147483647.tmp"), "{\"sche");
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "r"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stderr.contains("removed 1 temporary files"), "{}", o.stderr);
+    let tmp: Vec<_> = listing(d).into_iter().filter(|p| p.to_string_lossy().ends_with(".tmp")).collect();
+    assert!(tmp.is_empty(), "{tmp:?}");
+    // an FCLIB export that fails (no step 10^5) leaves nothing
+    refused_in(d, &["fclib", "export", "--case", "slope", "--step", "100000", "x.hdf5"], &["--step 100000"]);
+    // nsn on an exported problem answers it (it used to panic through the stand-in world)
+    let o = run_in(d, &["fclib", "export", "--case", "sphere_stack", "--step", "3", "s.hdf5"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    let o = run_in(d, &["fclib", "solve", "s.hdf5", "--solver", "nsn"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(listing(d).iter().all(|p| !p.to_string_lossy().ends_with(".tmp")));
+}
