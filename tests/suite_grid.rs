@@ -143,3 +143,30 @@ fn solver_option_narrows_a_grid() {
     assert_eq!(solvers, BTreeSet::from(["subadmm"]));
     assert_eq!(s.pairs.len(), 1 + 6);
 }
+
+/// A grid over `dt` run end to end: its records are one sweep for the report, which draws the
+/// error against dt with the observed order of accuracy.
+#[test]
+fn report_reads_the_order_of_accuracy_off_a_dt_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("grid.toml"),
+        "name = \"order\"\n[[grid]]\ncase = \"slope\"\nsolver = \"pgs\"\nset = { angle_deg = 30.0, mu = 0.3, duration = 0.2 }\n[grid.params]\ndt = [0.02, 0.01, 0.005]\n",
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_signorini");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(bin).args(args).current_dir(d).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert!(run(&["run", "--suite", "grid.toml", "--out", "runs"]).contains("3 pairs: 3 ok"));
+    run(&["report", "runs"]);
+    assert!(d.join("runs/report/figures/order-slope.svg").is_file());
+    let html = std::fs::read_to_string(d.join("runs/report/index.html")).unwrap();
+    assert!(html.contains("Order of accuracy on slope"), "report has the figure");
+    let caption = html.split("Error against the time step").nth(1).expect("the figure's description");
+    assert!(caption.contains("pgs: oracle") && caption.contains("observed order"), "{caption:.400}");
+    assert!(caption.contains("dt = 0.005, 0.01, 0.02"), "the grid's three time steps: {caption:.600}");
+}
