@@ -63,6 +63,11 @@ print_logs() {
 stop_daemons() {
   local rc=$?
   local k pid
+  # Let the jobs' slurmstepd processes finish (each removes its socket from the spool directory).
+  for _ in $(seq 100); do
+    [ -n "$(find "$STATE/spool" -type s 2>/dev/null)" ] || break
+    sleep 0.1
+  done
   # Stop in reverse start order (slurmd, slurmctld, munged), each by its own process id.
   for ((k = ${#PIDS[@]} - 1; k >= 0; k--)); do
     pid="${PIDS[$k]}"
