@@ -21,55 +21,25 @@ enum Command {
     /// List solvers and cases with their parameters and defaults.
     List,
     /// Run a suite (default: every solver on every case) and write run records.
-    Run {
-        /// Suite: `default`, or a suite TOML file (see ci/quick.toml).
-        #[arg(long, default_value = "default")]
-        suite: String,
-        /// Run only these cases (registry names, or suite labels; repeat the flag or separate
-        /// with commas), with every solver of the suite unless --solver is given.
-        #[arg(long, value_delimiter = ',')]
-        case: Vec<String>,
-        /// Run these solvers (repeat or separate with commas) on the suite's cases; with a suite
-        /// file they replace its `solvers = [...]` list (its `[solver_settings.NAME]` still apply).
-        #[arg(long, value_delimiter = ',')]
-        solver: Vec<String>,
-        /// Override a parameter: `KEY=V` or `case.KEY=V` for cases, `solver.KEY=V` for solvers.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        set: Vec<String>,
-        /// Directory for run records (default: runs/<suite name>).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Number of steps per run whose per-iteration logs are recorded.
-        #[arg(long, default_value_t = 8)]
-        logged_steps: usize,
-        /// Run only shard I of N (0 <= I < N): the pairs whose index in the suite is I modulo N.
-        /// Merge the shards' directories with `signorini merge`.
-        #[arg(long, value_name = "I/N")]
-        shard: Option<String>,
-        /// Compute backend: `cpu`, `gpu` or `auto`. Without a usable GPU (no `gpu` feature, no
-        /// driver, no device) `gpu`/`auto` fall back to the CPU with one line saying why; the run
-        /// record's provenance.backend says which ran.
-        #[arg(long, default_value = "cpu", value_parser = ["cpu", "gpu", "auto"])]
-        backend: String,
-        /// Device arithmetic: `f64` (default) or `f32` (GPU backend only).
-        #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
-        precision: String,
-        #[command(flatten)]
-        limits: Limits,
-    },
+    Run(RunArgs),
     /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver.
     Fclib {
         #[command(subcommand)]
         command: FclibCommand,
     },
     /// Merge run directories (e.g. the shards of a cluster run) into OUT. Refuses records of
-    /// different code versions, or of the same pair with different parameters.
+    /// different code versions, of the same pair with different parameters, or an incomplete
+    /// set of shards (their manifests name every pair of the suite).
     Merge {
         /// Output directory (created if needed; records already there are kept and checked).
         out: PathBuf,
         /// Run directories to merge.
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// When the shards' manifests expect pairs that no directory holds, merge what exists,
+        /// list what is missing and exit 0 (without it the merge is refused, exit 2).
+        #[arg(long)]
+        partial: bool,
     },
     /// Compare the timings of two runs (criterion output roots or run directories).
     BenchCompare {
@@ -194,6 +164,54 @@ impl Limits {
     }
 }
 
+/// The arguments of `signorini run`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Suite: `default`, or a suite TOML file (see ci/quick.toml).
+    #[arg(long, default_value = "default")]
+    suite: String,
+    /// Run only these cases (registry names, or suite labels; repeat the flag or separate
+    /// with commas), with every solver of the suite unless --solver is given.
+    #[arg(long, value_delimiter = ',')]
+    case: Vec<String>,
+    /// Run these solvers (repeat or separate with commas) on the suite's cases; with a suite
+    /// file they replace its `solvers = [...]` list (its `[solver_settings.NAME]` still apply).
+    #[arg(long, value_delimiter = ',')]
+    solver: Vec<String>,
+    /// Override a parameter: `KEY=V` or `case.KEY=V` for cases, `solver.KEY=V` for solvers.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Directory for run records (default: runs/<suite name>).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Number of steps per run whose per-iteration logs are recorded.
+    #[arg(long, default_value_t = 8)]
+    logged_steps: usize,
+    /// Run only shard I of N (0 <= I < N): the pairs whose index in the suite is I modulo N.
+    /// Merge the shards' directories with `signorini merge`.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Compute backend: `cpu`, `gpu` or `auto`. Without a usable GPU (no `gpu` feature, no
+    /// driver, no device) `gpu`/`auto` fall back to the CPU with one line saying why; the run
+    /// record's provenance.backend says which ran.
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "gpu", "auto"])]
+    backend: String,
+    /// Device arithmetic: `f64` (default) or `f32` (GPU backend only).
+    #[arg(long, default_value = "f64", value_parser = ["f64", "f32"])]
+    precision: String,
+    /// Reuse the records already in the output directory that this code wrote with the same
+    /// parameters (same commit of a clean checkout, version, backend, case and solver
+    /// parameters); run the other pairs (missing, truncated or different records).
+    #[arg(long)]
+    resume: bool,
+    /// With --resume: also reuse records written by another commit (or with uncommitted
+    /// changes).
+    #[arg(long, requires = "resume")]
+    resume_any_commit: bool,
+    #[command(flatten)]
+    limits: Limits,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -201,24 +219,18 @@ fn main() -> ExitCode {
             print!("{}", list());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { suite, case, solver, set, out, logged_steps, shard, backend, precision, limits } => {
-            limits.resolve().and_then(|(step_timeout, run_timeout, memory)| {
-                let selection = select_backend(&backend, &precision)?;
-                run(
-                    Selection { suite: &suite, case, solver, set: &set, shard: shard.as_deref() },
-                    out,
-                    RunOptions {
-                        logged_steps,
-                        backend: Some(selection),
-                        step_timeout,
-                        run_timeout,
-                        ..Default::default()
-                    },
-                    memory,
-                )
-            })
-        }
-        Command::Merge { out, dirs } => merge(&out, &dirs),
+        Command::Run(args) => args.limits.resolve().and_then(|(step_timeout, run_timeout, memory)| {
+            let selection = select_backend(&args.backend, &args.precision)?;
+            let opts = RunOptions {
+                logged_steps: args.logged_steps,
+                backend: Some(selection),
+                step_timeout,
+                run_timeout,
+                ..Default::default()
+            };
+            run(args, opts, memory)
+        }),
+        Command::Merge { out, dirs, partial } => merge(&out, &dirs, partial),
         Command::Fclib { command } => fclib_command(command),
         Command::Gate { dir, gates } => gate(&dir, &gates),
         Command::BenchCompare { base, new, threshold, fail_on_regression } => {
@@ -337,18 +349,14 @@ impl Progress for Bar {
     }
 }
 
-/// What `run` runs: the suite, narrowed by `--case`/`--solver`, with `--set` overrides, one shard.
-struct Selection<'a> {
-    suite: &'a str,
-    case: Vec<String>,
-    solver: Vec<String>,
-    set: &'a [String],
-    shard: Option<&'a str>,
-}
-
-fn run(sel: Selection<'_>, out: Option<PathBuf>, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, String> {
-    let Selection { suite, case, solver, set, shard } = sel;
-    let shard = shard.map(harness::cluster::parse_shard).transpose()?;
+fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, String> {
+    let RunArgs { suite, case, solver, set, out, shard, resume, resume_any_commit, .. } = args;
+    let resume = match (resume, resume_any_commit) {
+        (false, _) => runner::Resume::Off,
+        (true, false) => runner::Resume::SameCommit,
+        (true, true) => runner::Resume::AnyCommit,
+    };
+    let shard = shard.as_deref().map(harness::cluster::parse_shard).transpose()?;
     let reg = signorini::registry();
     for s in &solver {
         reg.find_solver(s).map_err(|e| e.to_string())?;
@@ -366,34 +374,38 @@ fn run(sel: Selection<'_>, out: Option<PathBuf>, opts: RunOptions, memory_limit:
         }
         all
     } else {
-        let text = harness::input::read_text(Path::new(suite)).map_err(|e| {
+        let text = harness::input::read_text(Path::new(&suite)).map_err(|e| {
             let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
             format!("suite '{suite}': {why}")
         })?;
-        Suite::from_toml_with_solvers(&text, suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?
+        Suite::from_toml_with_solvers(&text, &suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?
     };
     suite.select_cases(&case)?;
-    suite.apply_overrides(&reg, &parse_sets(set)?)?;
+    suite.apply_overrides(&reg, &parse_sets(&set)?)?;
     if suite.pairs.is_empty() {
         return Err("nothing to run: the selection matches no (case, solver) pair".into());
     }
+    // Every pair's record name, before anything runs: two pairs must not write the same file.
+    let names = suite.record_names(&reg)?;
+    let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
+    let shard_total = suite.pairs.len();
     if let Some((i, n)) = shard {
-        let total = suite.pairs.len();
         suite.shard(i, n);
-        if suite.pairs.is_empty() {
-            let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
-            std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-            eprintln!("shard {i}/{n} of suite '{}' is empty ({total} pairs); nothing to run", suite.name);
-            return Ok(ExitCode::SUCCESS);
-        }
-        eprintln!("shard {i}/{n}: {} of {total} pairs", suite.pairs.len());
     }
     let pairs = runner::prepare_with(&reg, &suite, memory_limit)?;
-    let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
     harness::input::check_writable_dir(&out)?;
     let stale = harness::input::remove_stale_tmp(&out);
     if stale > 0 {
         eprintln!("removed {stale} temporary files left in {} by an interrupted run", out.display());
+    }
+    if let Some((i, n)) = shard {
+        // The manifest names the whole suite, so that `merge` knows what a complete set is.
+        harness::cluster::Manifest::new(&suite.name, i, n, names).write(&out)?;
+        if suite.pairs.is_empty() {
+            eprintln!("shard {i}/{n} of suite '{}' is empty ({shard_total} pairs); nothing to run", suite.name);
+            return Ok(ExitCode::SUCCESS);
+        }
+        eprintln!("shard {i}/{n}: {} of {shard_total} pairs", suite.pairs.len());
     }
     let total: u64 = pairs.iter().filter(|p| p.skip.is_none()).map(|p| p.scenario.steps as u64).sum();
     let bar = ProgressBar::new(total);
@@ -403,21 +415,28 @@ fn run(sel: Selection<'_>, out: Option<PathBuf>, opts: RunOptions, memory_limit:
             .progress_chars("=> "),
     );
     eprintln!("running {} pairs of suite '{}' -> {}", pairs.len(), suite.name, out.display());
-    let results = runner::run_suite(&reg, &pairs, &out, opts, &Bar::new(bar.clone()));
+    let results = runner::run_suite_resuming(&reg, &pairs, &out, opts, &Bar::new(bar.clone()), resume);
     bar.finish_and_clear();
-    let records: Vec<_> = results.iter().map(|(r, _)| r.clone()).collect();
+    for r in &results {
+        if let Some(why) = &r.not_reused {
+            eprintln!("resume: ran {} again: {why}", r.record.file_name());
+        }
+    }
+    let records: Vec<_> = results.iter().map(|r| r.record.clone()).collect();
     print!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
     let mut write_errors = 0;
-    for (_, path) in &results {
-        if let Err(e) = path {
+    for r in &results {
+        if let Err(e) = &r.path {
             eprintln!("error: could not write run record: {e}");
             write_errors += 1;
         }
     }
     let failed = records.iter().filter(|r| r.status == RunStatus::Failed).count();
     let skipped = records.iter().filter(|r| r.status == RunStatus::Skipped).count();
+    let reused = results.iter().filter(|r| r.reused).count();
+    let reused = if resume == runner::Resume::Off { String::new() } else { format!(", {reused} reused") };
     println!(
-        "{} pairs: {} ok, {failed} failed, {skipped} skipped; records in {}",
+        "{} pairs: {} ok, {failed} failed, {skipped} skipped{reused}; records in {}",
         records.len(),
         records.len() - failed - skipped,
         out.display()
@@ -534,8 +553,12 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
     }
 }
 
-fn merge(out: &Path, dirs: &[PathBuf]) -> Result<ExitCode, String> {
-    let report = harness::cluster::merge(out, dirs)?;
+fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String> {
+    let report =
+        if partial { harness::cluster::merge_partial(out, dirs)? } else { harness::cluster::merge(out, dirs)? };
+    if !report.missing.is_empty() {
+        println!("partial merge: {}", report.missing);
+    }
     for (skipped, kept) in &report.duplicates {
         eprintln!(
             "note: {} duplicates {} (same pair and parameters); kept the latter",

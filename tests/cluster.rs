@@ -201,3 +201,87 @@ fn merge_refuses_inconsistent_records() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("out/slope__pgs.json"));
 }
+
+/// Runs shards `which` of 4 of SUITE into `shard{i}`; returns the directory names.
+fn run_shards(d: &Path, which: &[usize]) -> Vec<String> {
+    std::fs::write(d.join("suite.toml"), SUITE).unwrap();
+    which
+        .iter()
+        .map(|i| {
+            let name = format!("shard{i}");
+            ok(signorini(&["run", "--suite", "suite.toml", "--shard", &format!("{i}/4"), "--out", &name], d));
+            assert!(d.join(&name).join(format!("shard-{i}-of-4.manifest")).is_file(), "shard {i} wrote its manifest");
+            name
+        })
+        .collect()
+}
+
+fn merge_args<'a>(out: &'a str, dirs: &'a [String], extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["merge", out];
+    args.extend(dirs.iter().map(String::as_str));
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn merge_refuses_a_lost_shard_and_partial_merges_what_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Shard 3 of 4 never ran (cancelled, or its node died before it started): its pair is
+    // index 3 of SUITE.
+    let dirs = run_shards(d, &[0, 1, 2]);
+    let out = signorini(&merge_args("merged", &dirs, &[]), d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    for needle in [
+        "error: refusing to merge",
+        "1 of 5 pairs of suite 'cluster-test' missing",
+        "shard 3/4",
+        "spring_cylinder__pgs.json",
+    ] {
+        assert!(err.contains(needle), "'{err}' should contain '{needle}'");
+    }
+    assert!(!d.join("merged").exists(), "a refused merge writes nothing");
+
+    // --partial merges the 4 records that exist, lists the missing one and exits 0.
+    let out = ok(signorini(&merge_args("partial", &dirs, &["--partial"]), d));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("partial merge: 1 of 5 pairs of suite 'cluster-test' missing"), "{stdout}");
+    assert!(stdout.contains("spring_cylinder__pgs.json") && stdout.contains("merged 4 records"), "{stdout}");
+    assert_eq!(records(&d.join("partial")).len(), 4);
+
+    // Re-running the lost shard alone completes the set.
+    let mut all = dirs.clone();
+    all.extend(run_shards(d, &[3]));
+    let out = ok(signorini(&merge_args("merged", &all, &[]), d));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("merged 5 records"), "{out:?}");
+}
+
+#[test]
+fn merge_refuses_a_shard_killed_midway() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dirs = run_shards(d, &[0, 1, 2, 3]);
+    // Shard 0 (pairs 0 and 4) was killed after its first pair: its manifest is there, one
+    // record is not.
+    std::fs::remove_file(d.join("shard0/sphere_stack__pgs.json")).unwrap();
+    let out = signorini(&merge_args("merged", &dirs, &[]), d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("1 of 5 pairs of suite 'cluster-test' missing: sphere_stack__pgs.json"), "{err}");
+    assert!(!err.contains("no manifest"), "every shard started: {err}");
+}
+
+#[test]
+fn merge_refuses_shards_of_different_shard_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut dirs = run_shards(d, &[0, 1, 2, 3]);
+    ok(signorini(&["run", "--suite", "suite.toml", "--shard", "1/2", "--out", "half"], d));
+    dirs.push("half".into());
+    let out = signorini(&merge_args("merged", &dirs, &[]), d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("different suites or shard counts") && err.contains("shard-1-of-2.manifest"), "{err}");
+}

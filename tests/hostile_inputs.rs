@@ -219,7 +219,7 @@ fn labels_that_would_lose_records_are_refused() {
         write(&d.join(name), &format!("name = \"s\"\nsolvers = [\"pgs\"]\n{body}"));
     };
     suite("dup.toml", "[[case]]\nname = \"slope\"\nlabel = \"a\"\n[[case]]\nname = \"slope\"\nlabel = \"a\"\n");
-    refused_in(d, &["run", "--suite", "dup.toml"], &["a / pgs is listed twice"]);
+    refused_in(d, &["run", "--suite", "dup.toml"], &["would write the same record a__pgs.json"]);
     suite("dots.toml", "[[case]]\nname = \"slope\"\nlabel = \"../../X\"\n");
     refused_in(d, &["run", "--suite", "dots.toml"], &["../../X"]);
     suite("long.toml", &format!("[[case]]\nname = \"slope\"\nlabel = \"{}\"\n", "x".repeat(5000)));

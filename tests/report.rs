@@ -89,12 +89,13 @@ fn every_figure_type_renders_with_its_series_and_sources() {
     assert_eq!(rep.records.len(), records.len());
     let expect = [
         // (kind, title contains, series over all panels)
-        ("profile", "profiles", 6),         // pgs, other, broken x (time, iterations)
-        ("timing", "Timing", 3),            // pgs, other, broken (3 completed steps)
-        ("work_precision", "dt sweep", 2),  // pgs and other over dt = 0.005, 0.01
+        ("profile", "profiles", 6),        // pgs, other, broken x (time, iterations)
+        ("timing", "Timing", 3),           // pgs, other, broken (3 completed steps)
+        ("work_precision", "dt sweep", 2), // pgs and other over dt = 0.005, 0.01
+        ("order_of_accuracy", "Order of accuracy on slope", 2), // the same sweeps against dt
         ("convergence", "slope-dt0.01", 6), // 3 solvers x 2 panels
-        ("convergence", "stack", 2),        // pgs only (other skipped)
-        ("physics", "slope-dt0.01", 9),     // 3 solvers x 3 panels
+        ("convergence", "stack", 2),       // pgs only (other skipped)
+        ("physics", "slope-dt0.01", 9),    // 3 solvers x 3 panels
         ("physics", "stack", 3),
     ];
     for (kind, title, series) in expect {

@@ -12,10 +12,148 @@
 //! copied byte for byte into the output directory, atomically (temporary file + rename); a pair
 //! found twice with equal parameters keeps its first occurrence (the output directory's own
 //! records first, then the inputs in command-line order).
+//!
+//! A shard also writes a [`Manifest`] into its output directory before running anything
+//! (`shard-I-of-N.manifest`): the suite's name, `I/N`, and the record file names of the whole
+//! suite in suite order. When the inputs of a merge hold manifests, the merge knows the expected
+//! set: it refuses, with one line naming the missing shards and pairs, unless every pair of the
+//! suite has a record; [`merge_partial`] merges what exists and returns the missing pairs.
 
 use crate::record::{write_atomic, RunRecord};
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+
+/// The schema tag of shard manifests.
+pub const MANIFEST_SCHEMA: &str = "signorini.shard/1";
+
+/// What shard `shard` of `shards` of a suite is part of: written by `signorini run --shard` into
+/// its output directory, read by [`merge`] to know which records make the whole suite.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`MANIFEST_SCHEMA`].
+    pub schema: String,
+    /// Suite name.
+    pub suite: String,
+    /// This shard's index `I` (0-based).
+    pub shard: usize,
+    /// Number of shards `N`.
+    pub shards: usize,
+    /// Record file names of every pair of the suite, in suite order: pair `k` belongs to shard
+    /// `k mod N`.
+    pub pairs: Vec<String>,
+}
+
+impl Manifest {
+    /// The manifest of shard `shard` of `shards` of a suite whose pairs write `pairs`.
+    pub fn new(suite: &str, shard: usize, shards: usize, pairs: Vec<String>) -> Self {
+        Manifest { schema: MANIFEST_SCHEMA.into(), suite: suite.into(), shard, shards, pairs }
+    }
+
+    /// Its file name inside the shard's directory: `shard-I-of-N.manifest`.
+    pub fn file_name(&self) -> String {
+        format!("shard-{}-of-{}.manifest", self.shard, self.shards)
+    }
+
+    /// Writes it into `dir` atomically; returns the path.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, String> {
+        let path = dir.join(self.file_name());
+        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    fn read(path: &Path) -> Result<Manifest, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let m: Manifest =
+            serde_json::from_str(&text).map_err(|e| format!("{}: not a shard manifest: {e}", path.display()))?;
+        if m.schema != MANIFEST_SCHEMA || m.shards == 0 || m.shard >= m.shards {
+            return Err(format!("{}: not a valid {MANIFEST_SCHEMA} manifest", path.display()));
+        }
+        Ok(m)
+    }
+}
+
+fn manifest_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "manifest"))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// The shards and pairs a merge lacks, from the manifests of its inputs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Missing {
+    /// Suite name of the manifests (empty: the inputs held no manifest).
+    pub suite: String,
+    /// Number of shards `N` of the manifests.
+    pub shard_count: usize,
+    /// Number of pairs of the suite.
+    pub pair_count: usize,
+    /// Shards of which no manifest was found (never started, or their directory not given).
+    pub shards: Vec<usize>,
+    /// Record names of the suite found in no input.
+    pub pairs: Vec<String>,
+}
+
+impl Missing {
+    /// Nothing is missing.
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty() && self.pairs.is_empty()
+    }
+}
+
+impl std::fmt::Display for Missing {
+    /// One line: `2 of 10 pairs of suite 'S' missing (no manifest of shard 3/4: ...): a.json, b.json`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} of {} pairs of suite '{}' missing", self.pairs.len(), self.pair_count, self.suite)?;
+        if !self.shards.is_empty() {
+            let list: Vec<String> = self.shards.iter().map(|i| format!("{i}/{}", self.shard_count)).collect();
+            write!(f, " (no manifest of shard {}: never started or not given)", list.join(", "))?;
+        }
+        write!(f, ": {}", self.pairs.join(", "))
+    }
+}
+
+/// Checks the inputs' manifests agree (one suite, one shard count) and finds what is missing
+/// from `present` (the record names the merge would hold).
+fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, String> {
+    let mut first: Option<(PathBuf, Manifest)> = None;
+    let mut shards = BTreeSet::new();
+    for dir in inputs {
+        for path in manifest_files(dir)? {
+            let m = Manifest::read(&path)?;
+            if let Some((p0, m0)) = &first {
+                if (&m0.suite, m0.shards, &m0.pairs) != (&m.suite, m.shards, &m.pairs) {
+                    return Err(format!(
+                        "refusing to merge {} and {}: shards of different suites or shard counts ('{}' in {} shards vs '{}' in {})",
+                        p0.display(),
+                        path.display(),
+                        m0.suite,
+                        m0.shards,
+                        m.suite,
+                        m.shards
+                    ));
+                }
+            }
+            shards.insert(m.shard);
+            if first.is_none() {
+                first = Some((path, m));
+            }
+        }
+    }
+    let Some((_, m)) = first else { return Ok(Missing::default()) };
+    Ok(Missing {
+        suite: m.suite.clone(),
+        shard_count: m.shards,
+        pair_count: m.pairs.len(),
+        shards: (0..m.shards).filter(|i| !shards.contains(i)).collect(),
+        pairs: m.pairs.iter().filter(|p| !present.contains(*p)).cloned().collect(),
+    })
+}
 
 /// Parses `I/N` (0 <= I < N, N >= 1).
 pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
@@ -41,6 +179,9 @@ pub struct MergeReport {
     pub kept: usize,
     /// `(skipped file, file kept instead)`: the same pair with equal parameters found twice.
     pub duplicates: Vec<(PathBuf, PathBuf)>,
+    /// What the inputs' shard manifests expect and no input holds (empty unless
+    /// [`merge_partial`]: [`merge`] refuses then).
+    pub missing: Missing,
 }
 
 /// One record found by a merge.
@@ -100,8 +241,19 @@ fn conflict(a: &Found, b: &Found) -> Option<String> {
 
 /// Merges the run records of `inputs` into `out` (created if needed; records already there take
 /// part in the checks and are kept). Checks everything before writing anything; the error names
-/// both files and the differing field.
+/// both files and the differing field, or the shards and pairs missing from a sharded suite
+/// (see [`Manifest`]).
 pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
+    merge_impl(out, inputs, false)
+}
+
+/// [`merge`], except that pairs missing from a sharded suite do not stop it: what exists is
+/// merged and the missing shards and pairs are returned in [`MergeReport::missing`].
+pub fn merge_partial(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
+    merge_impl(out, inputs, true)
+}
+
+fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeReport, String> {
     if inputs.is_empty() {
         return Err("merge: no input directory given".into());
     }
@@ -121,6 +273,11 @@ pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
         }
     }
     let mut report = MergeReport::default();
+    let present: BTreeSet<String> = found.iter().map(|f| f.record.file_name()).collect();
+    report.missing = missing(inputs, &present)?;
+    if !report.missing.is_empty() && !partial {
+        return Err(format!("refusing to merge: {} (merge --partial merges what exists)", report.missing));
+    }
     if found.is_empty() {
         std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
         return Ok(report);

@@ -295,18 +295,8 @@ impl RunRecord {
     /// with other settings than its defaults, so that the records of a settings sweep sit side by
     /// side.
     pub fn file_name(&self) -> String {
-        let clean = |s: &str| {
-            s.chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
-                .collect::<String>()
-        };
         let s = &self.solver;
-        let tag = if s.defaults_hash.is_empty() || s.params_hash == s.defaults_hash {
-            String::new()
-        } else {
-            format!("-{}", clean(&s.params_hash.chars().take(8).collect::<String>()))
-        };
-        format!("{}__{}{tag}.json", clean(&self.case.label), clean(&s.name))
+        record_file_name(&self.case.label, &s.name, &s.params_hash, &s.defaults_hash)
     }
 
     /// Reads a record, checking the schema tag.
@@ -326,6 +316,24 @@ impl RunRecord {
         write_atomic(&path, serde_json::to_string_pretty(self).map_err(std::io::Error::other)?.as_bytes())?;
         Ok(path)
     }
+}
+
+/// The file name of the record of case variant `label` run by `solver` with settings of hash
+/// `params_hash` (see [`RunRecord::file_name`]); `defaults_hash` is the hash of the solver's
+/// default settings (empty: unknown, no settings tag). Lets a runner know a pair's record name
+/// before running it (resume, shard manifests).
+pub fn record_file_name(label: &str, solver: &str, params_hash: &str, defaults_hash: &str) -> String {
+    let clean = |s: &str| {
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+            .collect::<String>()
+    };
+    let tag = if defaults_hash.is_empty() || params_hash == defaults_hash {
+        String::new()
+    } else {
+        format!("-{}", clean(&params_hash.chars().take(8).collect::<String>()))
+    };
+    format!("{}__{}{tag}.json", clean(label), clean(solver))
 }
 
 /// Writes `bytes` to `path` atomically: a temporary sibling file is written, synced and renamed.

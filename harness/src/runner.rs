@@ -71,6 +71,97 @@ struct SuiteFile {
     /// Case variants.
     #[serde(default)]
     case: Vec<CaseEntry>,
+    /// Sweeps: grids over case parameters and solver settings.
+    #[serde(default)]
+    grid: Vec<GridEntry>,
+}
+
+/// A sweep of a suite file: every combination of the values of `params` (case parameters, or
+/// `solver.KEY` settings), on one case, with each of its solvers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GridEntry {
+    /// Case registry name.
+    case: String,
+    /// Label prefix of the expanded variants (default: the case name).
+    label: Option<String>,
+    /// Solver or solvers (default: the suite's `solvers`).
+    solver: Option<OneOrMany>,
+    /// Case overrides shared by every point of the grid.
+    #[serde(default)]
+    set: Params,
+    /// `KEY = [values]`: `KEY` or `case.KEY` for a case parameter, `solver.KEY` for a setting.
+    params: BTreeMap<String, Vec<serde_json::Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// A grid value as it appears in labels: numbers in decimal notation unless the scientific one
+/// is shorter by two characters or more (`0.01`, `0.005`, `1e-4`, `1e6`), strings and booleans as
+/// they are.
+fn label_value(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() => {
+                let (plain, sci) = (format!("{x}"), format!("{x:e}"));
+                if sci.len() + 1 < plain.len() {
+                    sci
+                } else {
+                    plain
+                }
+            }
+            _ => n.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+impl GridEntry {
+    /// The grid's points as `(label, case overrides, solver overrides)`, in row-major order over
+    /// the keys (sorted), the last key varying fastest.
+    fn points(&self, source: &str) -> Result<Vec<GridPoint>, String> {
+        let prefix = self.label.clone().unwrap_or_else(|| self.case.clone());
+        if self.params.is_empty() {
+            return Err(format!("{source}: [[grid]] on '{}' has no [grid.params]", self.case));
+        }
+        let mut points = vec![GridPoint { label: prefix, case_set: typed(&self.set), solver_set: vec![] }];
+        for (key, values) in &self.params {
+            if values.is_empty() {
+                return Err(format!("{source}: [[grid]] on '{}': {key} has no values", self.case));
+            }
+            let (is_solver, k) = match key.split_once('.') {
+                Some(("solver", k)) => (true, k),
+                Some(("case", k)) => (false, k),
+                _ => (false, key.as_str()),
+            };
+            let mut next = Vec::with_capacity(points.len() * values.len());
+            for p in &points {
+                for v in values {
+                    let mut q = p.clone();
+                    q.label = format!("{}-{k}{}", q.label, label_value(v));
+                    let target = if is_solver { &mut q.solver_set } else { &mut q.case_set };
+                    target.push((k.to_string(), Override::Typed(v.clone())));
+                    next.push(q);
+                }
+            }
+            points = next;
+        }
+        Ok(points)
+    }
+}
+
+/// One point of a grid.
+#[derive(Debug, Clone)]
+struct GridPoint {
+    label: String,
+    case_set: Vec<(String, Override)>,
+    solver_set: Vec<(String, Override)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -131,20 +222,21 @@ impl Suite {
         text: &str,
         source: &str,
         reg: &Registry,
-        solvers: Option<&[String]>,
+        solvers_override: Option<&[String]>,
     ) -> Result<Suite, String> {
         let f: SuiteFile =
             toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
-        let solvers: Vec<String> = match solvers {
+        let solvers: Vec<String> = match solvers_override {
             Some(names) => names.to_vec(),
             None => f.solvers.unwrap_or_else(|| reg.solvers.iter().map(|s| s.name.to_string()).collect()),
         };
         for s in solvers.iter().chain(f.solver_settings.keys()) {
             reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
         }
-        if f.case.is_empty() {
-            return Err(format!("{source}: no [[case]] entries"));
+        if f.case.is_empty() && f.grid.is_empty() {
+            return Err(format!("{source}: no [[case]] or [[grid]] entries"));
         }
+        let settings = |s: &str| f.solver_settings.get(s).map(typed).unwrap_or_default();
         let mut pairs = vec![];
         for c in &f.case {
             reg.find_case(&c.name).map_err(|e| format!("{source}: {e}"))?;
@@ -154,11 +246,63 @@ impl Suite {
                     case: c.name.clone(),
                     case_set: typed(&c.set),
                     solver: s.clone(),
-                    solver_set: f.solver_settings.get(s).map(typed).unwrap_or_default(),
+                    solver_set: settings(s),
                 });
             }
         }
+        for g in &f.grid {
+            reg.find_case(&g.case).map_err(|e| format!("{source}: {e}"))?;
+            let grid_solvers: Vec<String> = match &g.solver {
+                None => solvers.clone(),
+                Some(own) => {
+                    let own = match own {
+                        OneOrMany::One(s) => vec![s.clone()],
+                        OneOrMany::Many(v) => v.clone(),
+                    };
+                    for s in &own {
+                        reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
+                    }
+                    // `--solver` narrows a grid's own list.
+                    own.into_iter().filter(|s| solvers_override.is_none_or(|o| o.contains(s))).collect()
+                }
+            };
+            for point in g.points(source)? {
+                for s in &grid_solvers {
+                    let mut solver_set = settings(s);
+                    solver_set.extend(point.solver_set.iter().cloned());
+                    pairs.push(PairSpec {
+                        label: point.label.clone(),
+                        case: g.case.clone(),
+                        case_set: point.case_set.clone(),
+                        solver: s.clone(),
+                        solver_set,
+                    });
+                }
+            }
+        }
         Ok(Suite { name: f.name.unwrap_or_else(|| source.to_string()), pairs })
+    }
+
+    /// The record file name of every pair, in suite order ([`crate::record::record_file_name`]);
+    /// an error when a setting is invalid or two pairs would write the same record.
+    pub fn record_names(&self, reg: &Registry) -> Result<Vec<String>, String> {
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        let mut names = Vec::with_capacity(self.pairs.len());
+        for (k, p) in self.pairs.iter().enumerate() {
+            let defaults = (reg.find_solver(&p.solver).map_err(|e| e.to_string())?.defaults)();
+            let params = solver_params(reg, p)?;
+            let name = crate::record::record_file_name(&p.label, &p.solver, &params.hash(), &defaults.hash());
+            if let Some(&j) = seen.get(&name) {
+                let q = &self.pairs[j];
+                return Err(format!(
+                    "suite '{}': pairs {j} ({} / {}) and {k} ({} / {}) would write the same record {name}; give them different labels",
+                    self.name, q.label, q.solver, p.label, p.solver
+                ));
+            }
+            seen.insert(name.clone(), k);
+            names.push(name);
+        }
+        Ok(names)
     }
 
     /// Applies command-line overrides to every pair. `solver.KEY=V` goes to the pairs whose
@@ -212,24 +356,12 @@ impl Suite {
         Ok(())
     }
 
-    /// Checks that every label can name a record file ([`crate::input::label_error`]) and that
-    /// no (label, solver) pair is listed twice (its second record would overwrite the first).
+    /// Checks that every label can name a record file ([`crate::input::label_error`]); two pairs
+    /// writing the same record are found by [`Suite::record_names`].
     pub fn check_labels(&self) -> Result<(), String> {
-        let mut seen = std::collections::BTreeMap::new();
-        for (i, p) in self.pairs.iter().enumerate() {
+        for p in &self.pairs {
             if let Some(why) = crate::input::label_error(&p.label) {
                 return Err(format!("suite '{}': case label {:?} {why}", self.name, p.label));
-            }
-            if let Some(j) = seen.insert((p.label.as_str(), p.solver.as_str()), i) {
-                return Err(format!(
-                    "suite '{}': the pair {} / {} is listed twice (pairs {} and {}); give one of the \
-                     [[case]] entries its own label",
-                    self.name,
-                    p.label,
-                    p.solver,
-                    j + 1,
-                    i + 1
-                ));
             }
         }
         Ok(())
@@ -258,6 +390,18 @@ pub struct PreparedPair {
     pub scenario: Scenario,
     /// Why the pair will be skipped (missing capabilities), if it will.
     pub skip: Option<String>,
+    /// The file name of its run record ([`RunRecord::file_name`]).
+    pub record_name: String,
+}
+
+/// The full settings of a pair's solver: its defaults with the pair's overrides applied.
+fn solver_params(reg: &Registry, spec: &PairSpec) -> Result<Params, String> {
+    let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
+    let mut sp = (solver.defaults)();
+    for (k, v) in &spec.solver_set {
+        v.apply(&mut sp, k, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
+    }
+    Ok(sp)
 }
 
 /// Resolves and validates every pair: unknown names, unknown or invalid parameters, invalid
@@ -294,10 +438,9 @@ pub fn prepare_with(reg: &Registry, suite: &Suite, memory_limit: f64) -> Result<
         }
         let prepared_case = Arc::clone(&case_cache[&cache_key]);
         let scenario = prepared_case.scenario().clone();
-        let mut sp = (solver.defaults)();
-        for (k, v) in &spec.solver_set {
-            v.apply(&mut sp, k, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
-        }
+        let sp = solver_params(reg, spec)?;
+        let record_name =
+            crate::record::record_file_name(&spec.label, &spec.solver, &sp.hash(), &(solver.defaults)().hash());
         let factory = (solver.prepare)(&sp).map_err(|e: ParamError| e.to_string())?;
         let missing = solver.capabilities.missing(&scenario.needs);
         let skip = (!missing.is_empty()).then(|| format!("{} does not support {}", spec.solver, missing.join(", ")));
@@ -319,6 +462,7 @@ pub fn prepare_with(reg: &Registry, suite: &Suite, memory_limit: f64) -> Result<
             solver: factory,
             scenario,
             skip,
+            record_name,
         });
     }
     Ok(out)
@@ -474,14 +618,111 @@ pub fn run_suite(
     opts: RunOptions,
     progress: &dyn Progress,
 ) -> Vec<(RunRecord, Result<PathBuf, String>)> {
+    run_suite_resuming(reg, pairs, out_dir, opts, progress, Resume::Off)
+        .into_iter()
+        .map(|r| (r.record, r.path))
+        .collect()
+}
+
+/// Which records already in the output directory a run reuses instead of running their pair
+/// again (`signorini run --resume`, `--resume-any-commit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Resume {
+    /// Run every pair.
+    #[default]
+    Off,
+    /// Reuse a record written by this very code: same commit (a clean checkout: a `-dirty` or
+    /// unknown commit is never the same), same version, backend, case and solver parameters.
+    SameCommit,
+    /// As [`Resume::SameCommit`], but a record of another commit is reused too.
+    AnyCommit,
+}
+
+/// Why `existing` (the record found under a pair's file name) cannot stand for a run of `pair`
+/// by the code described by `current`, or `None` when it can.
+pub fn reuse_refusal(
+    existing: &RunRecord,
+    pair: &PreparedPair,
+    current: &Provenance,
+    resume: Resume,
+) -> Option<String> {
+    let (old, spec) = (&existing.provenance, &pair.spec);
+    if resume == Resume::SameCommit {
+        let clean = |c: &str| c != "unknown" && !c.ends_with("-dirty");
+        if !clean(&current.commit) {
+            return Some(format!(
+                "this build's commit is '{}' (uncommitted changes or no git): only --resume-any-commit reuses records",
+                current.commit
+            ));
+        }
+        if old.commit != current.commit {
+            return Some(format!(
+                "written by commit {}, this is {} (--resume-any-commit reuses it)",
+                old.commit, current.commit
+            ));
+        }
+    }
+    let checks = [
+        ("version", old.version.as_str(), current.version.as_str()),
+        ("backend", old.backend.as_str(), current.backend.as_str()),
+        ("case", existing.case.name.as_str(), spec.case.as_str()),
+        ("label", existing.case.label.as_str(), spec.label.as_str()),
+        ("solver", existing.solver.name.as_str(), spec.solver.as_str()),
+    ];
+    if let Some((what, a, b)) = checks.into_iter().find(|(_, a, b)| a != b) {
+        return Some(format!("{what} '{a}' differs from '{b}'"));
+    }
+    if existing.case.params != pair.case_params {
+        return Some("case parameters differ".into());
+    }
+    if existing.solver.params != pair.solver_params {
+        return Some("solver settings differ".into());
+    }
+    None
+}
+
+/// The outcome of one pair of [`run_suite_resuming`].
+pub struct PairResult {
+    /// The pair's record (read back from `out_dir` when reused).
+    pub record: RunRecord,
+    /// Where it was written, or why it could not be.
+    pub path: Result<PathBuf, String>,
+    /// Whether an existing record was reused instead of running the pair.
+    pub reused: bool,
+    /// Why a record found under the pair's file name was not reused (and the pair ran).
+    pub not_reused: Option<String>,
+}
+
+/// [`run_suite`], reusing the records already in `out_dir` that `resume` accepts
+/// ([`reuse_refusal`]); a record that is missing, unreadable (a truncated file, not a run record)
+/// or refused is run again and overwritten.
+pub fn run_suite_resuming(
+    reg: &Registry,
+    pairs: &[PreparedPair],
+    out_dir: &Path,
+    opts: RunOptions,
+    progress: &dyn Progress,
+    resume: Resume,
+) -> Vec<PairResult> {
     let provenance = Provenance { backend: opts.backend_label(), ..Provenance::collect() };
     pairs
         .iter()
         .map(|p| {
+            let path = out_dir.join(&p.record_name);
+            let mut not_reused = None;
+            if resume != Resume::Off && path.is_file() {
+                match RunRecord::read(&path) {
+                    Ok(old) => match reuse_refusal(&old, p, &provenance, resume) {
+                        None => return PairResult { record: old, path: Ok(path), reused: true, not_reused: None },
+                        Some(why) => not_reused = Some(why),
+                    },
+                    Err(e) => not_reused = Some(e),
+                }
+            }
             let r = run_pair(reg, p, opts.clone(), &provenance, progress);
             progress.pair_finished(&r);
             let path = r.write_atomic(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()));
-            (r, path)
+            PairResult { record: r, path, reused: false, not_reused }
         })
         .collect()
 }

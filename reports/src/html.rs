@@ -173,7 +173,11 @@ pub fn index(rep: &Report) -> String {
         body += "</ul>\n";
     }
     body += "<nav><a href=\"#results\">Results</a><a href=\"#profiles\">Profiles</a><a href=\"#timing\">Timing</a>\
-             <a href=\"#work-precision\">Work–precision</a><a href=\"#cases\">Per case</a>";
+             <a href=\"#work-precision\">Work–precision</a>";
+    if rep.figures.iter().any(|f| f.kind == "order_of_accuracy") {
+        body += "<a href=\"#order\">Order of accuracy</a>";
+    }
+    body += "<a href=\"#cases\">Per case</a>";
     if rep.criterion.is_some() {
         body += "<a href=\"#criterion\">Benchmarks</a>";
     }
@@ -255,6 +259,10 @@ pub fn index(rep: &Report) -> String {
     } else {
         body += "<p class=\"muted\">No sweep in this run directory: a sweep is two or more completed records of \
                  the same case and solver that differ only in <code>dt</code> or in one solver setting.</p>\n";
+    }
+    if rep.figures.iter().any(|f| f.kind == "order_of_accuracy") {
+        body += "<h2 id=\"order\">Order of accuracy</h2>\n";
+        body += &section("order_of_accuracy");
     }
     body += "<h2 id=\"cases\">Per case</h2>\n";
     for label in case_labels(recs) {

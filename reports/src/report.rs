@@ -58,6 +58,7 @@ pub fn draw_figures(records: &[RunRecord], out_dir: &Path) -> Result<Vec<Figure>
     out.extend(figures::profiles::figure(out_dir, records, &order)?);
     out.extend(figures::timing::figure(out_dir, records, &order)?);
     out.extend(figures::work_precision::figures(out_dir, records, &order)?);
+    out.extend(figures::order::figures(out_dir, records, &order)?);
     out.extend(figures::setting_convergence::figures(out_dir, records)?);
     for label in case_labels(records) {
         let rs: Vec<&RunRecord> = records.iter().filter(|r| r.case.label == label).collect();

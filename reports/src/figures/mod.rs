@@ -9,6 +9,7 @@
 //! - [`timing`]: solve time per step vs problem size, log-log, per solver.
 //! - [`profiles`]: Dolan–Moré performance profiles ([`crate::profile`]).
 //! - [`work_precision`]: accuracy vs cost over `dt` or solver-setting sweeps.
+//! - [`order`]: error vs `dt` over `dt` sweeps, with the observed order of accuracy.
 //! - [`physics`]: energy, penetration and creep over time, per case.
 //!
 //! Every figure returns a [`Figure`] whose caption names the run records it was drawn from
@@ -19,6 +20,7 @@
 //! the original values.
 
 pub mod convergence;
+pub mod order;
 pub mod physics;
 pub mod profiles;
 pub mod setting_convergence;
@@ -34,7 +36,8 @@ use std::path::Path;
 /// A rendered figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
-    /// Figure type (`convergence`, `timing`, `profile`, `work_precision`, `physics`).
+    /// Figure type (`convergence`, `timing`, `profile`, `work_precision`, `order_of_accuracy`,
+    /// `physics`, `setting_convergence`).
     pub kind: &'static str,
     /// Path of the SVG relative to the report directory (`figures/<name>.svg`).
     pub file: String,
