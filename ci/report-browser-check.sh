@@ -51,8 +51,18 @@ set = { duration = 0.3 }
 name = "sphere_stack"
 set = { n = 3, duration = 0.3 }
 TOML
+# the convergence figure of one case with several solvers: one line per solver on one yardstick
+cat > "$OUT/suite-convergence.toml" <<'TOML'
+name = "report-check-convergence"
+solvers = ["sap", "nsn", "canal"]
+
+[[case]]
+name = "sphere_stack"
+set = { n = 3, duration = 0.3 }
+TOML
 cargo build -q --bin signorini
 ./target/debug/signorini run --suite "$OUT/suite.toml" --out "$OUT/run" >"$OUT/run.log"
+./target/debug/signorini run --suite "$OUT/suite-convergence.toml" --out "$OUT/run" >>"$OUT/run.log"
 ./target/debug/signorini report "$OUT/run" --out "$OUT/run/report" --gates ci/gates.toml
 echo "== report built  ($(( $(date +%s) - t0 )) s)"
 
@@ -114,6 +124,22 @@ if not m:
     errors.append("the in-browser image check did not run")
 elif m.group(2) != "0" or int(m.group(1)) != len(srcs):
     errors.append("in-browser image check: " + m.group(0))
+# the convergence figure of sphere_stack: one line per solver that ran it, in both panels, all on
+# the harness's yardstick (no "own <column>" fallback) and on one common step
+solvers = sorted(p.name.split("__")[1].split(".")[0].split("-")[0] for p in (out / "run").glob("sphere_stack__*.json"))
+svg = (out / "run/report/figures/convergence-sphere_stack.svg").read_text()
+legend = re.findall(r'<text[^>]*>\s*([^<]+?)\s*</text>', svg)
+for s in solvers:
+    if legend.count(s) != 2:
+        errors.append(f"convergence-sphere_stack.svg: solver {s} has {legend.count(s)} legend lines, expected 2 (one per panel)")
+if any("own " in t for t in legend):
+    errors.append("convergence-sphere_stack.svg: a solver drew its own residual instead of the yardstick")
+cap = re.search(r'<figcaption><b>Convergence on sphere_stack\.</b>(.*?)</figcaption>', dom, re.S)
+if not cap or "all on step" not in cap.group(1):
+    errors.append("convergence caption of sphere_stack does not name one common step")
+if len(solvers) < 4:
+    errors.append(f"expected 4 solvers on sphere_stack, found {solvers}")
+print(f"convergence-sphere_stack.svg: one line per solver in both panels ({', '.join(solvers)})")
 png = out / "report.png"
 if not png.is_file() or png.stat().st_size < 10000:
     errors.append("no screenshot")

@@ -114,6 +114,7 @@ impl Solver for ProjectedJacobi {
                 let rel_change = change / size.max(f64::MIN_POSITIVE);
                 let (natmap, _) = self.contacts.residuals(&self.v, &self.lambda);
                 log.record(&[("rel_change_linf", rel_change), ("natmap_abs_l2", natmap)]);
+                log.iterate(&self.v, &self.lambda, &[]);
                 log.check_deadline()?;
                 iterations = k;
                 if rel_change < self.settings.tolerance {

@@ -1,6 +1,7 @@
 //! Per-iteration statistics a solver records while it works (ContactBench `Statistics`, Drake
 //! `SapStatistics`): named columns of `f64`, one row per iteration, plus the elapsed time.
 
+use crate::metrics::yardstick::Iterate;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -23,7 +24,17 @@ pub struct IterationLog {
     /// When the step this log belongs to must end (set by the stepper from the run's time limits).
     #[serde(skip)]
     deadline: Option<Instant>,
+    /// The iterates handed over by the solver (`(row, iterate)`), when this log records them.
+    #[serde(skip)]
+    iterates: Option<Vec<(usize, Iterate)>>,
+    /// Numbers held by `iterates` so far (bounded by [`MAX_ITERATE_NUMBERS`]).
+    #[serde(skip)]
+    iterate_numbers: usize,
 }
+
+/// Most numbers (velocities and impulses over all iterates) one log keeps for the yardstick:
+/// 8 M numbers, 64 MB; later iterates are not kept.
+pub const MAX_ITERATE_NUMBERS: usize = 8 << 20;
 
 /// Most iterations one log keeps; later ones are counted in [`IterationLog::dropped`], so that a
 /// huge iteration budget cannot fill the memory with statistics.
@@ -48,7 +59,65 @@ impl Default for IterationLog {
 impl IterationLog {
     /// An empty log whose clock starts now.
     pub fn new() -> Self {
-        Self { names: vec!["time_s".into()], columns: vec![vec![]], dropped: 0, start: Instant::now(), deadline: None }
+        Self {
+            names: vec!["time_s".into()],
+            columns: vec![vec![]],
+            dropped: 0,
+            start: Instant::now(),
+            deadline: None,
+            iterates: None,
+            iterate_numbers: 0,
+        }
+    }
+
+    /// This log, keeping the iterates the solver hands over ([`Self::iterate`]) for the
+    /// solver-independent yardstick ([`crate::metrics::yardstick`]).
+    pub fn recording_iterates(mut self) -> Self {
+        self.iterates = Some(vec![]);
+        self
+    }
+
+    /// Whether [`Self::iterate`] keeps what it is given (a solver may skip forming an iterate
+    /// that costs something when it does not).
+    pub fn wants_iterates(&self) -> bool {
+        self.iterates.is_some()
+    }
+
+    /// Hands over the solver's current iterate (velocity, contact impulses, bilateral impulses),
+    /// tied to the last recorded row; call it right after [`Self::record`]. Free when the log
+    /// does not record iterates.
+    pub fn iterate(&mut self, v: &[f64], impulses: &[[f64; 3]], bilateral: &[f64]) {
+        let Some(list) = self.iterates.as_mut() else { return };
+        let n = v.len() + 3 * impulses.len() + bilateral.len();
+        if self.iterate_numbers + n > MAX_ITERATE_NUMBERS || self.columns[0].is_empty() {
+            return;
+        }
+        self.iterate_numbers += n;
+        let row = self.columns[0].len() - 1;
+        list.push((row, Iterate { v: v.to_vec(), impulses: impulses.to_vec(), bilateral: bilateral.to_vec() }));
+    }
+
+    /// The iterates kept so far, with their rows (emptied).
+    pub fn take_iterates(&mut self) -> Vec<(usize, Iterate)> {
+        self.iterate_numbers = 0;
+        self.iterates.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Sets column `name` at `row` (adding the column, NaN elsewhere, if new).
+    pub fn set(&mut self, row: usize, name: &str, value: f64) {
+        let rows = self.len();
+        if row >= rows {
+            return;
+        }
+        let k = match self.names.iter().position(|n| n == name) {
+            Some(k) => k,
+            None => {
+                self.names.push(name.to_string());
+                self.columns.push(vec![f64::NAN; rows]);
+                self.names.len() - 1
+            }
+        };
+        self.columns[k][row] = value;
     }
 
     /// An empty log for a step that must end by `deadline` (see [`Self::check_deadline`]).

@@ -283,6 +283,9 @@ pub fn simulate_with(
         let deadline =
             [opts.step_timeout.map(|d| t + d), opts.run_timeout.map(|d| run_start + d)].into_iter().flatten().min();
         let mut log = IterationLog::with_deadline(deadline);
+        if logged.contains(&k) {
+            log = log.recording_iterates();
+        }
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(&problem, &mut log)))
             .unwrap_or_else(|panic| Err(SolveError::Panic { what: panic_message(panic.as_ref()) }));
         let wall = t.elapsed().as_secs_f64();
@@ -310,6 +313,7 @@ pub fn simulate_with(
         out.stage_times.detect_s += end.detect_s;
 
         let t = Instant::now();
+        yardstick_columns(&problem, &mut log);
         let mut m: StepMetrics = metrics::evaluate(&problem, &sol, stepper.world(), &end.world, &end.contacts);
         m.t = (k + 1) as f64 * scenario.dt;
         out.stage_times.metrics_s += t.elapsed().as_secs_f64();
@@ -339,6 +343,20 @@ pub fn simulate_with(
     out.trace.completed = out.failure.is_none();
     out.stepper = stepper;
     out
+}
+
+/// Evaluates the yardstick ([`metrics::yardstick`]) on the iterates `log` kept and writes its
+/// columns into the log, at the rows the iterates belong to.
+fn yardstick_columns(problem: &StepProblem<'_>, log: &mut IterationLog) {
+    let (rows, iterates): (Vec<usize>, Vec<_>) = log.take_iterates().into_iter().unzip();
+    if iterates.is_empty() {
+        return;
+    }
+    for (name, values) in metrics::yardstick::evaluate(problem, &iterates) {
+        for (&row, x) in rows.iter().zip(values) {
+            log.set(row, name, x);
+        }
+    }
 }
 
 /// The text of a panic payload.

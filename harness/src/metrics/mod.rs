@@ -17,6 +17,7 @@ pub mod energy;
 pub mod friction;
 pub mod lee;
 pub mod momentum;
+pub mod yardstick;
 
 pub use bilateral::{bilateral_residual_max, bilateral_violation_max};
 pub use complementarity::{

@@ -2,7 +2,8 @@
 //! SVG files (pure-Rust text layout: the DejaVu Sans font is embedded with the `dejavu` crate and
 //! registered once, so no system font is needed).
 //!
-//! - [`convergence`]: solver residual vs iteration and vs time, per case.
+//! - [`convergence`]: the yardstick residual vs iteration and vs time, every solver on one step,
+//!   per case.
 //! - [`setting_convergence`]: residual vs iteration, one line per value of a swept solver
 //!   setting (Macklin et al. Figs. 17–18: merit per Newton iteration by `r_mode`, by
 //!   `linear_solver`).

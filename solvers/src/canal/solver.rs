@@ -405,6 +405,7 @@ impl Solver for Canal {
                 ("inner_converged", f64::from(u8::from(ok))),
                 ("beta", beta),
             ]);
+            log.iterate(&self.v, &impulses, &gamma);
             log.check_deadline()?;
             self.stats.al_residual = al_res;
             self.stats.beta = beta;

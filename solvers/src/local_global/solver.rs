@@ -160,6 +160,10 @@ impl Solver for LocalGlobal {
                 q[kk] = x[i];
             }
             iterations = k + 1;
+            if log.wants_iterates() {
+                let it = finish(p, &s, q.clone(), &lam, &omega, iterations, status);
+                log.iterate(&it.v, &it.impulses, &it.bilateral);
+            }
             if s.tolerance > 0.0 && change <= s.tolerance * pred.scale_q {
                 status = SolveStatus::Solved;
                 // without contacts one more local step is not needed: q is the returned iterate

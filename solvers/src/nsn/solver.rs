@@ -146,6 +146,9 @@ impl Solver for Nsn {
                     status = SolveStatus::Solved;
                 }
                 log.record(&r.log_row(&rows));
+                if log.wants_iterates() {
+                    log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &[]);
+                }
                 break;
             }
             // 4.–6. the Newton direction (Eqs. 59–60)
@@ -185,6 +188,9 @@ impl Solver for Nsn {
                 ("linear_rel_residual", info.rel_residual),
             ]);
             log.record(&row);
+            if log.wants_iterates() {
+                log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &[]);
+            }
             log.check_deadline()?;
             if self.last_linear_histories.len() < KEPT_HISTORIES {
                 self.last_linear_histories.push(info.history);

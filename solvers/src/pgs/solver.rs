@@ -102,6 +102,7 @@ impl Solver for Pgs {
                     ("natmap_abs_l2", natmap_ref),
                     ("natmap_model_abs_l2", natmap_model),
                 ]);
+                log.iterate(&self.v, &self.lambda, &[]);
                 log.check_deadline()?;
                 iterations = k;
                 if rel_change < tolerance {

@@ -154,6 +154,7 @@ impl Sap {
                 // the last row takes no step: α = 0, no line search (not NaN: run records store
                 // the logs as JSON, where NaN becomes null and does not read back)
                 log.record(&row(0.0, 0.0));
+                log.iterate(&self.v, &self.eval.gamma, &[]);
                 self.stats.criterion = Some(criterion);
                 status = st;
                 break;
@@ -170,6 +171,7 @@ impl Sap {
             self.ls.setup(prob, &self.eval, &self.dv);
             let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations)?;
             log.record(&row(r.alpha, r.iterations as f64));
+            log.iterate(&self.v, &self.eval.gamma, &[]);
             log.check_deadline()?;
             for (v, d) in self.v.iter_mut().zip(&self.dv) {
                 *v += r.alpha * d;

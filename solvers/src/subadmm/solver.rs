@@ -183,6 +183,26 @@ impl SubAdmm {
         }
     }
 
+    /// The current iterate in the problem's layout: velocity, contact impulses, bilateral impulses.
+    fn current(&mut self, p: &StepProblem<'_>) -> (Vec<f64>, Vec<[f64; 3]>, Vec<f64>) {
+        let mut v = vec![0.0; p.nv()];
+        for u in &self.units {
+            for (&g, &x) in u.dofs.iter().zip(&u.v) {
+                v[g] = x;
+            }
+        }
+        let impulses: Vec<[f64; 3]> = self.cons[..self.nc].iter().map(|c| c.lam).collect();
+        let mut bilateral = vec![0.0; p.nb()];
+        for (&k, c) in self.bil.iter().zip(&self.cons[self.nc..]) {
+            bilateral[k] = c.lam[0];
+        }
+        let cons = &self.cons;
+        for u in &mut self.units {
+            u.joint_impulses(|el| cons[el.con].lam, &mut bilateral);
+        }
+        (v, impulses, bilateral)
+    }
+
     /// One step inside the solver's pool (if any).
     fn solve_step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let reuse = if self.split == Split::None { self.units.first_mut().and_then(Unit::take_k) } else { None };
@@ -214,6 +234,10 @@ impl SubAdmm {
                 ("dual_rel", dual_rel),
                 ("beta", beta),
             ]);
+            if log.wants_iterates() {
+                let (v, impulses, bilateral) = self.current(p);
+                log.iterate(&v, &impulses, &bilateral);
+            }
             log.check_deadline()?;
             if primal_rel < s.tolerance && dual_rel < s.tolerance {
                 status = SolveStatus::Solved;
@@ -231,21 +255,7 @@ impl SubAdmm {
             }
         }
         self.last_beta = beta;
-        let mut v = vec![0.0; p.nv()];
-        for u in &self.units {
-            for (&g, &x) in u.dofs.iter().zip(&u.v) {
-                v[g] = x;
-            }
-        }
-        let impulses: Vec<[f64; 3]> = self.cons[..self.nc].iter().map(|c| c.lam).collect();
-        let mut bilateral = vec![0.0; p.nb()];
-        for (&k, c) in self.bil.iter().zip(&self.cons[self.nc..]) {
-            bilateral[k] = c.lam[0];
-        }
-        let cons = &self.cons;
-        for u in &mut self.units {
-            u.joint_impulses(|el| cons[el.con].lam, &mut bilateral);
-        }
+        let (v, impulses, bilateral) = self.current(p);
         if v.iter().chain(impulses.iter().flatten()).any(|x| !x.is_finite()) {
             return Err(SolveError::NonFinite { what: "SubADMM velocity or impulses".into() });
         }
