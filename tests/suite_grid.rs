@@ -170,3 +170,42 @@ fn report_reads_the_order_of_accuracy_off_a_dt_grid() {
     assert!(caption.contains("pgs: oracle") && caption.contains("observed order"), "{caption:.400}");
     assert!(caption.contains("dt = 0.005, 0.01, 0.02"), "the grid's three time steps: {caption:.600}");
 }
+
+/// A `[[case]]` entry with its own `solver` runs with those solvers only (a default case kept in a
+/// quick suite for the one solver that fails it); `--solver` narrows it like a grid's list.
+#[test]
+fn a_case_entry_can_name_its_own_solvers() {
+    let text = r#"
+name = "own"
+solvers = ["pgs", "sap"]
+
+[[case]]
+name = "slope"
+
+[[case]]
+name = "table_pile"
+solver = "nsn"
+
+[[case]]
+name = "sphere_stack"
+solver = ["canal", "subadmm"]
+"#;
+    let s = suite(text).unwrap();
+    let pairs: Vec<(&str, &str)> = s.pairs.iter().map(|p| (p.label.as_str(), p.solver.as_str())).collect();
+    assert_eq!(
+        pairs,
+        [
+            ("slope", "pgs"),
+            ("slope", "sap"),
+            ("table_pile", "nsn"),
+            ("sphere_stack", "canal"),
+            ("sphere_stack", "subadmm")
+        ]
+    );
+    let reg = signorini::registry();
+    let narrowed = Suite::from_toml_with_solvers(text, "own.toml", &reg, Some(&["canal".to_string()])).unwrap();
+    let pairs: Vec<(&str, &str)> = narrowed.pairs.iter().map(|p| (p.label.as_str(), p.solver.as_str())).collect();
+    assert_eq!(pairs, [("slope", "canal"), ("sphere_stack", "canal")]);
+    let e = suite(&text.replace("solver = \"nsn\"", "solver = \"nope\"")).unwrap_err();
+    assert!(e.contains("unknown solver 'nope'"), "{e}");
+}

@@ -171,6 +171,31 @@ struct CaseEntry {
     label: Option<String>,
     #[serde(default)]
     set: Params,
+    /// Solver or solvers of this entry only (default: the suite's `solvers`), e.g. a default
+    /// case kept in a quick suite for the one solver that fails it (an expected failure).
+    solver: Option<OneOrMany>,
+}
+
+impl OneOrMany {
+    /// The solvers an entry runs: its own list (checked against the registry, narrowed by
+    /// `--solver`) or, without one, the suite's.
+    fn resolve(
+        own: Option<&OneOrMany>,
+        suite: &[String],
+        narrowed_by: Option<&[String]>,
+        reg: &Registry,
+        source: &str,
+    ) -> Result<Vec<String>, String> {
+        let Some(own) = own else { return Ok(suite.to_vec()) };
+        let own = match own {
+            OneOrMany::One(s) => vec![s.clone()],
+            OneOrMany::Many(v) => v.clone(),
+        };
+        for s in &own {
+            reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
+        }
+        Ok(own.into_iter().filter(|s| narrowed_by.is_none_or(|o| o.contains(s))).collect())
+    }
 }
 
 fn typed(p: &Params) -> Vec<(String, Override)> {
@@ -240,7 +265,7 @@ impl Suite {
         let mut pairs = vec![];
         for c in &f.case {
             reg.find_case(&c.name).map_err(|e| format!("{source}: {e}"))?;
-            for s in &solvers {
+            for s in &OneOrMany::resolve(c.solver.as_ref(), &solvers, solvers_override, reg, source)? {
                 pairs.push(PairSpec {
                     label: c.label.clone().unwrap_or_else(|| c.name.clone()),
                     case: c.name.clone(),
@@ -252,20 +277,8 @@ impl Suite {
         }
         for g in &f.grid {
             reg.find_case(&g.case).map_err(|e| format!("{source}: {e}"))?;
-            let grid_solvers: Vec<String> = match &g.solver {
-                None => solvers.clone(),
-                Some(own) => {
-                    let own = match own {
-                        OneOrMany::One(s) => vec![s.clone()],
-                        OneOrMany::Many(v) => v.clone(),
-                    };
-                    for s in &own {
-                        reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
-                    }
-                    // `--solver` narrows a grid's own list.
-                    own.into_iter().filter(|s| solvers_override.is_none_or(|o| o.contains(s))).collect()
-                }
-            };
+            // `--solver` narrows a grid's own list.
+            let grid_solvers = OneOrMany::resolve(g.solver.as_ref(), &solvers, solvers_override, reg, source)?;
             for point in g.points(source)? {
                 for s in &grid_solvers {
                     let mut solver_set = settings(s);
