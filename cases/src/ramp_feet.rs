@@ -20,9 +20,12 @@
 //!   impulse error of 0.1 % of the weight moves the body `1e-3 g T²/2`, and a sticking contact
 //!   may creep at 1 % of `g h` (crate doc). `T = N h`.
 //! * `normal_force_peak` — the largest total normal impulse of a step divided by `m g cos a h`
-//!   (the quasi-static value); expected 1; tolerance 0.5 (the contact starts at equilibrium, and
-//!   a sliding box only redistributes the load between the feet). A method that inflates the
-//!   normal force (Drumwright's joint QP, P2 of its README) fails it by orders of magnitude.
+//!   (the quasi-static value); expected 1; tolerance `IMPULSE_REL_TOL`. The contact starts at
+//!   equilibrium and the box only slides along the ramp, so its momentum normal to the ramp stays
+//!   zero and every step's total normal impulse is exactly `m g cos a h`, whatever the split between
+//!   the feet; the tolerance is the impulse accuracy asked everywhere in this crate (pgs measures
+//!   1.000000). A method that inflates the normal force (Drumwright's joint QP, P2 of its README)
+//!   fails it by orders of magnitude, and a regularised one by its transient (SAP: 3.87).
 
 use crate::{check, default_struct, trace_is_whole, unmeasured};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL};
@@ -153,13 +156,19 @@ impl CaseDef for RampFeet {
         let t = p.steps() as f64 * p.dt;
         let tol = IMPULSE_REL_TOL * p.gravity * t * t / 2.0 + CREEP_REL_TOL * p.gravity * p.dt * t;
         if !trace_is_whole(scenario, trace) {
-            return vec![unmeasured("distance", p.distance(), tol), unmeasured("normal_force_peak", 1.0, 0.5)];
+            return vec![
+                unmeasured("distance", p.distance(), tol),
+                unmeasured("normal_force_peak", 1.0, IMPULSE_REL_TOL),
+            ];
         }
         let (q0, q1) = (&trace.q[0], &trace.q[trace.q.len() - 1]);
         let d = p.downslope().dot(&Vector3::new(q1[0] - q0[0], q1[1] - q0[1], q1[2] - q0[2]));
         let quasi = p.mass * p.gravity * p.angle().cos() * p.dt;
         let peak = trace.metrics.iter().map(|m| m.normal_impulse_total).fold(0.0, f64::max) / quasi;
-        vec![OracleCheck::abs("distance", d, p.distance(), tol), OracleCheck::abs("normal_force_peak", peak, 1.0, 0.5)]
+        vec![
+            OracleCheck::abs("distance", d, p.distance(), tol),
+            OracleCheck::abs("normal_force_peak", peak, 1.0, IMPULSE_REL_TOL),
+        ]
     }
 }
 
