@@ -42,9 +42,14 @@ fn frictionless_step_equals_canal_and_the_qp() {
     }
 }
 
-/// The mass-ratio column (0.1 kg under 5 kg, the dish stack's 50:1): SubADMM is first order: the
-/// paper's residual keeps falling geometrically but after the paper's 100 iterations it is still
-/// above 1e-9 (their floor "about 1e-6"), where CANAL is below 1e-10.
+/// The mass-ratio column (0.1 kg under 5 kg, the dish stack's 50:1): SubADMM is first order.
+/// - Linear rate: once the active set is fixed, ADMM is a fixed-point iteration whose error falls
+///   by the spectral radius of its iteration matrix, a constant, each iteration. The per-iteration
+///   factor of the relative primal residual over iterations 20–60 and 60–100 must agree within
+///   5 % (a superlinear method's later factor would collapse towards 0; measured 0.85 and 0.85),
+///   and be above 0.5 (not Newton-like).
+/// - The floor: after the paper's 100 iterations Lee's residual is at or below the paper's
+///   "about 1e-6" floor but above 1e-9 (not converged to CANAL's level: below 1e-10 here).
 #[test]
 fn mass_ratio_column_is_first_order_with_a_floor() {
     let r = SPHERE_RADIUS;
@@ -66,11 +71,14 @@ fn mass_ratio_column_is_first_order_with_a_floor() {
     let canal = Canal::new(CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
     let res_canal = harness::metrics::lee_residual(&p, &canal.impulses, &canal.bilateral).abs;
     eprintln!("subadmm 100 its {res:e}, canal {res_canal:e}");
-    assert!(res > 1e-9 && res < 1e-3, "{res}");
+    assert!(res > 1e-9 && res <= 1e-6, "{res}");
     assert!(res_canal < 1e-10, "{res_canal}");
-    // first order: the relative primal residual falls by a roughly constant factor per iteration
     let pr = log.column("primal_rel").unwrap();
-    assert!(pr[99] < pr[9] && pr[99] > 1e-14, "{pr:?}");
+    let rate = |a: usize, b: usize| (pr[b] / pr[a]).powf(1.0 / (b - a) as f64);
+    let (early, late) = (rate(20, 60), rate(60, 99));
+    eprintln!("per-iteration factor: iterations 20-60 {early:.4}, 60-99 {late:.4}");
+    assert!((early / late - 1.0).abs() < 0.05, "not a constant factor: {early} vs {late}");
+    assert!(late > 0.5 && late < 1.0, "factor {late}: first order means a factor well away from 0");
 }
 
 /// `‖M(v − v*) − Jᵀλ − Gᵀγ‖∞`: the momentum balance with the contact impulses and the joint
