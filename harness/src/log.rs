@@ -109,14 +109,7 @@ impl IterationLog {
         if row >= rows {
             return;
         }
-        let k = match self.names.iter().position(|n| n == name) {
-            Some(k) => k,
-            None => {
-                self.names.push(name.to_string());
-                self.columns.push(vec![f64::NAN; rows]);
-                self.names.len() - 1
-            }
-        };
+        let k = self.column_index(name, rows);
         self.columns[k][row] = value;
     }
 
@@ -157,19 +150,24 @@ impl IterationLog {
         }
         self.columns[0].push(self.start.elapsed().as_secs_f64());
         for &(name, value) in entries {
-            let k = match self.names.iter().position(|n| n == name) {
-                Some(k) => k,
-                None => {
-                    self.names.push(name.to_string());
-                    self.columns.push(vec![f64::NAN; row]);
-                    self.names.len() - 1
-                }
-            };
+            let k = self.column_index(name, row);
             self.columns[k].push(value);
         }
         for col in &mut self.columns {
             if col.len() < row + 1 {
                 col.push(f64::NAN);
+            }
+        }
+    }
+
+    /// The index of column `name`, added (with `rows` NaN entries) if new.
+    fn column_index(&mut self, name: &str, rows: usize) -> usize {
+        match self.names.iter().position(|n| n == name) {
+            Some(k) => k,
+            None => {
+                self.names.push(name.to_string());
+                self.columns.push(vec![f64::NAN; rows]);
+                self.names.len() - 1
             }
         }
     }

@@ -7,7 +7,7 @@
 //! slope 1; a sweep whose error does not shrink with `dt` (a solver tolerance or a model error
 //! dominates) shows a slope near 0.
 
-use super::work_precision::{accuracy, sweeps, Sweep};
+use super::work_precision::{accuracy, note_measure, sweeps, Sweep};
 use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use harness::record::RunRecord;
 use std::collections::BTreeMap;
@@ -48,11 +48,7 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
         let mut measure = String::new();
         for s in &group {
             let (name, acc) = accuracy(s);
-            if measure.is_empty() {
-                measure = name.clone();
-            } else if measure != name {
-                measure = "error (measure per solver in the description)".into();
-            }
+            note_measure(&mut measure, &name, "error (measure per solver in the description)");
             let points: Vec<(f64, f64)> = s.records.iter().zip(&acc).map(|(r, &e)| (dt_of(r), e)).collect();
             let p = observed_order(&points);
             let p_text = p.map_or("—".to_string(), |p| format!("{p:.2}"));

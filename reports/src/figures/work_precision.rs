@@ -86,6 +86,16 @@ pub fn sweeps(records: &[RunRecord]) -> Vec<Sweep<'_>> {
     out
 }
 
+/// Notes the accuracy measure `name` of one sweep in `measure`, the axis label of a figure of
+/// several sweeps: the common name, or `mixed` when the sweeps use different measures.
+pub fn note_measure(measure: &mut String, name: &str, mixed: &str) {
+    if measure.is_empty() {
+        *measure = name.to_string();
+    } else if measure != name {
+        *measure = mixed.to_string();
+    }
+}
+
 /// The accuracy measure of a sweep: `(name, value per record)`.
 pub fn accuracy(s: &Sweep<'_>) -> (String, Vec<f64>) {
     let natmap = |stat: &str| {
@@ -131,11 +141,7 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
         let mut measure = String::new();
         for s in &group {
             let (name, acc) = accuracy(s);
-            if measure.is_empty() {
-                measure = name.clone();
-            } else if measure != name {
-                measure = "accuracy (measure per solver in the description)".into();
-            }
+            note_measure(&mut measure, &name, "accuracy (measure per solver in the description)");
             let pts: Vec<(f64, f64)> =
                 s.records.iter().zip(&acc).map(|(r, &a)| (r.summary.stage_times.solve_s, a)).collect();
             let values: Vec<String> = s
