@@ -31,6 +31,20 @@ pub struct CholeskyParams {
     /// sequentially (default false: sequential is faster below about 10⁴ unknowns on two cores,
     /// measured with faer 0.24).
     pub parallel: bool,
+    /// Always use the supernodal factorization (default false: faer chooses by its flop-ratio
+    /// heuristic). Large matrices made of dense blocks (SAP's Hessian: 6 × 6 per body, coupled by
+    /// contacts) factor faster supernodally well below faer's threshold (SAP's
+    /// `SUPERNODAL_MIN_DOFS` gives the measurements).
+    pub supernodal: bool,
+}
+
+/// faer's symbolic options for `params`.
+fn symbolic_params(params: CholeskyParams) -> CholeskySymbolicParams<'static> {
+    let mut p = CholeskySymbolicParams::default();
+    if params.supernodal {
+        p.supernodal_flop_ratio_threshold = faer::sparse::linalg::SupernodalThreshold::FORCE_SUPERNODAL;
+    }
+    p
 }
 
 /// What a factorization reports.
@@ -102,9 +116,8 @@ impl SparseCholesky {
             assert!(rows.iter().all(|&r| r < n), "row index out of range in column {j}");
         }
         let sym = SymbolicSparseColMatRef::new_checked(n, n, &col_ptr, None, &row_idx);
-        let symbolic =
-            factorize_symbolic_cholesky(sym, Side::Lower, SymmetricOrdering::Amd, CholeskySymbolicParams::default())
-                .map_err(|e| CholeskyError::Symbolic { what: format!("{e:?}") })?;
+        let symbolic = factorize_symbolic_cholesky(sym, Side::Lower, SymmetricOrdering::Amd, symbolic_params(params))
+            .map_err(|e| CholeskyError::Symbolic { what: format!("{e:?}") })?;
         let par = if params.parallel { faer::get_global_parallelism() } else { Par::Seq };
         let factor_buf = MemBuffer::new(symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()));
         let solve_buf = MemBuffer::new(symbolic.solve_in_place_scratch::<f64>(1, par));
@@ -233,12 +246,15 @@ mod tests {
 
     #[test]
     fn solves_to_a_multiple_of_epsilon() {
-        for parallel in [false, true] {
+        for (parallel, supernodal) in [(false, false), (true, false), (false, true)] {
             let n = 40;
             let a = random_spd(n, 7);
             let (cp, ri, val) = lower_csc(&a);
-            let mut llt = SparseCholesky::analyze(n, cp, ri, CholeskyParams { parallel }).unwrap();
+            let mut llt = SparseCholesky::analyze(n, cp, ri, CholeskyParams { parallel, supernodal }).unwrap();
             llt.factorize(&val).unwrap();
+            if supernodal {
+                assert!(llt.info().supernodal, "forced supernodal");
+            }
             let b: Vec<f64> = (0..n).map(|i| (i as f64).sin()).collect();
             let mut x = b.clone();
             llt.solve_in_place(&mut x);
