@@ -1,5 +1,6 @@
 //! Criterion benchmarks of the shared numerical kernels every solver leans on: CSR SpMV, sparse
-//! Cholesky refactorization with a reused symbolic analysis (plus its solve), a fixed budget of
+//! Cholesky refactorization with a reused symbolic analysis (plus its solve, and the sparse-inverse
+//! apply `Sᵀ(S b)` of Zeng et al.'s global step on the same matrix), a fixed budget of
 //! conjugate-residual iterations, and the Coulomb cone projection. The test matrix is the 3-D
 //! 7-point Laplacian plus a unit shift (SPD, the sparsity of a small FEM mesh), at two sizes.
 //!
@@ -10,6 +11,7 @@ use kernels::backend::Cpu;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 use kernels::iterative::{cr::cr, CsrOperator, KrylovParams};
 use kernels::sparse::Csr;
+use kernels::sparse_inverse::SparseInverse;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -72,6 +74,14 @@ fn kernels(c: &mut Criterion) {
                 rhs.copy_from_slice(&x);
                 chol.solve_in_place(black_box(&mut rhs));
             })
+        });
+
+        // Zeng et al.'s global step: `x = Sᵀ(S b)` with the sparse inverse factor `S = L⁻¹` (two
+        // SpMVs, parallel on a GPU) against the two triangular solves with `L` above, same matrix
+        let inv = SparseInverse::new(&a).expect("SPD");
+        let (mut tmp, mut out) = (vec![0.0; n], vec![0.0; n]);
+        g.bench_with_input(BenchmarkId::new("sparse_inverse_apply", n), &n, |b, _| {
+            b.iter(|| inv.solve(&Cpu, black_box(&x), &mut tmp, &mut out))
         });
 
         let params = KrylovParams { max_iterations: 20, rel_tolerance: 0.0, abs_tolerance: 0.0 };
