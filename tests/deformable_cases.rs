@@ -91,3 +91,17 @@ fn heavy_stack_r_one_fails_under_the_papers_budget(#[values("sphere", "box")] sh
     assert!(!pen.pass && pen.measured > 100.0 * pen.tolerance, "{pen:?}");
     assert!(!bad.summary.oracle["top_drift"].pass);
 }
+
+/// local_global reports its own stages (setup, local, global, contact: issue 22's CPU column):
+/// each is recorded, and together they stay inside the solve time they are part of.
+#[test]
+fn local_global_reports_its_stage_times_inside_the_solve_time() {
+    let reg = signorini::registry();
+    let r = harness::runner::run_one(&reg, "elastic_slope", &[("duration", "0.05")], "local_global", &[]).unwrap();
+    let stages = &r.summary.solver_stages_s;
+    let names: Vec<&str> = stages.keys().map(String::as_str).collect();
+    assert_eq!(names, ["contact", "global", "local", "setup"]);
+    assert!(stages.values().all(|s| s.is_finite() && *s > 0.0), "{stages:?}");
+    let sum: f64 = stages.values().sum();
+    assert!(sum <= r.summary.stage_times.solve_s, "stages {sum} s > solve {} s", r.summary.stage_times.solve_s);
+}

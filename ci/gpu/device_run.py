@@ -22,7 +22,7 @@ SCHEMA = "signorini.gpu-timings/1"
 PAPER_FRAME_MS = {"50x9x9": 6.23, "65x12x12": 13.55, "80x15x15": 28.55}
 # Lee et al. Table III: time ratios against SubADMM.
 PAPER_RATIOS = {8: {"No Sub": 2.78, "No Body": 1.46}, 27: {"No Sub": 3.63}}
-STAGES = ["t_delassus_s", "t_local_s", "t_global_s", "t_constraint_s", "t_correction_s"]
+STAGES = ["setup", "local", "global", "contact"]
 
 
 def log(msg):
@@ -145,20 +145,12 @@ def frame(bundle, work, bar, backend, env):
 
 
 def stages(record):
-    """Per-frame seconds of each stage column (median over steps >= 1 of the step's total: the last
-    value when the column never decreases within the step, i.e. a running clock, else the sum)."""
-    per = {}
-    for it in record.get("iterations", []):
-        if it["step"] < 1:
-            continue
-        names, cols = it["log"]["names"], it["log"]["columns"]
-        for name in STAGES:
-            if name in names:
-                c = [v for v in cols[names.index(name)] if v is not None]
-                if c:
-                    total = c[-1] if all(b >= a for a, b in zip(c, c[1:])) else sum(c)
-                    per.setdefault(name, []).append(total)
-    return {k: statistics.median(v) for k, v in per.items()} or None
+    """Seconds per frame of each solver stage: the record's `summary.solver_stages_s` totals over
+    the run divided by its steps (setup includes the first frame's one-time S build)."""
+    summary = record.get("summary", {})
+    totals, steps = summary.get("solver_stages_s") or {}, summary.get("steps") or 0
+    per = {k: totals[k] / steps for k in STAGES if k in totals and steps}
+    return per or None
 
 
 def subadmm(bundle, work, threads, robots, quick, env):

@@ -30,6 +30,9 @@ pub struct IterationLog {
     /// Numbers held by `iterates` so far (bounded by [`MAX_ITERATE_NUMBERS`]).
     #[serde(skip)]
     iterate_numbers: usize,
+    /// Seconds spent in the solver's named stages during this step ([`Self::add_stage`]).
+    #[serde(skip)]
+    stages: std::collections::BTreeMap<String, f64>,
 }
 
 /// Most numbers (velocities and impulses over all iterates) one log keeps for the yardstick:
@@ -67,7 +70,19 @@ impl IterationLog {
             deadline: None,
             iterates: None,
             iterate_numbers: 0,
+            stages: Default::default(),
         }
+    }
+
+    /// Adds `seconds` to the solver's stage `name` for this step (the stepper sums them over the
+    /// run into the record's `summary.solver_stages_s`).
+    pub fn add_stage(&mut self, name: &str, seconds: f64) {
+        *self.stages.entry(name.to_string()).or_insert(0.0) += seconds;
+    }
+
+    /// The stage times of this step (s).
+    pub fn stages(&self) -> &std::collections::BTreeMap<String, f64> {
+        &self.stages
     }
 
     /// This log, keeping the iterates the solver hands over ([`Self::iterate`]) for the

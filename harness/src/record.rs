@@ -218,6 +218,11 @@ pub struct Summary {
     pub iterations_per_step: MeanMax,
     /// Time per stage over the run.
     pub stage_times: StageTimes,
+    /// The solver's own stages inside `stage_times.solve_s` (s, totals over the run), for solvers
+    /// that report them ([`crate::IterationLog::add_stage`]; e.g. local_global: `local`,
+    /// `global`, `contact`, `setup`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub solver_stages_s: BTreeMap<String, f64>,
     /// Statistics of every numeric [`StepMetrics`] field.
     pub metrics: BTreeMap<String, MetricStat>,
     /// Oracle checks by name.

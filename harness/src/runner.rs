@@ -575,6 +575,7 @@ fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
         failures: usize::from(o.failure.is_some()),
         wall_per_step_s: quantiles(&o.solve_times),
         stage_times: o.stage_times,
+        solver_stages_s: o.solver_stages.clone(),
         ..Default::default()
     };
     let iters: Vec<f64> = o.iterations.iter().map(|&i| i as f64).collect();

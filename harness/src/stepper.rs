@@ -211,6 +211,8 @@ pub struct RunOutcome {
     pub unconverged: usize,
     /// Per-stage totals.
     pub stage_times: StageTimes,
+    /// Totals of the solver's own stages ([`IterationLog::add_stage`]), inside `stage_times.solve_s`.
+    pub solver_stages: std::collections::BTreeMap<String, f64>,
     /// `Some("step k: why")` if a step failed.
     pub failure: Option<String>,
     /// The state after the last completed step: its world, contacts and warm-start data;
@@ -290,6 +292,9 @@ pub fn simulate_with(
             .unwrap_or_else(|panic| Err(SolveError::Panic { what: panic_message(panic.as_ref()) }));
         let wall = t.elapsed().as_secs_f64();
         out.stage_times.solve_s += wall;
+        for (name, s) in log.stages() {
+            *out.solver_stages.entry(name.clone()).or_insert(0.0) += s;
+        }
         // a solver that does not check the deadline is held to it after the step
         let result = match result {
             Ok(_) if deadline.is_some_and(|d| Instant::now() > d) => {

@@ -253,6 +253,12 @@ pub fn index(rep: &Report) -> String {
     body += &section("profile");
     body += "<h2 id=\"timing\">Timing</h2>\n";
     body += &section("timing");
+    if let Some((headers, rows)) = crate::table::solver_stages(&rep.records) {
+        body += "<h3>Solver stages (CPU, inside the solve time)</h3>\n";
+        let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let rows: Vec<(Vec<String>, Vec<Tone>)> = rows.into_iter().map(|r| (r, vec![])).collect();
+        body += &table(&h, &rows);
+    }
     body += "<h2 id=\"work-precision\">Work–precision</h2>\n";
     if rep.figures.iter().any(|f| f.kind == "work_precision") {
         body += &section("work_precision");

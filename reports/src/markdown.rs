@@ -158,6 +158,11 @@ pub fn summary(rep: &Report) -> String {
         out += "\n## Skipped and failed pairs\n\n";
         out += &not_ok.concat();
     }
+    if let Some((headers, rows)) = crate::table::solver_stages(&rep.records) {
+        out += "\n## Solver stages (CPU, inside the solve time)\n\n";
+        let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+        out += &table(&h, &rows);
+    }
     if let Some((dir, est)) = &rep.criterion {
         out += &format!("\n## Criterion benchmarks (`{}`)\n\n", dir.display());
         if est.is_empty() {

@@ -146,3 +146,33 @@ pub fn row(r: &RunRecord, gates: Option<&GateReport>) -> Row {
         reason: r.reason.clone(),
     }
 }
+
+/// The solver-stage table (records whose solver reports its own stages,
+/// `summary.solver_stages_s`): `(headers, rows)` with case, solver, steps, milliseconds per step
+/// of every stage and of the whole solve; `None` when no record has stages.
+pub fn solver_stages(records: &[RunRecord]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let with: Vec<&RunRecord> = records.iter().filter(|r| !r.summary.solver_stages_s.is_empty()).collect();
+    let mut names: Vec<&String> = with.iter().flat_map(|r| r.summary.solver_stages_s.keys()).collect();
+    names.sort();
+    names.dedup();
+    if with.is_empty() {
+        return None;
+    }
+    let mut headers: Vec<String> = vec!["case".into(), "solver".into(), "steps".into()];
+    headers.extend(names.iter().map(|n| format!("{n} ms/step")));
+    headers.push("solve ms/step".into());
+    let per_step = |r: &RunRecord, s: Option<f64>| {
+        let n = r.summary.steps.max(1) as f64;
+        s.map_or_else(|| MISSING.to_string(), |s| format!("{:.3}", 1e3 * s / n))
+    };
+    let rows = with
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.case.label.clone(), solver_label(r), r.summary.steps.to_string()];
+            row.extend(names.iter().map(|n| per_step(r, r.summary.solver_stages_s.get(*n).copied())));
+            row.push(per_step(r, Some(r.summary.stage_times.solve_s)));
+            row
+        })
+        .collect();
+    Some((headers, rows))
+}

@@ -11,6 +11,7 @@ use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSo
 use kernels::backend::AnyBackend;
 use kernels::iterative::KrylovWorkspace;
 use kernels::ncp::Ncp;
+use std::time::Instant;
 
 /// The local-global solver. Keeps the constant model (`A`, `S` or the Cholesky factor) between
 /// steps while the time step, meshes and prescribed DOFs stay the same.
@@ -77,6 +78,8 @@ impl Solver for LocalGlobal {
         let (h, nc) = (p.dt, p.nc());
         let h2 = h * h;
         check_supported(p)?;
+        // per-stage CPU times (README, "CPU timing"): setup, local, global, contact
+        let setup_start = Instant::now();
         let fixed = fixed_dofs(p);
         // constant model: A, S (once per scene, Algorithm 4 line 1)
         self.ensure_model(p, &fixed)?;
@@ -98,6 +101,7 @@ impl Solver for LocalGlobal {
         let (mut x_free, mut b, mut tmp, mut gvec) = (vec![0.0; nf], vec![0.0; nf], vec![0.0; nf], vec![0.0; p.nv()]);
         let mut omega = vec![1.0; 3 * nc];
         self.local.resize(model.elements.len(), (Vec12::zeros(), 0.0));
+        log.add_stage("setup", setup_start.elapsed().as_secs_f64());
         let (mut status, mut iterations, mut e_first) = (SolveStatus::MaxIterations, 0, f64::NAN);
         let record_energy = |e: f64, e_first: f64| -> Vec<(&'static str, f64)> {
             let mut row = vec![("incremental_potential_j", e)];
@@ -108,7 +112,9 @@ impl Solver for LocalGlobal {
         };
         for k in 0..=s.iterations {
             // (a) local step at q^k, in parallel over elements (Eq. 5): p_i = P_i(G_i q^k)
+            let t = Instant::now();
             let energy = local_step(p.model(), model, &q, &pred.q_tilde, h2, &mut self.local);
+            log.add_stage("local", t.elapsed().as_secs_f64());
             if k == 0 {
                 e_first = energy;
             }
@@ -120,9 +126,12 @@ impl Solver for LocalGlobal {
                 break;
             }
             // (b) b^k = M q̃ + h² Σ w Gᵀ p (Eq. 6), free rows, minus A_fp q_p
+            let t = Instant::now();
             global_rhs(model, &self.local, &pred.b_const, h2, &mut gvec, &mut b);
             // (c) global step q_free = A⁻¹ b (Eq. 8: Sᵀ(S b); or triangular solves; or Jacobi)
             model.global_step(&backend, &b, &x, &mut tmp, &mut x_free);
+            log.add_stage("global", t.elapsed().as_secs_f64());
+            let t = Instant::now();
             let mut row = record_energy(energy, e_first);
             let change = if nc == 0 {
                 let change = x.iter().zip(&x_free).fold(0.0f64, |mm, (a, c)| mm.max((a - c).abs()));
@@ -154,6 +163,7 @@ impl Solver for LocalGlobal {
                 omega = rows.omega;
                 change
             };
+            log.add_stage("contact", t.elapsed().as_secs_f64());
             log.record(&row);
             log.check_deadline()?;
             for (i, &kk) in model.free.iter().enumerate() {
