@@ -126,6 +126,7 @@ fn write(path: &Path, text: &str) {
 #[rstest::rstest]
 #[case::mesh_product(&["run", "--case", "twisting_bar", "--solver", "local_global", "--set", "nx=1000", "--set", "ny=1000", "--set", "nz=1000"], &["nx, ny, nz", "--max-memory"])]
 #[case::mesh_200(&["run", "--case", "material_extension", "--solver", "nsn", "--set", "nx=200", "--set", "ny=200", "--set", "nz=200"], &["nx, ny, nz"])]
+#[case::sparse_inverse(&["run", "--case", "twisting_bar", "--solver", "local_global", "--set", "nx=80", "--set", "ny=15", "--set", "nz=15", "--max-memory", "24G"], &["solver 58.0 GiB", "working memory dominates"])]
 #[case::foundation(&["run", "--case", "winkler_cube", "--solver", "pgs", "--set", "elements=1000000000000"], &["elements"])]
 #[case::ten_million_steps(&["run", "--case", "slope", "--solver", "pgs", "--set", "duration=100000", "--max-memory", "4G"], &["duration", "trace"])]
 #[case::explicit_limit(&["run", "--case", "sphere_stack", "--solver", "pgs", "--max-memory", "1K"], &["more than the memory limit 1.0 KiB"])]

@@ -129,7 +129,11 @@ def frame(bundle, work, bar, backend, env):
            "device_memory": mem}
     files = sorted(d.glob("*.json")) if d.is_dir() else []
     if rc != 0 or not files:
-        rec["error"] = text.strip().splitlines()[-1] if text.strip() else f"exit {rc}"
+        if rc < 0:
+            # killed by a signal: the kernel's out-of-memory killer sends SIGKILL (9)
+            rec["error"] = f"killed by signal {-rc}" + (" (out of memory?)" if rc == -9 else "")
+        else:
+            rec["error"] = text.strip().splitlines()[-1] if text.strip() else f"exit {rc}"
         return rec
     r = json.loads(files[0].read_text())
     walls = [s["wall_s"] for s in r["steps"]]

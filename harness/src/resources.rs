@@ -81,8 +81,14 @@ impl Estimate {
             return Ok(());
         }
         let parts: Vec<String> = self.parts.iter().map(|(n, b)| format!("{n} {}", fmt_bytes(*b))).collect();
+        let largest = self.parts.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| *n);
+        let hint = if largest == Some("solver") {
+            " (the solver's working memory dominates: another solver or solver setting may fit)"
+        } else {
+            ""
+        };
         Err(format!(
-            "{what}: needs about {} ({}), more than the memory limit {} (--max-memory); reduce {}",
+            "{what}: needs about {} ({}), more than the memory limit {} (--max-memory); reduce {}{hint}",
             fmt_bytes(self.bytes()),
             parts.join(", "),
             fmt_bytes(limit),
