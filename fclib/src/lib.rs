@@ -51,6 +51,7 @@
 /// The HDF5 crate used (pure Rust), for callers that build or inspect files themselves.
 pub use hdf5_pure;
 
+pub mod bench;
 mod error;
 pub mod export;
 pub mod matrix;
@@ -63,8 +64,9 @@ pub use error::FclibError;
 pub use export::{export_step, solution_of};
 pub use matrix::{Csc, CscOps};
 pub use problem::{
-    from_normal_last, from_step, to_normal_last, FclibProblem, GlobalProblem, Info, LocalProblem, Solution, LOCAL_LIMIT,
+    from_normal_last, from_step, natmap_residual, to_normal_last, FclibProblem, Form, GlobalProblem, Info,
+    LocalProblem, Solution, LOCAL_LIMIT, LOCAL_VIEW_LIMIT,
 };
-pub use read::read;
-pub use solve::{solve, SolveReport};
+pub use read::{read, read_as};
+pub use solve::{solve, solve_until, SolveReport};
 pub use write::write;
