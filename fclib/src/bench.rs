@@ -202,7 +202,7 @@ pub fn run_one(
             let (err, rel_q, siconos) = errors(rep.residual, rep.q_norm, &rep.r, &rep.u);
             let sm = &mut record.summary;
             sm.steps = 1;
-            sm.unconverged_steps = usize::from(!(err <= protocol.tolerance));
+            sm.unconverged_steps = usize::from(err.is_nan() || err > protocol.tolerance);
             sm.wall_per_step_s = Quantiles { median: rep.wall_s, p95: rep.wall_s };
             sm.iterations_per_step = MeanMax { mean: rep.iterations as f64, max: rep.iterations as f64 };
             sm.stage_times = StageTimes { solve_s: rep.wall_s, ..StageTimes::default() };

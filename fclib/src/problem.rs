@@ -296,7 +296,7 @@ impl LocalProblem {
             ws[c * n + r] += 0.5 * x;
         }
         let dmax = (0..n).map(|i| ws[i * n + i]).fold(0.0f64, f64::max);
-        if !(dmax > 0.0) {
+        if dmax.is_nan() || dmax <= 0.0 {
             return Err("W has no positive diagonal entry".into());
         }
         let mut eps = 0.0;
@@ -334,7 +334,7 @@ impl LocalProblem {
             f[i] = (f[i] - s) / lij(i, i);
         }
         let mut block_sizes = vec![6; n / 6];
-        if n % 6 != 0 {
+        if !n.is_multiple_of(6) {
             block_sizes.push(3);
         }
         let m = Csc::from_triplets(n, n, &(0..n).map(|i| (i, i, 1.0)).collect::<Vec<_>>());

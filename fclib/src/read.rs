@@ -184,10 +184,7 @@ pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibErr
         }
     };
     let global = if has_global { Some(r.global()?) } else { None };
-    let nc = match &global {
-        Some(g) => Some(g.nc()),
-        None => None,
-    };
+    let nc = global.as_ref().map(|g| g.nc());
     let local = if has_local { Some(r.local(nc)?) } else { None };
     let (global, regularisation) = match (form, global, &local) {
         (Form::Global, Some(g), _) => (g, 0.0),
