@@ -2,7 +2,7 @@
 //! files as [`harness::linear::LinearProblem`]s that every velocity-level solver can run (a
 //! local-only file through the Cholesky view [`LocalProblem::global_view`]), the FCLIB/Siconos
 //! natural-map error to compare our answer with a stored solution, and the campaign protocol of
-//! `signorini fclib bench` ([`bench`]; docs/fclib.md).
+//! `signorini fclib bench` ([`mod@bench`]; docs/fclib.md).
 //!
 //! # Mapping (FCLIB `fclib.h`; docs/metrics.md)
 //! FCLIB's global problem is `M v = H r + f`, `u = H^T v + w`, `K_mu ∋ r ⊥ u + (mu ||u_T||, 0, 0)
@@ -43,7 +43,7 @@
 //! - [`mod@write`] / [`mod@read`]: the HDF5 layout ([`write()`], [`read()`], [`FclibError`]);
 //! - [`mod@solve`]: running a signorini solver on an imported problem ([`solve()`]);
 //! - [`export`]: a step of a scenario as an FCLIB problem with a solver's answer ([`export_step`]);
-//! - [`bench`]: one run record per (problem, solver) under one tolerance, budget and time limit.
+//! - [`mod@bench`]: one run record per (problem, solver) under one tolerance, budget and time limit.
 //!
 //! # Sparse matrices
 //! Matrices at the API are `sprs::CsMat<f64>` in compressed-column storage: FCLIB stores CSparse
