@@ -22,7 +22,8 @@ enum Command {
     List,
     /// Run a suite (default: every solver on every case) and write run records.
     Run(RunArgs),
-    /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver.
+    /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver, bench solvers on
+    /// a directory of files.
     Fclib {
         #[command(subcommand)]
         command: FclibCommand,
@@ -464,11 +465,14 @@ enum FclibCommand {
         /// Write the local form (W, q, mu) when 3 x contacts is at most this.
         #[arg(long, default_value_t = fclib::LOCAL_LIMIT)]
         local_limit: usize,
+        /// Write the local form only (no /fclib_global), as LMGC90's dumps are.
+        #[arg(long)]
+        local_only: bool,
         /// Output file (.hdf5).
         out: PathBuf,
     },
-    /// Solve an FCLIB file (global form) with a solver; prints our natural-map error and that of
-    /// the stored solution and guesses.
+    /// Solve an FCLIB file with a solver; prints our natural-map error and that of the stored
+    /// solution and guesses.
     Solve {
         /// FCLIB file.
         file: PathBuf,
@@ -478,13 +482,126 @@ enum FclibCommand {
         /// Solver setting overrides `KEY=VALUE` (or `solver.KEY=VALUE`).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
+        /// Form given to the solver: `global` or `local` (default: global when the file has it).
+        #[arg(long)]
+        form: Option<String>,
     },
+    /// Run solvers on every *.hdf5 under DIR with one protocol (error ||F|| / (1 + ||q||) below
+    /// a tolerance, an iteration budget, a time limit) and write one run record per (problem,
+    /// solver) into OUT (`signorini report OUT` draws the performance profiles).
+    Bench {
+        /// Directory of FCLIB files (searched recursively).
+        dir: PathBuf,
+        /// Solvers, comma-separated (default: every solver that takes FCLIB problems).
+        #[arg(long, value_delimiter = ',')]
+        solver: Vec<String>,
+        /// Tolerance on ||F|| / (1 + ||q||); also each solver's `tolerance` setting.
+        #[arg(long, default_value_t = 1e-8)]
+        tolerance: f64,
+        /// Iteration budget (each solver's outer-iteration setting).
+        #[arg(long, default_value_t = 1000)]
+        max_iterations: usize,
+        /// Time limit per (problem, solver), seconds.
+        #[arg(long, default_value_t = 10.0)]
+        time_limit: f64,
+        /// Form given to the solvers: `global` or `local` (default: global when the file has it).
+        #[arg(long)]
+        form: Option<String>,
+        /// Output directory of the run records.
+        #[arg(long, default_value = "runs/fclib")]
+        out: PathBuf,
+    },
+}
+
+fn parse_form(form: &Option<String>) -> Result<Option<fclib::Form>, String> {
+    form.as_deref().map(|f| f.parse::<fclib::Form>().map_err(|e| format!("--form: {e}"))).transpose()
+}
+
+fn fclib_bench(
+    dir: &Path,
+    solvers: &[String],
+    protocol: &fclib::bench::Protocol,
+    out: &Path,
+) -> Result<ExitCode, String> {
+    let reg = signorini::registry();
+    let p = protocol;
+    if !(p.tolerance.is_finite() && p.tolerance > 0.0) {
+        return Err(format!("--tolerance {}: must be a positive number", p.tolerance));
+    }
+    if !(p.time_limit_s.is_finite() && p.time_limit_s > 0.0) {
+        return Err(format!("--time-limit {}: must be a positive number of seconds", p.time_limit_s));
+    }
+    harness::check_budget("--max-iterations", p.max_iterations).map_err(|e| format!("{}: {}", e.field, e.reason))?;
+    let entries: Vec<&harness::SolverEntry> = if solvers.is_empty() {
+        reg.solvers.iter().filter(|e| fclib::bench::accepts(e).is_ok()).collect()
+    } else {
+        let mut v = vec![];
+        for s in solvers {
+            let e = reg.find_solver(s).map_err(|e| e.to_string())?;
+            fclib::bench::accepts(e)?;
+            v.push(e);
+        }
+        v
+    };
+    let files = fclib::bench::files(dir)?;
+    if files.is_empty() {
+        return Err(format!("{}: no *.hdf5 files", dir.display()));
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let provenance = harness::record::Provenance::collect();
+    let (mut solved, mut pairs, mut unreadable) = (0, 0, 0);
+    for file in &files {
+        let prob = match fclib::read_as(file, p.form) {
+            Ok(prob) => prob,
+            Err(e) => {
+                println!("unreadable: {e}");
+                unreadable += 1;
+                continue;
+            }
+        };
+        for e in &entries {
+            let rec = fclib::bench::run_one(&prob, file, e, protocol, &provenance)?;
+            rec.write_atomic(out).map_err(|err| format!("{}: {err}", out.display()))?;
+            pairs += 1;
+            let m = |k: &str| rec.summary.metrics.get(k).map(|s| s.last);
+            let ok = rec.status == RunStatus::Ok && rec.summary.unconverged_steps == 0;
+            solved += usize::from(ok);
+            match rec.status {
+                RunStatus::Ok => println!(
+                    "{:<40} {:<11} {:<8} error {:.2e}  {:>6} it  {:.3e} s{}",
+                    rec.case.label,
+                    e.name,
+                    if ok { "solved" } else { "unsolved" },
+                    m("fclib_error").unwrap_or(f64::NAN),
+                    rec.summary.iterations_per_step.max,
+                    rec.summary.stage_times.solve_s,
+                    m("model_residual").map(|r| format!("  own model residual {r:.2e}")).unwrap_or_default()
+                ),
+                _ => println!(
+                    "{:<40} {:<11} {:<8} {}",
+                    rec.case.label,
+                    e.name,
+                    if rec.status == RunStatus::Failed { "failed" } else { "skipped" },
+                    rec.reason.as_deref().unwrap_or("")
+                ),
+            }
+        }
+    }
+    println!(
+        "{} files ({unreadable} unreadable) x {} solvers: {pairs} pairs, {solved} reached ||F||/(1+||q||) <= {:e}; \
+         records in {}",
+        files.len(),
+        entries.len(),
+        p.tolerance,
+        out.display()
+    );
+    Ok(if unreadable > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
     let reg = signorini::registry();
     match command {
-        FclibCommand::Export { case, solver, step, set, local_limit, out } => {
+        FclibCommand::Export { case, solver, step, set, local_limit, local_only, out } => {
             let mut suite = Suite::single(&case, &solver);
             reg.find_case(&case).map_err(|e| e.to_string())?;
             reg.find_solver(&solver).map_err(|e| e.to_string())?;
@@ -508,7 +625,16 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                             compliance of compliant contacts not included"
                     .into(),
             };
-            let prob = fclib::export_step(&pair.scenario, s.as_mut(), step, local_limit, info)?;
+            let mut prob = fclib::export_step(&pair.scenario, s.as_mut(), step, local_limit, info)?;
+            if local_only {
+                if prob.local.is_none() {
+                    return Err(format!(
+                        "--local-only: {} contacts, 3 x contacts is above --local-limit {local_limit}",
+                        prob.global.nc()
+                    ));
+                }
+                prob.form = fclib::Form::Local;
+            }
             fclib::write(&out, &prob).map_err(|e| e.to_string())?;
             println!(
                 "wrote {}: {} DOFs, {} contacts{}",
@@ -519,24 +645,47 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        FclibCommand::Solve { file, solver, set } => {
+        FclibCommand::Bench { dir, solver, tolerance, max_iterations, time_limit, form, out } => {
+            let protocol = fclib::bench::Protocol {
+                tolerance,
+                max_iterations,
+                time_limit_s: time_limit,
+                form: parse_form(&form)?,
+            };
+            fclib_bench(&dir, &solver, &protocol, &out)
+        }
+        FclibCommand::Solve { file, solver, set, form } => {
             let entry = reg.find_solver(&solver).map_err(|e| e.to_string())?;
-            if !(entry.capabilities.rigid_contact && entry.capabilities.rigid_bodies) {
-                return Err(format!(
-                    "solver '{solver}' cannot take FCLIB problems (a generic mass matrix with rigid contact; it \
-                     supports {:?})",
-                    entry.capabilities
-                ));
-            }
+            fclib::bench::accepts(entry)?;
             let mut params = (entry.defaults)();
             for (k, v) in parse_sets(&set)? {
                 let k = k.strip_prefix("solver.").unwrap_or(&k).to_string();
                 params.set(&k, &v, &format!("solver '{solver}'")).map_err(|e| e.to_string())?;
             }
             let mut s = entry.build(&params).map_err(|e| e.to_string())?;
-            let prob = fclib::read(&file).map_err(|e| e.to_string())?;
+            let prob = fclib::read_as(&file, parse_form(&form)?).map_err(|e| e.to_string())?;
             let rep = fclib::solve(&prob, s.as_mut()).map_err(|e| format!("{}: {e}", file.display()))?;
-            println!("{}: {} DOFs, {} contacts", file.display(), prob.global.nv(), prob.global.nc());
+            println!(
+                "{}: {} form, {} DOFs, {} contacts{}",
+                file.display(),
+                prob.form,
+                prob.global.nv(),
+                prob.global.nc(),
+                if prob.form == fclib::Form::Local {
+                    format!(" (Cholesky view of W, regularisation epsilon = {:.1e})", prob.regularisation)
+                } else {
+                    String::new()
+                }
+            );
+            if fclib::bench::REGULARISED.iter().any(|(s, _)| *s == solver) {
+                println!(
+                    "note: {solver} solves a regularised (compliant) model, not the rigid Coulomb NCP graded below; \
+                     its own residual: {}",
+                    fclib::bench::model_residual(&solver, &rep.log)
+                        .map(|r| format!("{r:.3e}"))
+                        .unwrap_or_else(|| "not in its log".into())
+                );
+            }
             println!(
                 "{solver}: status {:?}, {} iterations, {:.3e} s, natural-map error (Siconos, /||q||) {:.3e}",
                 rep.status, rep.iterations, rep.wall_s, rep.error

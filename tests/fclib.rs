@@ -229,3 +229,174 @@ fn cli_export_then_solve() {
     let s = run(&["fclib", "solve", f, "--set", "tolerance=1e-10"]);
     assert!(s.contains("natural-map error") && s.contains("stored solution: natural-map error"), "{s}");
 }
+
+fn solver(name: &str, sets: &[(&str, &str)]) -> Box<dyn harness::Solver> {
+    let reg = signorini::registry();
+    let e = reg.find_solver(name).unwrap();
+    let mut p = (e.defaults)();
+    for (k, v) in sets {
+        p.set(k, v, name).unwrap();
+    }
+    e.build(&p).unwrap()
+}
+
+/// A file with the local form only (W = H^T M^-1 H of an exported sphere stack) is read through
+/// its Cholesky view, and solving it gives the impulses of the global form within the solvers'
+/// tolerance; the grading uses the file's W and q.
+#[test]
+fn local_form_only_file_solves_to_the_global_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (world, contacts, dt) = state_after("sphere_stack", &[("n", "3")], 5);
+    let p = StepProblem::new(&world, &contacts, dt, None).unwrap();
+    let global = fclib::from_step(&p, fclib::LOCAL_LIMIT, Info { title: "stack".into(), ..Info::default() }).unwrap();
+    let mut local_only = global.clone();
+    local_only.form = fclib::Form::Local;
+    let path = dir.path().join("local.hdf5");
+    fclib::write(&path, &local_only).unwrap();
+    // no global form in the file: reading it for the global form names the way out
+    let e = fclib::read_as(&path, Some(fclib::Form::Global)).unwrap_err().to_string();
+    assert!(e.contains("/fclib_global") && e.contains("--form local"), "{e}");
+    let back = fclib::read(&path).unwrap();
+    assert_eq!(back.form, fclib::Form::Local);
+    assert_eq!(back.global.info.title, "stack", "the local form's info is read");
+    assert_eq!(back.regularisation, 0.0, "the stack's W is positive definite");
+    let w = &back.local.as_ref().unwrap().w;
+    // the view: H^T M^-1 H = W (M = I), H^T M^-1 f + w = q
+    let n = w.rows();
+    for c in 0..n {
+        let mut e = vec![0.0; n];
+        e[c] = 1.0;
+        let hte = back.global.h.tr_mul(&back.global.h.mul(&e));
+        let wc = w.mul(&e);
+        for (a, b) in hte.iter().zip(&wc) {
+            assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "column {c}: {a} vs {b}");
+        }
+    }
+    let q = back.global.q().unwrap();
+    for (a, b) in q.iter().zip(&back.local.as_ref().unwrap().q) {
+        assert!((a - b).abs() <= 1e-12 * (1.0 + b.abs()), "q {a} vs {b}");
+    }
+    for name in ["canal", "nsn"] {
+        let rg = fclib::solve(&global, solver(name, &[]).as_mut()).unwrap();
+        let rl = fclib::solve(&back, solver(name, &[]).as_mut()).unwrap();
+        assert!(rg.error < 1e-8 && rl.error < 1e-8, "{name}: errors {} (global), {} (local)", rg.error, rl.error);
+        let scale = rg.r.iter().fold(1e-12f64, |m, x| m.max(x.abs()));
+        for (a, b) in rl.r.iter().zip(&rg.r) {
+            assert!((a - b).abs() <= 1e-6 * scale, "{name}: local impulse {a} vs global {b}");
+        }
+    }
+}
+
+/// A semi-definite W (a contact with a zero tangential row) gets the smallest regularisation
+/// that factors, reported; and solvers that cannot take a contact on more than two blocks refuse
+/// the view with that reason, while the rest answer.
+#[test]
+fn local_view_regularises_and_solvers_refuse_with_the_reason() {
+    // 5 contacts all coupled through a dense W: in the view (contacts paired into 6-DOF blocks)
+    // contact 4 acts on 3 blocks
+    let nc = 5;
+    let n = 3 * nc;
+    let mut t = vec![];
+    for i in 0..n {
+        for j in 0..n {
+            let x = if i == j { 2.0 } else { 0.1 };
+            t.push((i, j, x));
+        }
+    }
+    // zero the last tangential row and column: W only semi-definite
+    let t: Vec<_> = t.into_iter().filter(|&(i, j, _)| i != n - 1 && j != n - 1).collect();
+    let w = fclib::Csc::from_triplets(n, n, &t);
+    let q: Vec<f64> = (0..n).map(|i| if i % 3 == 0 { -1.0 } else { 0.1 }).collect();
+    let local = fclib::LocalProblem { w, q, mu: vec![0.5; nc] };
+    let (g, eps) = local.global_view(Info::default()).unwrap();
+    assert!(eps > 0.0 && eps <= 1e-12 * 2.0, "regularisation {eps}");
+    // H^T H = W + eps I
+    for (c, x) in [(0usize, 2.0 + eps), (n - 1, eps)] {
+        let mut e = vec![0.0; n];
+        e[c] = 1.0;
+        let col = g.h.tr_mul(&g.h.mul(&e));
+        assert!((col[c] - x).abs() <= 1e-12, "diagonal {c}: {} vs {x}", col[c]);
+    }
+    let prob = fclib::FclibProblem {
+        form: fclib::Form::Local,
+        regularisation: eps,
+        global: g,
+        local: Some(local),
+        solution: None,
+        guesses: vec![],
+    };
+    for name in ["pgs", "sap", "subadmm"] {
+        let e = fclib::solve(&prob, solver(name, &[]).as_mut()).unwrap_err();
+        assert!(e.starts_with("unsupported") && e.contains("(at most 2)"), "{name}: {e}");
+    }
+    let rep = fclib::solve(&prob, solver("canal", &[]).as_mut()).unwrap();
+    assert!(rep.error < 1e-6, "canal on the regularised view: {}", rep.error);
+    // the deformable-only method is refused before anything runs
+    let reg = signorini::registry();
+    let why = fclib::bench::accepts(reg.find_solver("local_global").unwrap()).unwrap_err();
+    assert!(why.contains("rigid bodies: false"), "{why}");
+}
+
+/// `fclib bench` end to end on two exported problems: one record per (problem, solver), the
+/// protocol's error below the tolerance for the exact solvers, an exhausted budget recorded as
+/// unsolved, and the performance profile of the records.
+#[test]
+fn bench_end_to_end_on_exported_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, out) = (dir.path().join("files"), dir.path().join("runs"));
+    std::fs::create_dir_all(&files).unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_signorini")).args(args).output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let stack = files.join("stack-3.hdf5");
+    let slope = files.join("slope-20.hdf5");
+    run(&["fclib", "export", "--case", "sphere_stack", "--set", "n=3", "--step", "3", stack.to_str().unwrap()]);
+    run(&["fclib", "export", "--case", "slope", "--step", "20", "--local-only", slope.to_str().unwrap()]);
+    let s = run(&["fclib", "bench", files.to_str().unwrap(), "--solver", "pgs,canal", "--out", out.to_str().unwrap()]);
+    assert!(s.contains("2 files (0 unreadable) x 2 solvers: 4 pairs"), "{s}");
+    let records = reports::read_run_dir(&out).unwrap();
+    assert_eq!(records.len(), 4);
+    for r in &records {
+        assert_eq!(r.case.name, "fclib");
+        let form = r.case.params.0["form"].as_str().unwrap();
+        assert_eq!(form, if r.case.label == "slope-20" { "local" } else { "global" });
+        let family =
+            if r.case.label == "slope-20" { "signorini slope step 20" } else { "signorini sphere_stack step 3" };
+        assert_eq!(r.case.params.0["family"].as_str().unwrap(), family, "the family is the file's title");
+        if r.case.label == "slope-20" && r.solver.name == "pgs" {
+            // the slope's view: 4 contacts of one box, paired into blocks; pgs takes <= 2 blocks
+            continue;
+        }
+        assert_eq!(r.status, harness::record::RunStatus::Ok, "{} {}: {:?}", r.case.label, r.solver.name, r.reason);
+        let err = r.summary.metrics["fclib_error"].last;
+        assert!(err <= 1e-8 && r.summary.unconverged_steps == 0, "{} {}: error {err}", r.case.label, r.solver.name);
+        assert!(r.summary.iterations_per_step.max >= 1.0 && r.summary.stage_times.solve_s > 0.0);
+    }
+    // a one-iteration budget: pgs cannot reach 1e-8 on the stack, and says so
+    let tight = dir.path().join("tight");
+    run(&[
+        "fclib",
+        "bench",
+        files.to_str().unwrap(),
+        "--solver",
+        "pgs",
+        "--max-iterations",
+        "1",
+        "--out",
+        tight.to_str().unwrap(),
+    ]);
+    let r = reports::read_run_dir(&tight).unwrap().into_iter().find(|r| r.case.label == "stack-3").unwrap();
+    assert_eq!(r.summary.unconverged_steps, 1, "error {}", r.summary.metrics["fclib_error"].last);
+    assert!(r.summary.metrics["fclib_error"].last > 1e-8);
+    // the profile of the campaign: canal answers both problems, pgs only the stack
+    use reports::profile::{cost_table, ratios, rho, Cost, Measure};
+    let table = cost_table(&records, Measure::Iterations);
+    assert_eq!(table.problems, vec!["slope-20".to_string(), "stack-3".to_string()]);
+    let (canal, pgs) = (0, 1);
+    assert_eq!(table.solvers[canal], "canal");
+    let r = ratios(&table.costs, 1.0);
+    assert!(matches!(table.costs[1][pgs], Cost::Solved(_)));
+    assert_eq!(rho(&r, canal, f64::MAX), 1.0, "canal solves both problems");
+}

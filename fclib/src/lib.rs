@@ -1,6 +1,8 @@
 //! FCLIB interoperability: export any step problem as an FCLIB global problem (HDF5), import FCLIB
-//! files as [`harness::linear::LinearProblem`]s that every velocity-level solver can run, and the
-//! FCLIB/Siconos natural-map error to compare our answer with a stored solution.
+//! files as [`harness::linear::LinearProblem`]s that every velocity-level solver can run (a
+//! local-only file through the Cholesky view [`LocalProblem::global_view`]), the FCLIB/Siconos
+//! natural-map error to compare our answer with a stored solution, and the campaign protocol of
+//! `signorini fclib bench` ([`mod@bench`]; docs/fclib.md).
 //!
 //! # Mapping (FCLIB `fclib.h`; docs/metrics.md)
 //! FCLIB's global problem is `M v = H r + f`, `u = H^T v + w`, `K_mu ∋ r ⊥ u + (mu ||u_T||, 0, 0)
@@ -40,7 +42,8 @@
 //! - [`matrix`]: FCLIB's compressed-column matrices as `sprs::CsMat<f64>` ([`Csc`], [`CscOps`]);
 //! - [`mod@write`] / [`mod@read`]: the HDF5 layout ([`write()`], [`read()`], [`FclibError`]);
 //! - [`mod@solve`]: running a signorini solver on an imported problem ([`solve()`]);
-//! - [`export`]: a step of a scenario as an FCLIB problem with a solver's answer ([`export_step`]).
+//! - [`export`]: a step of a scenario as an FCLIB problem with a solver's answer ([`export_step`]);
+//! - [`mod@bench`]: one run record per (problem, solver) under one tolerance, budget and time limit.
 //!
 //! # Sparse matrices
 //! Matrices at the API are `sprs::CsMat<f64>` in compressed-column storage: FCLIB stores CSparse
@@ -51,6 +54,7 @@
 /// The HDF5 crate used (pure Rust), for callers that build or inspect files themselves.
 pub use hdf5_pure;
 
+pub mod bench;
 mod error;
 pub mod export;
 pub mod matrix;
@@ -63,8 +67,9 @@ pub use error::FclibError;
 pub use export::{export_step, solution_of};
 pub use matrix::{Csc, CscOps};
 pub use problem::{
-    from_normal_last, from_step, to_normal_last, FclibProblem, GlobalProblem, Info, LocalProblem, Solution, LOCAL_LIMIT,
+    from_normal_last, from_step, natmap_residual, to_normal_last, FclibProblem, Form, GlobalProblem, Info,
+    LocalProblem, Solution, LOCAL_LIMIT, LOCAL_VIEW_LIMIT,
 };
-pub use read::read;
-pub use solve::{solve, SolveReport};
+pub use read::{read, read_as};
+pub use solve::{solve, solve_until, SolveReport};
 pub use write::write;

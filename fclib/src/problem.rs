@@ -11,6 +11,40 @@ use nalgebra::DMatrix;
 /// Default limit on `3 nc` for writing the local form (`W` is dense-ish: `(3 nc)^2` entries).
 pub const LOCAL_LIMIT: usize = 3000;
 
+/// Limit on `3 nc` for solving the local form through its Cholesky view
+/// ([`LocalProblem::global_view`]): the factor is computed dense, `(3 nc)^2` entries (288 MB at
+/// the limit) and `(3 nc)^3 / 6` multiply-adds.
+pub const LOCAL_VIEW_LIMIT: usize = 6000;
+
+/// Which form of an FCLIB file the solvers are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `M v = H r + f`, `u = H^T v + w` (`/fclib_global`).
+    Global,
+    /// `u = W r + q` (`/fclib_local`), solved through [`LocalProblem::global_view`].
+    Local,
+}
+
+impl std::str::FromStr for Form {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "global" => Ok(Form::Global),
+            "local" => Ok(Form::Local),
+            _ => Err(format!("form '{s}': expected 'global' or 'local'")),
+        }
+    }
+}
+
+impl std::fmt::Display for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Form::Global => "global",
+            Form::Local => "local",
+        })
+    }
+}
+
 /// Problem description strings (`/fclib_global/info`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Info {
@@ -66,7 +100,14 @@ pub struct Solution {
 /// Everything an FCLIB file holds that signorini uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FclibProblem {
-    /// The global problem.
+    /// Which form the solvers are given: [`Form::Global`] runs `global` as read;
+    /// [`Form::Local`] runs `global` = the Cholesky view of `local`
+    /// ([`LocalProblem::global_view`]) and grades answers on `local` itself.
+    pub form: Form,
+    /// The `epsilon` of the Cholesky view (`W + epsilon I = R^T R`); 0 for the global form and for
+    /// a positive definite `W`.
+    pub regularisation: f64,
+    /// The global problem (for [`Form::Local`], the view of the local one).
     pub global: GlobalProblem,
     /// The local problem, when written.
     pub local: Option<LocalProblem>,
@@ -96,7 +137,7 @@ pub fn from_step(p: &StepProblem<'_>, local_limit: usize, info: Info) -> Result<
     let block_sizes = p.mass.blocks().iter().map(|b| b.nrows()).collect();
     let global = GlobalProblem { m, block_sizes, h, f, w, mu, info };
     let local = (3 * nc <= local_limit).then(|| local_form(&global, &p.mass));
-    Ok(FclibProblem { global, local, solution: None, guesses: vec![] })
+    Ok(FclibProblem { form: Form::Global, regularisation: 0.0, global, local, solution: None, guesses: vec![] })
 }
 
 /// `W = H^T M^-1 H`, `q = H^T M^-1 f + w` with a factored `M`.
@@ -196,21 +237,145 @@ impl GlobalProblem {
         Ok(v)
     }
 
-    /// The Siconos natural-map error of `(v, r)`: `||F||_2 / ||q||_2` (absolute when `||q||_2 <=
-    /// f64::EPSILON`), `F_i = r_i - P_K(r_i - u_i - mu_i ||u_T,i|| e_n)`, `u = H^T v + w`.
+    /// `u = H^T v + w`, the contact velocities of `v`.
+    pub fn contact_velocity(&self, v: &[f64]) -> Vec<f64> {
+        self.h.tr_mul(v).iter().zip(&self.w).map(|(a, b)| a + b).collect()
+    }
+
+    /// The natural-map error of `(v, r)` relative to `||q||_2`: [`natmap_residual`]`(u, r) /
+    /// ||q||_2` (absolute when `||q||_2 <= f64::EPSILON`), `u = H^T v + w`. This is what `signorini
+    /// fclib solve` prints; `signorini fclib bench` reports `||F|| / (1 + ||q||)` beside it.
     pub fn natmap_error(&self, v: &[f64], r: &[f64]) -> Result<f64, String> {
-        let u: Vec<f64> = self.h.tr_mul(v).iter().zip(&self.w).map(|(a, b)| a + b).collect();
-        let mut s = 0.0;
-        for i in 0..self.nc() {
-            let (ui, ri) = (&u[3 * i..3 * i + 3], &r[3 * i..3 * i + 3]);
-            let mu = self.mu[i];
-            let ut = (ui[1] * ui[1] + ui[2] * ui[2]).sqrt();
-            let x = [ri[0] - ui[0] - mu * ut, ri[1] - ui[1], ri[2] - ui[2]];
-            let pk = kernels::cone::project(x, mu);
-            s += (0..3).map(|k| (ri[k] - pk[k]).powi(2)).sum::<f64>();
+        let f = natmap_residual(&self.contact_velocity(v), r, &self.mu);
+        Ok(relative(f, norm(&self.q()?)))
+    }
+}
+
+impl LocalProblem {
+    /// Number of contacts.
+    pub fn nc(&self) -> usize {
+        self.mu.len()
+    }
+
+    /// `u = W r + q`.
+    pub fn contact_velocity(&self, r: &[f64]) -> Vec<f64> {
+        self.w.mul(r).iter().zip(&self.q).map(|(a, b)| a + b).collect()
+    }
+
+    /// The natural-map error of `r` relative to `||q||_2` (as [`GlobalProblem::natmap_error`]),
+    /// `u = W r + q` with the `W` of the file (not regularised).
+    pub fn natmap_error(&self, r: &[f64]) -> f64 {
+        relative(natmap_residual(&self.contact_velocity(r), r, &self.mu), norm(&self.q))
+    }
+
+    /// The local problem as a global one that every Delassus-based solver can take, and the
+    /// regularisation used: with `W_s = (W + W^T) / 2` and the smallest `epsilon` in `{0} ∪
+    /// {1e-14, 1e-13, ...} x max_i W_ii` for which `W_s + epsilon I = R^T R` has a Cholesky factor
+    /// (`R` upper triangular), `M = I`, `H = R`, `f = R^-T q`, `w = 0`: then `H^T M^-1 H = W_s +
+    /// epsilon I` and `H^T M^-1 f + w = q`. `M`'s blocks pair the contacts (6 DOFs, 3 for a last
+    /// odd one); contact `i` acts on every block its row of `R^T` touches, so a solver limited to
+    /// contacts between two bodies (pgs, sap) refuses most views. Refused above
+    /// [`LOCAL_VIEW_LIMIT`] rows or when no `epsilon <= 1e-6 max_i W_ii` works.
+    pub fn global_view(&self, info: Info) -> Result<(GlobalProblem, f64), String> {
+        let n = 3 * self.nc();
+        if self.w.rows() != n || self.w.cols() != n || self.q.len() != n {
+            return Err(format!(
+                "W is {} x {}, q has {}: expected {n} for {} contacts",
+                self.w.rows(),
+                self.w.cols(),
+                self.q.len(),
+                self.nc()
+            ));
         }
-        let qn = self.q()?.iter().map(|x| x * x).sum::<f64>().sqrt();
-        Ok(if qn <= f64::EPSILON { s.sqrt() } else { s.sqrt() / qn })
+        if n > LOCAL_VIEW_LIMIT {
+            return Err(format!("{n} rows: the dense Cholesky view of W is limited to {LOCAL_VIEW_LIMIT}"));
+        }
+        let mut ws = vec![0.0; n * n];
+        for (r, c, x) in self.w.triplets() {
+            ws[r * n + c] += 0.5 * x;
+            ws[c * n + r] += 0.5 * x;
+        }
+        let dmax = (0..n).map(|i| ws[i * n + i]).fold(0.0f64, f64::max);
+        if dmax.is_nan() || dmax <= 0.0 {
+            return Err("W has no positive diagonal entry".into());
+        }
+        let mut eps = 0.0;
+        let l = loop {
+            let mut a = ws.clone();
+            for i in 0..n {
+                a[i * n + i] += eps;
+            }
+            if kernels::dense_cholesky::factor_in_place(n, &mut a).is_ok() {
+                break a;
+            }
+            eps = if eps == 0.0 { 1e-14 * dmax } else { eps * 10.0 };
+            if eps > 1e-6 * dmax {
+                return Err(format!(
+                    "W + epsilon I has no Cholesky factor for epsilon up to 1e-6 x max W_ii = {:.3e}",
+                    1e-6 * dmax
+                ));
+            }
+        };
+        // factor_in_place leaves L strictly below the diagonal and 1 / L_ii on it; H = R = L^T.
+        let lij = |i: usize, j: usize| if i == j { 1.0 / l[i * n + i] } else { l[i * n + j] };
+        let mut t = vec![];
+        for i in 0..n {
+            for j in 0..=i {
+                let x = lij(i, j);
+                if x != 0.0 {
+                    t.push((j, i, x));
+                }
+            }
+        }
+        // f = R^-T q = L^-1 q (forward substitution)
+        let mut f = self.q.clone();
+        for i in 0..n {
+            let s: f64 = (0..i).map(|j| lij(i, j) * f[j]).sum();
+            f[i] = (f[i] - s) / lij(i, i);
+        }
+        let mut block_sizes = vec![6; n / 6];
+        if !n.is_multiple_of(6) {
+            block_sizes.push(3);
+        }
+        let m = Csc::from_triplets(n, n, &(0..n).map(|i| (i, i, 1.0)).collect::<Vec<_>>());
+        let g = GlobalProblem {
+            m,
+            block_sizes,
+            h: Csc::from_triplets(n, n, &t),
+            f,
+            w: vec![0.0; n],
+            mu: self.mu.clone(),
+            info,
+        };
+        Ok((g, eps))
+    }
+}
+
+/// The absolute natural-map residual `||F||_2` of contact velocities `u` and impulses `r` (`3 nc`
+/// each, normal first): `F_i = r_i - P_K(r_i - u_i - mu_i ||u_T,i|| e_n)` with `P_K` the
+/// projection onto the Coulomb cone of `mu_i`. Zero exactly at a solution of the Coulomb NCP.
+pub fn natmap_residual(u: &[f64], r: &[f64], mu: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (i, &mu) in mu.iter().enumerate() {
+        let (ui, ri) = (&u[3 * i..3 * i + 3], &r[3 * i..3 * i + 3]);
+        let ut = (ui[1] * ui[1] + ui[2] * ui[2]).sqrt();
+        let x = [ri[0] - ui[0] - mu * ut, ri[1] - ui[1], ri[2] - ui[2]];
+        let pk = kernels::cone::project(x, mu);
+        s += (0..3).map(|k| (ri[k] - pk[k]).powi(2)).sum::<f64>();
+    }
+    s.sqrt()
+}
+
+/// The Euclidean norm.
+pub fn norm(x: &[f64]) -> f64 {
+    x.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+fn relative(f: f64, qn: f64) -> f64 {
+    if qn <= f64::EPSILON {
+        f
+    } else {
+        f / qn
     }
 }
 

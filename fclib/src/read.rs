@@ -3,7 +3,7 @@
 
 use crate::error::{hdf5_err, FclibError};
 use crate::matrix::{Csc, CscOps};
-use crate::problem::{FclibProblem, GlobalProblem, Info, LocalProblem, Solution};
+use crate::problem::{FclibProblem, Form, GlobalProblem, Info, LocalProblem, Solution};
 use hdf5_pure::File;
 use std::path::Path;
 
@@ -146,86 +146,61 @@ fn check_blocks(m: &Csc, sizes: &[usize]) -> bool {
     owner.len() == m.cols() && m.triplets().iter().all(|&(r, c, _)| owner[r] == owner[c])
 }
 
-/// Reads an FCLIB file with a global problem. Every error names the file and the field.
+/// Reads an FCLIB file: its global form when it has one, else its local form (as
+/// [`read_as`]`(path, None)`). Every error names the file and the field.
 pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
+    read_as(path, None)
+}
+
+/// Reads an FCLIB file for the solvers in `form`: [`Form::Global`] needs `/fclib_global` (and
+/// reads `/fclib_local` too when present), [`Form::Local`] needs `/fclib_local` and builds its
+/// Cholesky view ([`crate::LocalProblem::global_view`]); `None` takes the global form when the
+/// file has one, else the local form. Every error names the file and the field.
+pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibError> {
     let bytes = harness::input::read_bytes(path, harness::input::binary_limit()).map_err(|e| {
         let prefix = format!("{}: ", path.display());
         hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
     })?;
     let file = File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;
     let r = Reader { path, file };
-    if !r.exists("fclib_global") {
-        let why = if r.exists("fclib_local") {
-            "missing: this is a local-only FCLIB file; signorini's solvers need the global form (M, H, f, w, mu)"
-        } else {
-            "missing: not an FCLIB file (neither /fclib_global nor /fclib_local)"
-        };
-        return Err(r.err("/fclib_global", why));
-    }
-    let spacedim = r.int("fclib_global/spacedim")?;
-    if spacedim != 3 {
-        return Err(r.err("/fclib_global/spacedim", format!("{spacedim}: only 3D problems are supported")));
-    }
-    if r.exists("fclib_global/G") {
-        return Err(r.err("/fclib_global/G", "bilateral constraints (G, b) are not imported yet"));
-    }
-    let m = r.matrix("fclib_global/M")?;
-    let h = r.matrix("fclib_global/H")?;
-    let (f, w, mu) =
-        (r.f64s("fclib_global/vectors/f")?, r.f64s("fclib_global/vectors/w")?, r.f64s("fclib_global/vectors/mu")?);
-    let nv = m.cols();
-    if m.rows() != nv {
-        return Err(r.err("/fclib_global/M", format!("not square: {} x {nv}", m.rows())));
-    }
-    if h.rows() != nv {
-        return Err(r.err("/fclib_global/H/m", format!("H has {} rows, M has {nv}", h.rows())));
-    }
-    if h.cols() % 3 != 0 {
-        return Err(r.err("/fclib_global/H/n", format!("{} columns: not a multiple of 3", h.cols())));
-    }
-    let nc = h.cols() / 3;
-    if f.len() != nv {
-        return Err(r.err("/fclib_global/vectors/f", format!("length {} != {nv} (size of M)", f.len())));
-    }
-    if w.len() != 3 * nc {
-        return Err(r.err("/fclib_global/vectors/w", format!("length {} != {} (columns of H)", w.len(), 3 * nc)));
-    }
-    if mu.len() != nc {
-        return Err(r.err("/fclib_global/vectors/mu", format!("length {} != {nc} contacts", mu.len())));
-    }
-    if let Some((i, x)) = mu.iter().enumerate().find(|(_, x)| **x < 0.0) {
-        return Err(r.err("/fclib_global/vectors/mu", format!("contact {i} has mu = {x} < 0")));
-    }
-    let block_sizes = if r.file.dataset("fclib_global/M/block_sizes").is_ok() {
-        let b = r.ints("fclib_global/M/block_sizes")?;
-        let b: Vec<usize> = b.iter().map(|&x| usize::try_from(x).unwrap_or(0)).collect();
-        if b.contains(&0) || !check_blocks(&m, &b) {
-            return Err(r.err("/fclib_global/M/block_sizes", "block sizes do not match M's size or sparsity"));
+    let (has_global, has_local) = (r.exists("fclib_global"), r.exists("fclib_local"));
+    let form = match form {
+        Some(Form::Global) if !has_global => {
+            let why = if has_local {
+                "missing: this file has the local form only (use --form local)"
+            } else {
+                "missing: not an FCLIB file (neither /fclib_global nor /fclib_local)"
+            };
+            return Err(r.err("/fclib_global", why));
         }
-        b
-    } else if nv % 6 == 0 && check_blocks(&m, &vec![6; nv / 6]) {
-        vec![6; nv / 6]
-    } else {
-        finest_blocks(&m)
-    };
-    let info = Info {
-        title: r.string("fclib_global/info/title"),
-        description: r.string("fclib_global/info/description"),
-        math_info: r.string("fclib_global/info/math_info"),
-    };
-    let global = GlobalProblem { m, block_sizes, h, f, w, mu, info };
-    let local = if r.exists("fclib_local") {
-        let w = r.matrix("fclib_local/W")?;
-        let q = r.f64s("fclib_local/vectors/q")?;
-        let mu = r.f64s("fclib_local/vectors/mu")?;
-        if w.rows() != 3 * nc || w.cols() != 3 * nc || q.len() != 3 * nc || mu.len() != nc {
-            return Err(r.err("/fclib_local", format!("W, q or mu do not match the global problem's {nc} contacts")));
+        Some(Form::Local) if !has_local => {
+            return Err(r.err("/fclib_local", "missing: this file has no local form (W, q, mu)"));
         }
-        Some(LocalProblem { w, q, mu })
-    } else {
-        None
+        Some(f) => f,
+        None if has_global => Form::Global,
+        None if has_local => Form::Local,
+        None => {
+            return Err(r.err("/fclib_global", "missing: not an FCLIB file (neither /fclib_global nor /fclib_local)"))
+        }
     };
+    let global = if has_global { Some(r.global()?) } else { None };
+    let nc = global.as_ref().map(|g| g.nc());
+    let local = if has_local { Some(r.local(nc)?) } else { None };
+    let (global, regularisation) = match (form, global, &local) {
+        (Form::Global, Some(g), _) => (g, 0.0),
+        (Form::Local, g, Some(l)) => {
+            let info = match g {
+                Some(g) => g.info,
+                None => r.info("fclib_local/info"),
+            };
+            l.global_view(info).map_err(|e| r.err("/fclib_local/W", e))?
+        }
+        _ => unreachable!("the form was checked against the file's groups"),
+    };
+    let (nv, nc) = (global.nv(), global.nc());
     let check = |s: Solution, g: &str| -> Result<Solution, FclibError> {
+        // a local-only file's stored v (if any) belongs to no velocity space of ours: dropped
+        let s = if form == Form::Local && !has_global { Solution { v: vec![], ..s } } else { s };
         for (name, x, n) in [("v", &s.v, nv), ("u", &s.u, 3 * nc), ("r", &s.r, 3 * nc)] {
             if !x.is_empty() && x.len() != n {
                 return Err(r.err(&format!("/{g}/{name}"), format!("length {} != {n}", x.len())));
@@ -242,7 +217,101 @@ pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
             guesses.push(check(r.solution(&g)?, &g)?);
         }
     }
-    Ok(FclibProblem { global, local, solution, guesses })
+    Ok(FclibProblem { form, regularisation, global, local, solution, guesses })
+}
+
+impl Reader<'_> {
+    fn info(&self, g: &str) -> Info {
+        Info {
+            title: self.string(&format!("{g}/title")),
+            description: self.string(&format!("{g}/description")),
+            math_info: self.string(&format!("{g}/math_info")),
+        }
+    }
+
+    /// `/fclib_local`; `nc`: the number of contacts of the global form, when the file has one.
+    fn local(&self, nc: Option<usize>) -> Result<LocalProblem, FclibError> {
+        let spacedim = self.int("fclib_local/spacedim")?;
+        if spacedim != 3 {
+            return Err(self.err("/fclib_local/spacedim", format!("{spacedim}: only 3D problems are supported")));
+        }
+        let w = self.matrix("fclib_local/W")?;
+        let q = self.f64s("fclib_local/vectors/q")?;
+        let mu = self.f64s("fclib_local/vectors/mu")?;
+        if self.exists("fclib_local/R") {
+            return Err(self.err("/fclib_local/R", "bilateral or equality rows (V, R, s) are not imported yet"));
+        }
+        let n = 3 * mu.len();
+        if w.rows() != n || w.cols() != n {
+            return Err(self.err(
+                "/fclib_local/W",
+                format!("{} x {}: expected {n} x {n} for {} contacts (mu)", w.rows(), w.cols(), mu.len()),
+            ));
+        }
+        if q.len() != n {
+            return Err(self.err("/fclib_local/vectors/q", format!("length {} != {n} (3 x contacts)", q.len())));
+        }
+        if let Some((i, x)) = mu.iter().enumerate().find(|(_, x)| **x < 0.0) {
+            return Err(self.err("/fclib_local/vectors/mu", format!("contact {i} has mu = {x} < 0")));
+        }
+        if let Some(nc) = nc.filter(|&nc| nc != mu.len()) {
+            return Err(self.err("/fclib_local", format!("{} contacts, the global problem has {nc}", mu.len())));
+        }
+        Ok(LocalProblem { w, q, mu })
+    }
+
+    /// `/fclib_global`.
+    fn global(&self) -> Result<GlobalProblem, FclibError> {
+        let r = self;
+        let spacedim = r.int("fclib_global/spacedim")?;
+        if spacedim != 3 {
+            return Err(r.err("/fclib_global/spacedim", format!("{spacedim}: only 3D problems are supported")));
+        }
+        if r.exists("fclib_global/G") {
+            return Err(r.err("/fclib_global/G", "bilateral constraints (G, b) are not imported yet"));
+        }
+        let m = r.matrix("fclib_global/M")?;
+        let h = r.matrix("fclib_global/H")?;
+        let (f, w, mu) =
+            (r.f64s("fclib_global/vectors/f")?, r.f64s("fclib_global/vectors/w")?, r.f64s("fclib_global/vectors/mu")?);
+        let nv = m.cols();
+        if m.rows() != nv {
+            return Err(r.err("/fclib_global/M", format!("not square: {} x {nv}", m.rows())));
+        }
+        if h.rows() != nv {
+            return Err(r.err("/fclib_global/H/m", format!("H has {} rows, M has {nv}", h.rows())));
+        }
+        if h.cols() % 3 != 0 {
+            return Err(r.err("/fclib_global/H/n", format!("{} columns: not a multiple of 3", h.cols())));
+        }
+        let nc = h.cols() / 3;
+        if f.len() != nv {
+            return Err(r.err("/fclib_global/vectors/f", format!("length {} != {nv} (size of M)", f.len())));
+        }
+        if w.len() != 3 * nc {
+            return Err(r.err("/fclib_global/vectors/w", format!("length {} != {} (columns of H)", w.len(), 3 * nc)));
+        }
+        if mu.len() != nc {
+            return Err(r.err("/fclib_global/vectors/mu", format!("length {} != {nc} contacts", mu.len())));
+        }
+        if let Some((i, x)) = mu.iter().enumerate().find(|(_, x)| **x < 0.0) {
+            return Err(r.err("/fclib_global/vectors/mu", format!("contact {i} has mu = {x} < 0")));
+        }
+        let block_sizes = if r.file.dataset("fclib_global/M/block_sizes").is_ok() {
+            let b = r.ints("fclib_global/M/block_sizes")?;
+            let b: Vec<usize> = b.iter().map(|&x| usize::try_from(x).unwrap_or(0)).collect();
+            if b.contains(&0) || !check_blocks(&m, &b) {
+                return Err(r.err("/fclib_global/M/block_sizes", "block sizes do not match M's size or sparsity"));
+            }
+            b
+        } else if nv % 6 == 0 && check_blocks(&m, &vec![6; nv / 6]) {
+            vec![6; nv / 6]
+        } else {
+            finest_blocks(&m)
+        };
+        let info = r.info("fclib_global/info");
+        Ok(GlobalProblem { m, block_sizes, h, f, w, mu, info })
+    }
 }
 
 #[cfg(test)]

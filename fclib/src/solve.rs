@@ -1,41 +1,62 @@
 //! Running a signorini solver on an imported FCLIB problem through its [`LinearProblem`] view
-//! and grading the answer, the stored solution and the stored guesses with the natural-map error.
+//! and grading the answer, the stored solution and the stored guesses with the natural-map error
+//! of the form the solvers were given (for [`Form::Local`], on the file's own `W` and `q`).
 
 #[cfg(doc)]
 use crate::problem::GlobalProblem;
-use crate::problem::{FclibProblem, Solution};
+use crate::problem::{natmap_residual, norm, FclibProblem, Form, Solution};
 #[cfg(doc)]
 use harness::linear::LinearProblem;
+use std::time::Instant;
 
 /// What [`solve`] measured.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct SolveReport {
-    /// Our solution: `v+` and impulses, normal first.
+    /// Our solution: `v+` (for [`Form::Local`], the velocity of the Cholesky view).
     pub v: Vec<f64>,
-    /// Impulses `r` (`3 nc`).
+    /// Impulses `r` (`3 nc`), normal first.
     pub r: Vec<f64>,
+    /// Contact velocities `u` of our solution (`H^T v + w`, or `W r + q` for the local form).
+    pub u: Vec<f64>,
     /// Solver status.
     pub status: harness::SolveStatus,
     /// Solver iterations.
     pub iterations: usize,
     /// Wall time of `Solver::step` (s).
     pub wall_s: f64,
-    /// Natural-map error of our solution ([`GlobalProblem::natmap_error`]).
+    /// Natural-map error of our solution relative to `||q||` ([`GlobalProblem::natmap_error`]).
     pub error: f64,
+    /// `||F||_2`, the absolute natural-map residual of our solution
+    /// ([`crate::problem::natmap_residual`]).
+    pub residual: f64,
+    /// `||q||_2` of the problem graded.
+    pub q_norm: f64,
     /// Natural-map error of the stored solution, when there is one with `r`.
     pub stored_error: Option<f64>,
     /// Natural-map errors of the stored guesses that have `r`.
     pub guess_errors: Vec<f64>,
+    /// The solver's iteration log.
+    pub log: harness::IterationLog,
 }
 
 /// Solves `prob` with `solver` through the [`LinearProblem`] view and compares with the stored
 /// solution and guesses (velocities of a stored `r` without `v` are `M^-1 (f + H r)`).
 pub fn solve(prob: &FclibProblem, solver: &mut dyn harness::Solver) -> Result<SolveReport, String> {
+    solve_until(prob, solver, None)
+}
+
+/// [`solve`], with the solver stopped (an error naming the timeout) once `deadline` has passed:
+/// every solver checks its iteration log's deadline once per outer iteration.
+pub fn solve_until(
+    prob: &FclibProblem,
+    solver: &mut dyn harness::Solver,
+    deadline: Option<Instant>,
+) -> Result<SolveReport, String> {
     let g = &prob.global;
     let lin = g.to_linear()?;
     let p = lin.step_problem();
-    let mut log = harness::IterationLog::new();
-    let t = std::time::Instant::now();
+    let mut log = harness::IterationLog::with_deadline(deadline);
+    let t = Instant::now();
     let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(&p, &mut log)))
         .map_err(|e| format!("solver panicked: {}", harness::stepper::panic_message(e.as_ref())))?
         .map_err(|e| e.to_string())?;
@@ -44,10 +65,23 @@ pub fn solve(prob: &FclibProblem, solver: &mut dyn harness::Solver) -> Result<So
     if sol.v.len() != g.nv() || r.len() != 3 * g.nc() {
         return Err(format!("solver returned {} velocities and {} impulses", sol.v.len(), r.len()));
     }
-    let error = g.natmap_error(&sol.v, &r)?;
+    // the problem graded: the file's local form, or the global one
+    let local = match prob.form {
+        Form::Local => Some(prob.local.as_ref().ok_or("a local-form problem without its local problem")?),
+        Form::Global => None,
+    };
+    let (u, q_norm) = match local {
+        Some(l) => (l.contact_velocity(&r), norm(&l.q)),
+        None => (g.contact_velocity(&sol.v), norm(&g.q()?)),
+    };
+    let residual = natmap_residual(&u, &r, &g.mu);
+    let error = if q_norm <= f64::EPSILON { residual } else { residual / q_norm };
     let err_of = |s: &Solution| -> Result<Option<f64>, String> {
         if s.r.is_empty() {
             return Ok(None);
+        }
+        if let Some(l) = local {
+            return Ok(Some(l.natmap_error(&s.r)));
         }
         let v = if s.v.is_empty() { g.velocity_of(&s.r)? } else { s.v.clone() };
         g.natmap_error(&v, &s.r).map(Some)
@@ -65,11 +99,15 @@ pub fn solve(prob: &FclibProblem, solver: &mut dyn harness::Solver) -> Result<So
     Ok(SolveReport {
         v: sol.v,
         r,
+        u,
         status: sol.status,
         iterations: sol.iterations,
         wall_s,
         error,
+        residual,
+        q_norm,
         stored_error,
         guess_errors,
+        log,
     })
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{hdf5_err, FclibError};
 use crate::matrix::Csc;
-use crate::problem::{FclibProblem, Solution};
+use crate::problem::{FclibProblem, Form, GlobalProblem, Info, Solution};
 use hdf5_pure::FileBuilder;
 use std::path::Path;
 
@@ -54,11 +54,19 @@ fn put_solution(g: &mut hdf5_pure::GroupBuilder, s: &Solution) {
     }
 }
 
-/// Writes `prob` to `path` (atomically: temporary file + rename). Matrices are written
-/// compressed-column (`nz = -1`; a CSR `CsMat` is converted).
-pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
-    let g = &prob.global;
-    let mut fb = FileBuilder::new();
+fn put_info(path: &Path, parent: &mut hdf5_pure::GroupBuilder, info: &Info) -> Result<(), FclibError> {
+    let mut g = parent.create_group("info");
+    for (name, s) in [("title", &info.title), ("description", &info.description), ("math_info", &info.math_info)] {
+        if !s.is_empty() {
+            g.create_dataset(name).with_ascii_strings(&[s.as_str()]).map_err(|e| hdf5_err(path, name, e))?;
+        }
+    }
+    parent.add_group(g.finish());
+    Ok(())
+}
+
+/// `/fclib_global` of `g`.
+fn put_global(path: &Path, fb: &mut FileBuilder, g: &GlobalProblem) -> Result<(), FclibError> {
     let mut gg = fb.create_group("fclib_global");
     gg.create_dataset("spacedim").with_i32_data(&[3]);
     put_matrix(path, &mut gg, "M", &g.m, Some(&g.block_sizes))?;
@@ -68,15 +76,21 @@ pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
     vec.create_dataset("w").with_f64_data(&g.w);
     vec.create_dataset("mu").with_f64_data(&g.mu);
     gg.add_group(vec.finish());
-    let mut info = gg.create_group("info");
-    for (name, s) in [("title", &g.info.title), ("description", &g.info.description), ("math_info", &g.info.math_info)]
-    {
-        if !s.is_empty() {
-            info.create_dataset(name).with_ascii_strings(&[s.as_str()]).map_err(|e| hdf5_err(path, name, e))?;
-        }
-    }
-    gg.add_group(info.finish());
+    put_info(path, &mut gg, &g.info)?;
     fb.add_group(gg.finish());
+    Ok(())
+}
+
+/// Writes `prob` to `path` (atomically: temporary file + rename). Matrices are written
+/// compressed-column (`nz = -1`; a CSR `CsMat` is converted). A [`Form::Global`] problem writes
+/// `/fclib_global` and, when present, `/fclib_local`; a [`Form::Local`] problem writes
+/// `/fclib_local` only (its `global` is the Cholesky view, not a problem of the file), with the
+/// descriptions under `/fclib_local/info`.
+pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
+    let mut fb = FileBuilder::new();
+    if prob.form == Form::Global {
+        put_global(path, &mut fb, &prob.global)?;
+    }
     if let Some(l) = &prob.local {
         let mut lg = fb.create_group("fclib_local");
         lg.create_dataset("spacedim").with_i32_data(&[3]);
@@ -85,6 +99,9 @@ pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
         vec.create_dataset("q").with_f64_data(&l.q);
         vec.create_dataset("mu").with_f64_data(&l.mu);
         lg.add_group(vec.finish());
+        if prob.form == Form::Local {
+            put_info(path, &mut lg, &prob.global.info)?;
+        }
         fb.add_group(lg.finish());
     }
     if let Some(s) = &prob.solution {

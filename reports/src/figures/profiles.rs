@@ -56,9 +56,11 @@ fn panel(records: &[RunRecord], measure: Measure, order: &[String]) -> (Panel, V
 
 /// Draws the profiles of `records` (problems = case labels); `None` when no pair was attempted.
 /// Reference engines' records (MuJoCo, Drake; [`crate::table::is_reference`]) are left out: the
-/// profiles compare signorini's solvers.
+/// profiles compare signorini's solvers. FCLIB campaign records (case `fclib`) have their own
+/// figures ([`fclib_figures`]).
 pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Option<Figure>, String> {
-    let own: Vec<RunRecord> = records.iter().filter(|r| !crate::table::is_reference(r)).cloned().collect();
+    let own: Vec<RunRecord> =
+        records.iter().filter(|r| !crate::table::is_reference(r) && r.case.name != "fclib").cloned().collect();
     let records = &own[..];
     let (time, counts) = panel(records, Measure::SolveTime, order);
     if time.series.is_empty() {
@@ -81,4 +83,69 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
         series,
         notes: vec![],
     }))
+}
+
+/// The family of an FCLIB campaign record (case parameter `family`, written by `signorini fclib
+/// bench` and `peers/run_siconos.py`).
+pub fn fclib_family(r: &RunRecord) -> String {
+    r.case.params.0.get("family").and_then(|v| v.as_str()).unwrap_or("unknown").to_string()
+}
+
+/// The profiles of an FCLIB campaign (`signorini fclib bench` records, case `fclib`): one figure
+/// over every problem, then one per problem family. Unlike [`figure`], reference rows (Siconos)
+/// take part: they answer the same problems. A pair counts as solved when its `fclib_error`
+/// reached the campaign's tolerance (`unconverged_steps = 0`); the regularised models (sap,
+/// drumwright) are graded so on the rigid problem, and their own-model residual is listed apart
+/// in the notes.
+pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, String> {
+    let fc: Vec<RunRecord> = records.iter().filter(|r| r.case.name == "fclib").cloned().collect();
+    if fc.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut families: Vec<String> = fc.iter().map(fclib_family).collect();
+    families.sort();
+    families.dedup();
+    let mut groups = vec![("all families".to_string(), fc.clone())];
+    if families.len() > 1 {
+        for f in &families {
+            groups.push((f.clone(), fc.iter().filter(|r| &fclib_family(r) == f).cloned().collect()));
+        }
+    }
+    let mut out = vec![];
+    for (k, (name, rs)) in groups.iter().enumerate() {
+        let (time, counts) = panel(rs, Measure::SolveTime, order);
+        if time.series.is_empty() {
+            continue;
+        }
+        let (iters, _) = panel(rs, Measure::Iterations, order);
+        let n_problems = cost_table(rs, Measure::SolveTime).problems.len();
+        let (file, series, _) = render(dir, &format!("fclib_profiles_{k}"), &[time, iters], 560, 420)?;
+        let mut notes = vec![];
+        for r in rs.iter().filter(|r| r.summary.metrics.contains_key("model_residual")) {
+            let m = |key: &str| r.summary.metrics.get(key).map_or(f64::NAN, |s| s.last);
+            notes.push(format!(
+                "{} on {}: rigid fclib_error {:.2e}, own model residual {:.2e}",
+                r.solver.name,
+                r.case.label,
+                m("fclib_error"),
+                m("model_residual")
+            ));
+        }
+        out.push(Figure {
+            kind: "profile",
+            file,
+            title: format!("FCLIB performance profiles: {name}"),
+            description: format!(
+                "Over the {n_problems} FCLIB problems of family '{name}'. Solved: natural-map error ||F|| / (1 + \
+                 ||q||) of the rigid Coulomb NCP at the campaign's tolerance. ρ_s(1) is the share of problems where \
+                 a solver was cheapest, the right end its robustness; a failed or unsolved pair counts as infinity, \
+                 a refused form (skipped) leaves P_s. Siconos rows are the reference. {}.",
+                counts.join("; ")
+            ),
+            sources: rs.iter().filter(|r| r.status != harness::record::RunStatus::Skipped).map(source_of).collect(),
+            series,
+            notes,
+        });
+    }
+    Ok(out)
 }

@@ -1,0 +1,219 @@
+//! `signorini fclib bench`: every chosen solver on every FCLIB file of a directory under one
+//! protocol (Siconos' `faf` campaigns: one tolerance on one error for every solver, an iteration
+//! budget and a time limit per problem), one run record per (problem, solver).
+//!
+//! # The error
+//! `fclib_error = ||F||_2 / (1 + ||q||_2)`, `F` the natural map of the rigid Coulomb NCP
+//! ([`crate::natmap_residual`]) at the returned impulses and contact velocities, `q = H^T M^-1 f +
+//! w` (global form) or the file's `q` (local form). The `1 +` keeps the measure finite for a
+//! problem with `q = 0` and makes it absolute for small `q`. Beside it every record keeps
+//! `natmap_rel_q = ||F|| / ||q||` (what `signorini fclib solve` prints) and `natmap_siconos =
+//! ||F|| / max(||q||, ||r||, ||u||)` (the scaling of Siconos' own `fc3d_compute_error`).
+//!
+//! # The records
+//! Case `fclib`, label the file stem, case parameters `file`, `title`, `family` (the file's
+//! title, else the stem up to its first `-`), `form`, `contacts`, `dofs`, `regularisation`; one
+//! step; `summary.iterations_per_step`, `summary.stage_times.solve_s` and `wall_per_step_s` the
+//! solver's; `summary.unconverged_steps = 1` when `fclib_error` is above the tolerance (so the
+//! performance profiles count the pair as unsolved); status `failed` when the solver stopped with
+//! an error (the time limit included), `skipped` when it refuses the problem's form.
+//!
+//! # Regularised models
+//! sap and drumwright solve a compliant, regularised model, not the rigid NCP: their
+//! `fclib_error` grades them on the rigid problem, and `model_residual` (the residual their own
+//! stopping test uses, from their iteration log: sap's relative gradient `grad_rel`, drumwright's
+//! largest conic residual `max(r_prim, r_dual)`) grades them on their own.
+
+use crate::problem::{norm, FclibProblem, Form};
+use harness::params::Params;
+use harness::record::{
+    metric_stat, CaseRecord, MeanMax, Provenance, Quantiles, RunRecord, RunStatus, SolverRecord, StageTimes, Summary,
+    SCHEMA,
+};
+use harness::registry::SolverEntry;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The protocol of a campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Protocol {
+    /// Tolerance on `fclib_error` (also each solver's own `tolerance` setting, where it has one).
+    pub tolerance: f64,
+    /// Iteration budget: each solver's outer-iteration setting (see [`BUDGET_KEYS`]).
+    pub max_iterations: usize,
+    /// Time limit per (problem, solver) (s).
+    pub time_limit_s: f64,
+    /// The form given to the solvers (`None`: global when the file has it, else local).
+    pub form: Option<Form>,
+}
+
+/// Settings that take the protocol's iteration budget, the first one a solver has: pgs and
+/// subadmm `max_iterations` (sweeps or ADMM iterations), sap `max_iterations` (Newton),
+/// drumwright `max_iter` (its conic solver's iterations), nsn `max_newton_iterations`, canal
+/// `max_al_iterations` (outer augmented-Lagrangian iterations).
+pub const BUDGET_KEYS: &[&str] = &["max_iterations", "max_iter", "max_newton_iterations", "max_al_iterations"];
+
+/// The regularised models and the iteration-log columns of their own residual (the largest of
+/// the columns at the last row that has them).
+pub const REGULARISED: &[(&str, &[&str])] = &[("sap", &["grad_rel"]), ("drumwright", &["r_prim", "r_dual"])];
+
+/// Whether a solver can take FCLIB problems at all (rigid contact between rigid bodies), else the
+/// one-line reason.
+pub fn accepts(entry: &SolverEntry) -> Result<(), String> {
+    if entry.capabilities.rigid_contact && entry.capabilities.rigid_bodies {
+        Ok(())
+    } else {
+        Err(format!(
+            "solver '{}' cannot take FCLIB problems: they are rigid contact between rigid bodies with a generic mass \
+             matrix, it supports rigid bodies: {}, rigid contact: {}",
+            entry.name, entry.capabilities.rigid_bodies, entry.capabilities.rigid_contact
+        ))
+    }
+}
+
+/// The solver's default settings with the protocol's tolerance (`tolerance`, where it exists) and
+/// budget (the first of [`BUDGET_KEYS`] it has).
+pub fn settings(entry: &SolverEntry, protocol: &Protocol) -> Result<Params, String> {
+    let mut p = (entry.defaults)();
+    if p.contains("tolerance") {
+        p.set("tolerance", &protocol.tolerance.to_string(), entry.name).map_err(|e| e.to_string())?;
+    }
+    if let Some(k) = BUDGET_KEYS.iter().find(|k| p.contains(k)) {
+        p.set(k, &protocol.max_iterations.to_string(), entry.name).map_err(|e| e.to_string())?;
+    }
+    Ok(p)
+}
+
+/// Every `*.hdf5` file under `dir` (recursively), sorted.
+pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = vec![];
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+        for e in entries {
+            let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.extension().is_some_and(|x| x == "hdf5") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The family of a problem: the file's title, else the file stem up to its first `-`.
+pub fn family(prob: &FclibProblem, path: &Path) -> String {
+    let t = prob.global.info.title.trim();
+    if !t.is_empty() {
+        return t.to_string();
+    }
+    let stem = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    stem.split('-').next().unwrap_or_default().to_string()
+}
+
+/// The case part of a record of `prob` read from `path`.
+pub fn case_record(prob: &FclibProblem, path: &Path) -> CaseRecord {
+    let mut m = serde_json::Map::new();
+    m.insert("file".into(), Value::from(path.display().to_string()));
+    m.insert("title".into(), Value::from(prob.global.info.title.trim()));
+    m.insert("family".into(), Value::from(family(prob, path)));
+    m.insert("form".into(), Value::from(prob.form.to_string()));
+    m.insert("contacts".into(), Value::from(prob.global.nc()));
+    m.insert("dofs".into(), Value::from(prob.global.nv()));
+    m.insert("regularisation".into(), Value::from(prob.regularisation));
+    let params = Params(m);
+    let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+    CaseRecord { name: "fclib".into(), label, params_hash: params.hash(), params }
+}
+
+/// The errors of an answer `(r, u)` to a problem with `||q|| = q_norm` and natural-map residual
+/// `residual`: `(fclib_error, natmap_rel_q, natmap_siconos)` (module doc).
+pub fn errors(residual: f64, q_norm: f64, r: &[f64], u: &[f64]) -> (f64, f64, f64) {
+    let rel_q = if q_norm <= f64::EPSILON { residual } else { residual / q_norm };
+    let scale = q_norm.max(norm(r)).max(norm(u));
+    let siconos = if scale <= f64::EPSILON { residual } else { residual / scale };
+    (residual / (1.0 + q_norm), rel_q, siconos)
+}
+
+/// The own-model residual of a regularised solver from its iteration log (see [`REGULARISED`]);
+/// `None` for the other solvers or when the log lacks the columns.
+pub fn model_residual(solver: &str, log: &harness::IterationLog) -> Option<f64> {
+    let (_, cols) = REGULARISED.iter().find(|(s, _)| *s == solver)?;
+    let mut best: Option<f64> = None;
+    for c in *cols {
+        let last = log.column(c)?.iter().rev().copied().find(|x| x.is_finite())?;
+        best = Some(best.map_or(last, |b: f64| b.max(last)));
+    }
+    best
+}
+
+/// Runs `entry` on `prob` (read from `path`) under `protocol`: one run record.
+pub fn run_one(
+    prob: &FclibProblem,
+    path: &Path,
+    entry: &SolverEntry,
+    protocol: &Protocol,
+    provenance: &Provenance,
+) -> Result<RunRecord, String> {
+    let params = settings(entry, protocol)?;
+    let defaults = (entry.defaults)();
+    let solver = SolverRecord {
+        name: entry.name.into(),
+        params_hash: params.hash(),
+        params: params.clone(),
+        paper: entry.paper.into(),
+        defaults_hash: defaults.hash(),
+    };
+    let mut record = RunRecord {
+        schema: SCHEMA.into(),
+        provenance: provenance.clone(),
+        case: case_record(prob, path),
+        solver,
+        status: RunStatus::Skipped,
+        reason: None,
+        summary: Summary::default(),
+        steps: vec![],
+        step_stride: 1,
+        iterations: vec![],
+    };
+    if let Err(why) = accepts(entry) {
+        record.reason = Some(why);
+        return Ok(record);
+    }
+    if let Err(why) = prob.global.to_linear() {
+        record.reason = Some(format!("the problem cannot be given to the solvers: {why}"));
+        return Ok(record);
+    }
+    let mut s = entry.build(&params).map_err(|e| e.to_string())?;
+    let deadline = Instant::now() + Duration::from_secs_f64(protocol.time_limit_s);
+    match crate::solve_until(prob, s.as_mut(), Some(deadline)) {
+        Err(e) if e.starts_with("unsupported") => {
+            record.reason = Some(format!("refuses the {} form: {e}", prob.form));
+        }
+        Err(e) => {
+            record.status = RunStatus::Failed;
+            record.reason = Some(e);
+            record.summary.failures = 1;
+        }
+        Ok(rep) => {
+            let (err, rel_q, siconos) = errors(rep.residual, rep.q_norm, &rep.r, &rep.u);
+            let sm = &mut record.summary;
+            sm.steps = 1;
+            sm.unconverged_steps = usize::from(err.is_nan() || err > protocol.tolerance);
+            sm.wall_per_step_s = Quantiles { median: rep.wall_s, p95: rep.wall_s };
+            sm.iterations_per_step = MeanMax { mean: rep.iterations as f64, max: rep.iterations as f64 };
+            sm.stage_times = StageTimes { solve_s: rep.wall_s, ..StageTimes::default() };
+            for (k, v) in [("fclib_error", err), ("natmap_rel_q", rel_q), ("natmap_siconos", siconos)] {
+                sm.metrics.insert(k.into(), metric_stat(&[v]));
+            }
+            if let Some(m) = model_residual(entry.name, &rep.log) {
+                sm.metrics.insert("model_residual".into(), metric_stat(&[m]));
+            }
+            record.status = RunStatus::Ok;
+        }
+    }
+    Ok(record)
+}

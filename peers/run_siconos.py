@@ -1,0 +1,253 @@
+#!/usr/bin/env python3
+"""Siconos as the reference row of `signorini fclib bench`: runs Siconos' FC3D solvers on every
+FCLIB file (*.hdf5) under DIR and writes one signorini run record (schema signorini.run/1, the
+format of `signorini fclib bench`) per (problem, solver) into OUT, so `signorini report OUT` shows
+them beside signorini's solvers.
+
+    /usr/bin/python3 peers/run_siconos.py DIR [--out runs/fclib] [--solvers nsgs,nsn_ac,admm]
+        [--tolerance 1e-8] [--max-iterations 1000] [--time-limit 10] [--form global|local]
+
+Needs Debian's python3-siconos, python3-h5py and python3-scipy (peers/setup-siconos.sh installs
+them for /usr/bin/python3). The files are read with h5py (Siconos' own FCLIB reader is optional
+in its build): a global problem `M v = H r + f, u = H^T v + w` is condensed to the local problem
+Siconos' FC3D solvers take, `W = H^T M^-1 H`, `q = H^T M^-1 f + w` (sparse, scipy); a local one is
+taken as it is (`W`, `q`, `mu`). Every answer `r` is graded as signorini grades its own (see
+fclib/src/bench.rs): `u = W r + q`, the natural map `F_i = r_i - P_K(r_i - u_i - mu_i ||u_T,i||
+e_n)`, `fclib_error = ||F|| / (1 + ||q||)` against the tolerance, with `natmap_rel_q = ||F|| /
+||q||` and `natmap_siconos = ||F|| / max(||q||, ||r||, ||u||)` (Siconos' own scaling) beside it.
+Each solve runs in a forked child, stopped at the time limit (Siconos' drivers have an iteration
+budget, no clock). The solver's own tolerance (`dparam[SICONOS_DPARAM_TOL]`) is the protocol's,
+on Siconos' own error measure.
+"""
+import argparse
+import json
+import multiprocessing as mp
+import os
+import platform
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+SOLVERS = {"nsgs": "SICONOS_FRICTION_3D_NSGS", "nsn_ac": "SICONOS_FRICTION_3D_NSN_AC", "admm": "SICONOS_FRICTION_3D_ADMM"}
+
+
+def die(msg):
+    print(f"error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def matrix(g):
+    """A CSparse group (nz >= 0 triplets, -1 CSC, -2 CSR) as a scipy CSC matrix."""
+    m, n, nz = int(g["m"][()][0]), int(g["n"][()][0]), int(g["nz"][()][0])
+    p, i, x = np.asarray(g["p"][()], dtype=np.int64), np.asarray(g["i"][()], dtype=np.int64), np.asarray(g["x"][()])
+    if nz >= 0:
+        return sp.coo_matrix((x[:nz], (i[:nz], p[:nz])), shape=(m, n)).tocsc()
+    if nz == -1:
+        return sp.csc_matrix((x[: p[n]], i[: p[n]], p), shape=(m, n))
+    if nz == -2:
+        return sp.csr_matrix((x[: p[m]], i[: p[m]], p), shape=(m, n)).tocsc()
+    raise ValueError(f"{g.name}/nz: unknown storage {nz}")
+
+
+def text(h, path):
+    if path not in h:
+        return ""
+    v = h[path][()]
+    v = v[0] if isinstance(v, np.ndarray) and v.shape else v
+    return (v.decode() if isinstance(v, bytes) else str(v)).strip()
+
+
+def load(path, form):
+    """(W, q, mu, form used, info title, dofs) of an FCLIB file."""
+    with h5py.File(path, "r") as h:
+        has_g, has_l = "fclib_global" in h, "fclib_local" in h
+        use = form or ("global" if has_g else "local")
+        if use == "global" and not has_g:
+            raise ValueError("/fclib_global: missing: this file has the local form only (use --form local)")
+        if use == "local" and not has_l:
+            raise ValueError("/fclib_local: missing: this file has no local form")
+        title = text(h, "fclib_global/info/title") or text(h, "fclib_local/info/title")
+        if use == "global":
+            g = h["fclib_global"]
+            if "G" in g:
+                raise ValueError("/fclib_global/G: bilateral constraints are not handled")
+            M, H = matrix(g["M"]), matrix(g["H"])
+            f, w, mu = (np.asarray(g["vectors"][k][()], dtype=float) for k in ("f", "w", "mu"))
+            solve = spla.factorized(M.tocsc())
+            MinvH = np.column_stack([solve(np.asarray(H[:, j].todense()).ravel()) for j in range(H.shape[1])])
+            W = sp.csr_matrix(H.T @ MinvH)
+            q = H.T @ solve(f) + w
+            return W, np.asarray(q).ravel(), mu, use, title, M.shape[0]
+        loc = h["fclib_local"]
+        W = matrix(loc["W"]).tocsr()
+        q, mu = (np.asarray(loc["vectors"][k][()], dtype=float) for k in ("q", "mu"))
+        return W, q, mu, use, title, W.shape[0]
+
+
+def natmap(W, q, mu, r):
+    """(||F||, u): the natural-map residual of the Coulomb NCP (normal first) and u = W r + q."""
+    u = W @ r + q
+    R, U = r.reshape(-1, 3), u.reshape(-1, 3)
+    ut = np.hypot(U[:, 1], U[:, 2])
+    x = R - U
+    x[:, 0] -= mu * ut
+    # projection onto the cone {|x_t| <= mu x_n}
+    xn, xt = x[:, 0], np.hypot(x[:, 1], x[:, 2])
+    p = x.copy()
+    polar = mu * xt <= -xn
+    p[polar] = 0.0
+    side = ~(xt <= mu * xn) & ~polar
+    s = (xn[side] + mu[side] * xt[side]) / (1.0 + mu[side] ** 2)
+    p[side, 0] = s
+    scale = np.where(xt[side] > 0, mu[side] * s / np.maximum(xt[side], 1e-300), 0.0)
+    p[side, 1] = x[side, 1] * scale
+    p[side, 2] = x[side, 2] * scale
+    return float(np.linalg.norm(R - p)), u
+
+
+def child(conn, W, q, mu, solver, tol, budget):
+    import siconos.numerics as sn
+
+    prob = sn.FrictionContactProblem(3, W.tocsr().astype(float), q, mu)
+    so = sn.SolverOptions(getattr(sn, SOLVERS[solver]))
+    so.iparam[sn.SICONOS_IPARAM_MAX_ITER] = budget
+    so.dparam[sn.SICONOS_DPARAM_TOL] = tol
+    r, u = np.zeros(q.size), np.zeros(q.size)
+    t = time.perf_counter()
+    info = sn.fc3d_driver(prob, r, u, so)
+    wall = time.perf_counter() - t
+    conn.send((int(info), int(so.iparam[sn.SICONOS_IPARAM_ITER_DONE]), float(so.dparam[sn.SICONOS_DPARAM_RESIDU]), wall, r))
+
+
+def fnv(params):
+    """signorini's Params::hash: FNV-1a 64 of the compact, key-sorted JSON."""
+    h = 0xCBF29CE484222325
+    for b in json.dumps(params, sort_keys=True, separators=(",", ":")).encode():
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+def provenance():
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    import siconos
+
+    return {
+        "commit": commit,
+        "version": f"siconos {getattr(siconos, '__version__', '')} (Debian python3-siconos)",
+        "machine": platform.node() + " " + platform.processor(),
+        "threads": os.cpu_count() or 1,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "backend": "cpu",
+    }
+
+
+def stat(x):
+    return {"max": x, "mean": x, "last": x}
+
+
+def record(prov, path, label, family, title, form, nc, dofs, solver, settings, status, reason=None, result=None, tol=1e-8):
+    case = {"file": path, "title": title, "family": family, "form": form, "contacts": nc, "dofs": dofs, "regularisation": 0.0}
+    summary = {
+        "steps": 0, "failures": 0, "unconverged_steps": 0,
+        "wall_per_step_s": {"median": 0.0, "p95": 0.0}, "iterations_per_step": {"mean": 0.0, "max": 0.0},
+        "stage_times": {"detect_s": 0.0, "assemble_s": 0.0, "solve_s": 0.0, "metrics_s": 0.0},
+        "metrics": {}, "oracle": {}, "momentum_drift": None,
+    }
+    if status == "failed":
+        summary["failures"] = 1
+    if result is not None:
+        it, wall, err, rel_q, sic, own = result
+        summary.update(steps=1, unconverged_steps=int(not err <= tol))
+        summary["wall_per_step_s"] = {"median": wall, "p95": wall}
+        summary["iterations_per_step"] = {"mean": float(it), "max": float(it)}
+        summary["stage_times"]["solve_s"] = wall
+        summary["metrics"] = {"fclib_error": stat(err), "natmap_rel_q": stat(rel_q), "natmap_siconos": stat(sic), "siconos_error": stat(own)}
+    rec = {
+        "schema": "signorini.run/1", "provenance": prov,
+        "case": {"name": "fclib", "label": label, "params": case, "params_hash": fnv(case)},
+        "solver": {"name": "siconos-" + solver, "params": settings, "params_hash": fnv(settings), "paper": "Siconos numerics (fc3d_driver, " + SOLVERS[solver] + ")"},
+        "status": status, "summary": summary, "steps": [], "step_stride": 1, "iterations": [],
+    }
+    if reason:
+        rec["reason"] = reason
+    return rec
+
+
+def write_atomic(path, rec):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(rec, fh, indent=1)
+    os.replace(tmp, path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("dir")
+    ap.add_argument("--out", default="runs/fclib")
+    ap.add_argument("--solvers", default="nsgs,nsn_ac,admm")
+    ap.add_argument("--tolerance", type=float, default=1e-8)
+    ap.add_argument("--max-iterations", type=int, default=1000)
+    ap.add_argument("--time-limit", type=float, default=10.0)
+    ap.add_argument("--form", choices=["global", "local"])
+    a = ap.parse_args()
+    solvers = [s for s in a.solvers.split(",") if s]
+    for s in solvers:
+        if s not in SOLVERS:
+            die(f"--solvers: unknown '{s}' (known: {', '.join(SOLVERS)})")
+    try:
+        import siconos.numerics  # noqa: F401
+    except ImportError as e:
+        die(f"import siconos.numerics failed ({e}); run peers/setup-siconos.sh and use /usr/bin/python3")
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(a.dir) for f in fs if f.endswith(".hdf5"))
+    if not files:
+        die(f"{a.dir}: no *.hdf5 files")
+    os.makedirs(a.out, exist_ok=True)
+    prov = provenance()
+    ctx = mp.get_context("fork")
+    solved = 0
+    for path in files:
+        label = os.path.splitext(os.path.basename(path))[0]
+        try:
+            W, q, mu, form, title, dofs = load(path, a.form)
+        except Exception as e:  # noqa: BLE001 - any unreadable file is reported and skipped
+            print(f"unreadable: {path}: {e}")
+            continue
+        family = title or label.split("-")[0]
+        qn = float(np.linalg.norm(q))
+        for s in solvers:
+            settings = {"reference": True, "engine": "siconos", "solver": SOLVERS[s], "tolerance": a.tolerance, "max_iterations": a.max_iterations}
+            rx, tx = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=child, args=(tx, W, q, mu, s, a.tolerance, a.max_iterations))
+            p.start()
+            got = rx.recv() if rx.poll(a.time_limit) else None
+            p.join(0 if got is None else None)
+            if got is None:
+                p.kill()
+                p.join()
+                rec = record(prov, path, label, family, title, form, mu.size, dofs, s, settings, "failed", f"stopped after {a.time_limit} s: past the wall-time limit")
+                print(f"{label:<40} siconos-{s:<8} failed   past the {a.time_limit} s limit")
+            else:
+                info, it, own, wall, r = got
+                res, u = natmap(W, q, mu, r)
+                scale = max(qn, float(np.linalg.norm(r)), float(np.linalg.norm(u)))
+                err = res / (1.0 + qn)
+                result = (it, wall, err, res / qn if qn > 2.2e-16 else res, res / scale if scale > 2.2e-16 else res, own)
+                rec = record(prov, path, label, family, title, form, mu.size, dofs, s, settings, "ok", None, result, a.tolerance)
+                ok = err <= a.tolerance
+                solved += ok
+                print(f"{label:<40} siconos-{s:<8} {'solved' if ok else 'unsolved':<8} error {err:.2e}  {it:>6} it  {wall:.3e} s  (siconos info {info}, own error {own:.2e})")
+            name = f"{label}__siconos-{s}.json".replace("/", "_")
+            write_atomic(os.path.join(a.out, name), rec)
+    print(f"{len(files)} files x {len(solvers)} Siconos solvers: {solved} reached ||F||/(1+||q||) <= {a.tolerance:g}; records in {a.out}")
+
+
+if __name__ == "__main__":
+    main()
