@@ -186,16 +186,7 @@ pub fn trace_of(t: &Trajectory, scenario: &Scenario) -> Trace {
         let change = e.total - e_prev;
         e_prev = e.total;
         metrics.push(StepMetrics {
-            t: (k + 1) as f64 * scenario.dt,
             n_contacts: t.contacts.get(k).copied().unwrap_or(0),
-            n_active: 0,
-            momentum_rel: f64::NAN,
-            natmap_abs_l2: f64::NAN,
-            natmap_rel_l2: f64::NAN,
-            natmap_rel1_l2: f64::NAN,
-            signorini_max: f64::NAN,
-            cone_violation_max: f64::NAN,
-            mdp_violation_max: f64::NAN,
             penetration_max: penetration_max(&contacts),
             kinetic: e.kinetic,
             gravity: e.gravity,
@@ -206,16 +197,9 @@ pub fn trace_of(t: &Trajectory, scenario: &Scenario) -> Trace {
             energy_injection: change.max(0.0),
             linear_momentum: w.linear_momentum().norm(),
             angular_momentum: w.angular_momentum().norm(),
-            n_stick: 0,
-            n_slip: 0,
-            creep_speed_max: f64::NAN,
-            slip_speed_max: f64::NAN,
             normal_impulse_total: t.normal_impulse_total.get(k).copied().unwrap_or(f64::NAN),
-            bilateral_residual: f64::NAN,
             bilateral_violation_max: BilateralSet::of(&w).violation_max(),
-            lee_residual: f64::NAN,
-            lee_residual_neglog10: f64::NAN,
-            lee_residual_rel: f64::NAN,
+            ..StepMetrics::unmeasured((k + 1) as f64 * scenario.dt)
         });
     }
     Trace { dt: scenario.dt, q: t.q.clone(), v: t.v.clone(), metrics, completed: true }

@@ -139,6 +139,14 @@ pub struct StepMetrics {
 }
 
 impl StepMetrics {
+    /// The metrics of a step at time `t` that nothing measured yet: every floating-point metric
+    /// NaN, every count 0 (fill in what is measured with struct-update syntax).
+    pub fn unmeasured(t: f64) -> StepMetrics {
+        let mut m = StepMetrics { t, ..StepMetrics::default() };
+        m.poison();
+        m
+    }
+
     /// Sets every floating-point metric except `t` to NaN (the NaN policy).
     fn poison(&mut self) {
         let t = self.t;
