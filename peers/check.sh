@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reference-engine check (called by .ci/run): creates the venv with peers/setup.sh (pip, by
 # package name), exports three cases, runs them in MuJoCo, grades them with `signorini grade`, and
-# checks the oracle verdicts known for MuJoCo (docs/reference-engines.md, "Known verdicts"):
+# checks the oracle verdicts known for MuJoCo (docs/reference-engines.md, "Known verdicts"), then
+# round-trips every registered case (below):
 #
 #   slope (30 deg, mu = 0.2, sliding)   slides pass, acceleration pass (g (sin a - mu cos a))
 #   spring_cylinder (mu = 0)            e_q, energy_band, frequency pass (matches symplectic Euler)
@@ -55,4 +56,40 @@ if bad:
     sys.exit(1)
 print(f"reference-engine verdicts as known: {len(expected)} checks")
 PY
+# Round trip of every registered case at its defaults: a case that exports runs in MuJoCo and is
+# graded into a reference record with its oracle verdicts; a case that MJCF cannot express is refused
+# with exit status 2 and exactly one `error:` line naming the reason, and nothing is written.
+cases=$($sig list | awk '/^cases:/{on=1; next} on && /^  [a-z_0-9]+ /{print $1}')
+exported=0 refused=0
+for c in $cases; do
+  set +e
+  msg=$($sig export --case "$c" --format mjcf --out "$out/all/models/$c" 2>&1)
+  rc=$?
+  set -e
+  if [ "$rc" = 0 ]; then
+    "$py" peers/run_mujoco.py "$out/all/models/$c" --out "$out/all/trajectories/$c.mujoco.json"
+    $sig grade "$out/all/trajectories/$c.mujoco.json" --case "$c" --engine mujoco --label "$c" \
+      --out "$out/all/records" >/dev/null
+    exported=$((exported + 1))
+  elif [ "$rc" = 2 ] && [ "$(printf '%s\n' "$msg" | grep -c '^error:')" = 1 ] \
+       && printf '%s\n' "$msg" | grep -q 'cannot be exported as MJCF' && [ ! -e "$out/all/models/$c" ]; then
+    echo "refused as expected: $msg"
+    refused=$((refused + 1))
+  else
+    echo "export of '$c' neither succeeded nor refused cleanly (exit $rc): $msg"
+    exit 1
+  fi
+done
+"$py" - "$out/all/records" "$exported" <<'PY'
+import json, sys, os
+recs = [json.load(open(os.path.join(sys.argv[1], f))) for f in sorted(os.listdir(sys.argv[1]))]
+assert len(recs) == int(sys.argv[2]), (len(recs), sys.argv[2])
+for r in recs:
+    assert r["solver"]["params"].get("reference") is True, r["case"]["label"]
+    assert r["summary"]["oracle"], f"{r['case']['label']}: no oracle verdicts"
+    verdicts = " ".join(f"{k}={'pass' if v['pass'] else 'FAIL'}" for k, v in r["summary"]["oracle"].items())
+    print(f"round trip {r['case']['label']}: {verdicts}")
+PY
+[ "$refused" -ge 1 ] || { echo "no case was refused: the refusal path is untested"; exit 1; }
+echo "round trip: $exported cases exported, run in MuJoCo and graded; $refused refused"
 echo "peers/check.sh: $(( $(date +%s) - start )) s"
