@@ -58,6 +58,7 @@ pub fn draw_figures(records: &[RunRecord], out_dir: &Path) -> Result<Vec<Figure>
     out.extend(figures::profiles::figure(out_dir, records, &order)?);
     out.extend(figures::profiles::fclib_figures(out_dir, records, &order)?);
     out.extend(figures::timing::figure(out_dir, records, &order)?);
+    out.extend(figures::scaling::figures(out_dir, records, &order)?);
     out.extend(figures::work_precision::figures(out_dir, records, &order)?);
     out.extend(figures::order::figures(out_dir, records, &order)?);
     out.extend(figures::setting_convergence::figures(out_dir, records)?);

@@ -8,6 +8,8 @@
 //!   setting (Macklin et al. Figs. 17–18: merit per Newton iteration by `r_mode`, by
 //!   `linear_solver`).
 //! - [`timing`]: solve time per step vs problem size, log-log, per solver.
+//! - [`scaling`]: detection + assembly + solve per step against a case's size parameter (a
+//!   `[[grid]]` over clutter's `bodies`), log-log, with the fitted exponent per solver.
 //! - [`profiles`]: Dolan–Moré performance profiles ([`crate::profile`]).
 //! - [`work_precision`]: accuracy vs cost over `dt` or solver-setting sweeps.
 //! - [`order`]: error vs `dt` over `dt` sweeps, with the observed order of accuracy.
@@ -24,6 +26,7 @@ pub mod convergence;
 pub mod order;
 pub mod physics;
 pub mod profiles;
+pub mod scaling;
 pub mod setting_convergence;
 pub mod timing;
 pub mod work_precision;
@@ -37,7 +40,7 @@ use std::path::Path;
 /// A rendered figure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
-    /// Figure type (`convergence`, `timing`, `profile`, `work_precision`, `order_of_accuracy`,
+    /// Figure type (`convergence`, `timing`, `scaling`, `profile`, `work_precision`, `order_of_accuracy`,
     /// `physics`, `setting_convergence`).
     pub kind: &'static str,
     /// Path of the SVG relative to the report directory (`figures/<name>.svg`).
