@@ -56,6 +56,10 @@ fn fixture(dir: &Path) -> Vec<RunRecord> {
                 m.max = f64::NAN;
             }
             o.summary.metrics.remove("creep_speed_max");
+            if r.case.label == "slope-dt0.005" {
+                // unconverged on 2 steps but within the oracle (its checks pass)
+                o.summary.unconverged_steps = 2;
+            }
         }
         records.push(o);
     }
@@ -104,13 +108,13 @@ fn every_figure_type_renders_with_its_series_and_sources() {
     assert_eq!(rep.records.len(), records.len());
     let expect = [
         // (kind, title contains, series over all panels)
-        ("profile", "profiles", 6),        // pgs, other, broken x (time, iterations)
-        ("timing", "Timing", 3),           // pgs, other, broken (3 completed steps)
+        ("profile", "profiles", 8), // pgs, other, other's lenient line, broken x (time, iterations)
+        ("timing", "Timing", 3),    // pgs, other, broken (3 completed steps)
         ("work_precision", "dt sweep", 2), // pgs and other over dt = 0.005, 0.01
         ("order_of_accuracy", "Order of accuracy on slope", 2), // the same sweeps against dt
         ("convergence", "slope-dt0.01", 6), // 3 solvers x 2 panels
-        ("convergence", "stack", 2),       // pgs only (other skipped)
-        ("physics", "slope-dt0.01", 9),    // 3 solvers x 3 panels
+        ("convergence", "stack", 2), // pgs only (other skipped)
+        ("physics", "slope-dt0.01", 9), // 3 solvers x 3 panels
         ("physics", "stack", 3),
     ];
     for (kind, title, series) in expect {
@@ -130,6 +134,16 @@ fn every_figure_type_renders_with_its_series_and_sources() {
             assert!(src.contains(&r.provenance.commit.chars().take(7).collect::<String>()), "{src}");
         }
     }
+    // the profile tells "unconverged but within the oracle" from "failed": other's dashed line
+    let prof = rep.figures.iter().find(|f| f.kind == "profile").unwrap();
+    assert!(
+        prof.description.contains("other: |P_s| = 2, solved 1, unconverged but within the oracle 1, failed 0")
+            && prof.description.contains("broken: |P_s| = 1, solved 0, failed 1"),
+        "{}",
+        prof.description
+    );
+    let svg = std::fs::read_to_string(out.join(&prof.file)).unwrap();
+    assert_eq!(svg.matches("other + 1 unconverged within oracle").count(), 2, "one dashed line per panel");
     // legends name the solvers, all drawn on the harness's yardstick on one common step
     let conv = rep.figures.iter().find(|f| f.kind == "convergence").unwrap();
     let svg = std::fs::read_to_string(out.join(&conv.file)).unwrap();
