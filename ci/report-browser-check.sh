@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Browser check of `signorini report`: builds the report of a quick run (with a dt sweep), serves
 # it on 127.0.0.1, loads it in headless Chromium, confirms that every figure is fetched with HTTP
-# 200 and decodes (naturalWidth > 0), and saves a screenshot.
+# 200 and decodes (naturalWidth > 0), that the matrix view has exactly one cell per (case, solver)
+# pair of the run and that clicking its headers sorts its rows (every column, both directions),
+# and saves a screenshot.
 #
 #   bash ci/report-browser-check.sh            # output in target/report-browser-check/
 #
@@ -63,7 +65,7 @@ TOML
 cargo build -q --bin signorini
 ./target/debug/signorini run --suite "$OUT/suite.toml" --out "$OUT/run" >"$OUT/run.log"
 ./target/debug/signorini run --suite "$OUT/suite-convergence.toml" --out "$OUT/run" >>"$OUT/run.log"
-./target/debug/signorini report "$OUT/run" --out "$OUT/run/report" --gates ci/gates.toml
+./target/debug/signorini report "$OUT/run" --out "$OUT/run/report" --gates ci/gates.toml --baseline pgs
 echo "== report built  ($(( $(date +%s) - t0 )) s)"
 
 # A same-origin page that loads the report in an iframe and lists images that did not decode.
@@ -76,8 +78,41 @@ document.getElementById('f').addEventListener('load', function () {
   for (var i = 0; i < imgs.length; i++) {
     if (!imgs[i].complete || imgs[i].naturalWidth === 0) bad.push(imgs[i].getAttribute('src'));
   }
-  document.getElementById('result').textContent =
-    'images=' + imgs.length + ' broken=' + bad.length + (bad.length ? ' ' + bad.join(' ') : '');
+  var text = 'images=' + imgs.length + ' broken=' + bad.length + (bad.length ? ' ' + bad.join(' ') : '');
+  // The matrix: its pair cells, then every header clicked twice; after each click the column
+  // must be ascending (then descending) by the cell's sort key (data-k) or, for the case
+  // column, by its text; the case column's two orders must differ.
+  var t = this.contentDocument.getElementById('matrix-table');
+  if (!t) {
+    text += ' matrix=missing';
+  } else {
+    var pairs = [].map.call(t.querySelectorAll('td[data-pair]'), function (c) { return c.getAttribute('data-pair'); });
+    var ths = t.tHead.rows[0].cells, ok = true;
+    var col = function (i) {
+      return [].map.call(t.tBodies[0].rows, function (r) {
+        var k = r.cells[i].getAttribute('data-k');
+        return k === null ? r.cells[i].textContent : parseFloat(k);
+      });
+    };
+    var sorted = function (a, dir) {
+      for (var j = 1; j < a.length; j++) {
+        var d = typeof a[j] === 'number' ? a[j] - a[j - 1] : a[j].localeCompare(a[j - 1]);
+        if (dir * d < 0) return false;
+      }
+      return true;
+    };
+    for (var i = 0; i < ths.length; i++) {
+      ths[i].click();
+      var up = col(i);
+      ok = ok && sorted(up, 1) && ths[i].getAttribute('aria-sort') === 'ascending';
+      ths[i].click();
+      var down = col(i);
+      ok = ok && sorted(down, -1) && ths[i].getAttribute('aria-sort') === 'descending';
+      if (i === 0 && up.length > 1) ok = ok && up.join(',') !== down.join(',');
+    }
+    text += ' matrix_rows=' + t.tBodies[0].rows.length + ' sort=' + (ok ? 'ok' : 'bad') + ' matrix_pairs=' + pairs.join(' ');
+  }
+  document.getElementById('result').textContent = text;
 });
 </script></body></html>
 HTML
@@ -124,6 +159,26 @@ if not m:
     errors.append("the in-browser image check did not run")
 elif m.group(2) != "0" or int(m.group(1)) != len(srcs):
     errors.append("in-browser image check: " + m.group(0))
+# the matrix view: exactly one cell per (case, solver) pair of the run, rows sortable
+import json
+records = [json.loads(p.read_text()) for p in (out / "run").glob("*.json")]
+want = sorted(f"{r['case']['label']}__{r['solver']['name']}" for r in records)
+check = (out / "check-dom.html").read_text()
+mp = re.search(r'matrix_rows=(\d+) sort=(\w+) matrix_pairs=([^<]*)', check)
+if not mp:
+    errors.append("the in-browser matrix check did not run: " + (m.group(0) if m else "no result"))
+else:
+    got = sorted(mp.group(3).split())
+    if got != want:
+        errors.append(f"matrix cells {got} != the run's pairs {want}")
+    cases = {r['case']['label'] for r in records}
+    if int(mp.group(1)) != len(cases):
+        errors.append(f"matrix has {mp.group(1)} rows, the run {len(cases)} cases")
+    if mp.group(2) != "ok":
+        errors.append("sorting the matrix by a header click failed")
+    print(f"matrix: {len(got)} cells = the run's {len(want)} pairs, {len(cases)} rows, every column sorts both ways")
+if "<th>solve time / pgs</th>" not in dom:
+    errors.append("no ratio-to-baseline column (--baseline pgs) in the results table")
 # the convergence figure of sphere_stack: one line per solver that ran it, in both panels, all on
 # the harness's yardstick (no "own <column>" fallback) and on one common step
 solvers = sorted(p.name.split("__")[1].split(".")[0].split("-")[0] for p in (out / "run").glob("sphere_stack__*.json"))

@@ -128,6 +128,10 @@ enum Command {
         /// Gates file (expected failures, metric gates) whose gate check goes into the report.
         #[arg(long)]
         gates: Option<PathBuf>,
+        /// Baseline solver: the results table gains the column `solve time / BASELINE` (total
+        /// solve time over the baseline's on the same case variant).
+        #[arg(long, value_name = "SOLVER")]
+        baseline: Option<String>,
     },
 }
 
@@ -209,6 +213,10 @@ struct RunArgs {
     /// changes).
     #[arg(long, requires = "resume")]
     resume_any_commit: bool,
+    /// Gates file (e.g. ci/gates.toml) whose expected failures the summary's matrix marks as
+    /// such (`xfail`); it does not change the exit status (`signorini gate` checks a run).
+    #[arg(long, value_name = "FILE")]
+    gates: Option<PathBuf>,
     #[command(flatten)]
     limits: Limits,
 }
@@ -237,7 +245,7 @@ fn main() -> ExitCode {
         Command::BenchCompare { base, new, threshold, fail_on_regression } => {
             bench_compare(&base, &new, threshold, fail_on_regression)
         }
-        Command::Report { dir, out, criterion, gates } => report(dir, out, criterion, gates),
+        Command::Report { dir, out, criterion, gates, baseline } => report(dir, out, criterion, gates, baseline),
         Command::DiffRecords { a, b, ignore } => diff_records(&a, &b, &ignore),
         Command::Export { case, set, format: _, out } => export_mjcf(&case, &set, &out),
         Command::Grade { trajectory, case, set, engine, label, out } => {
@@ -351,7 +359,7 @@ impl Progress for Bar {
 }
 
 fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, String> {
-    let RunArgs { suite, case, solver, set, out, shard, resume, resume_any_commit, .. } = args;
+    let RunArgs { suite, case, solver, set, out, shard, resume, resume_any_commit, gates, .. } = args;
     let resume = match (resume, resume_any_commit) {
         (false, _) => runner::Resume::Off,
         (true, false) => runner::Resume::SameCommit,
@@ -359,6 +367,7 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
     };
     let shard = shard.as_deref().map(harness::cluster::parse_shard).transpose()?;
     let reg = signorini::registry();
+    let gates = gates.map(|g| reports::gate::load(&g, &reg)).transpose()?;
     for s in &solver {
         reg.find_solver(s).map_err(|e| e.to_string())?;
     }
@@ -425,6 +434,12 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
     }
     let records: Vec<_> = results.iter().map(|r| r.record.clone()).collect();
     print!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
+    let verdicts = gates.map(|g| {
+        let files: Vec<_> = records.iter().map(|r| (out.join(r.file_name()), r.clone())).collect();
+        reports::gate::evaluate(&g, &files, reports::gate::Scope::Directory)
+    });
+    let matrix = reports::matrix::Matrix::build(&records, verdicts.as_ref());
+    print!("\n{}", matrix.plain());
     let mut write_errors = 0;
     for r in &results {
         if let Err(e) = &r.path {
@@ -437,9 +452,10 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
     let reused = results.iter().filter(|r| r.reused).count();
     let reused = if resume == runner::Resume::Off { String::new() } else { format!(", {reused} reused") };
     println!(
-        "{} pairs: {} ok, {failed} failed, {skipped} skipped{reused}; records in {}",
+        "{} pairs: {} ok, {failed} failed, {skipped} skipped{reused}; {}; records in {}",
         records.len(),
         records.len() - failed - skipped,
+        matrix.verdict_line(),
         out.display()
     );
     Ok(if write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
@@ -732,10 +748,19 @@ fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
     Ok(if rep.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn report(dir: PathBuf, out: Option<PathBuf>, criterion: PathBuf, gates: Option<PathBuf>) -> Result<ExitCode, String> {
+fn report(
+    dir: PathBuf,
+    out: Option<PathBuf>,
+    criterion: PathBuf,
+    gates: Option<PathBuf>,
+    baseline: Option<String>,
+) -> Result<ExitCode, String> {
     let out_dir = out.unwrap_or_else(|| dir.join("report"));
-    let gates = gates.map(|g| reports::gate::load(&g, &signorini::registry())).transpose()?;
-    let opts = reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates };
+    let reg = signorini::registry();
+    let gates = gates.map(|g| reports::gate::load(&g, &reg)).transpose()?;
+    let defaults = reports::table::Defaults::from_registry(&reg);
+    let opts =
+        reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates, defaults, baseline };
     let rep = reports::report::write(&opts)?;
     println!(
         "report of {} records ({} figures): {} and {}",

@@ -189,3 +189,50 @@ fn gate_detects_parameter_drift_and_untrue_expected_failures() {
     assert_eq!(drifted.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&drifted.stdout).contains("case parameters differ from s.toml"));
 }
+
+/// `run`'s summary shows the unconverged steps (pgs capped at one iteration per step on a
+/// stack), the matrix view (one cell per pair, the skipped pair's reason as a footnote) and the
+/// summary line's count of pairs that ran and pass their oracle checks, all as the records say.
+#[test]
+fn run_summary_shows_unconverged_steps_and_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "name = \"u\"\nsolvers = [\"pgs\", \"local_global\"]\n[solver_settings.pgs]\nmax_iterations = 1\n\
+         [[case]]\nname = \"sphere_stack\"\nset = { n = 3, duration = 0.1 }\n",
+    )
+    .unwrap();
+    let o = signorini(&["run", "--suite", "s.toml", "--out", "r"], dir.path());
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(dir.path().join("r"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("sphere_stack__pgs"))
+        .unwrap();
+    let rec = harness::record::RunRecord::read(&file).unwrap();
+    let (n, steps) = (rec.summary.unconverged_steps, rec.summary.steps);
+    assert!(n > 0, "one iteration per step does not reach pgs's tolerance on a stack");
+    let lines: Vec<&str> = stdout.lines().collect();
+    let col = lines[0].find("unconv. steps").expect("the table has the column");
+    let row = lines.iter().find(|l| l.starts_with("sphere_stack") && l.contains("pgs")).unwrap();
+    assert!(row[col..].starts_with(&format!("{n} ")), "{row}");
+    let pass = rec.summary.oracle.values().all(|c| c.pass);
+    let word = if pass { "pass" } else { "FAIL" };
+    assert!(stdout.contains(&format!("unconverged: sphere_stack / pgs: {n}/{steps} steps ({word})")), "{stdout}");
+    let matrix = lines.iter().position(|l| l.starts_with("case") && l.contains("local_global")).unwrap();
+    let cells = lines[matrix + 2];
+    // the fastest passing solver's time is 1.0x; without a passing solver there is no ratio
+    let text = if pass { "pass* 1.0x" } else { "FAIL*" };
+    assert!(cells.starts_with("sphere_stack") && cells.contains(text), "{cells}");
+    assert!(cells.contains("skip[1]"), "{cells}");
+    assert!(stdout.contains("[1] local_global does not support rigid"), "{stdout}");
+    let (p, f) = if pass { (1, 0) } else { (0, 1) };
+    assert!(
+        stdout.contains(&format!(
+            "2 pairs: 1 ok, 0 failed, 1 skipped; {p} ran and pass their oracle checks, 0 expected failures, {f} fail; \
+             1 ran with unconverged steps ({p} of them pass their oracle checks); records in r"
+        )),
+        "{stdout}"
+    );
+}

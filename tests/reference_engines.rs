@@ -254,11 +254,19 @@ fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
         out_dir: dir.path().join("report"),
         criterion: None,
         gates: None,
+        defaults: reports::table::Defaults::from_registry(&reg),
+        baseline: None,
     };
     reports::report::write(&opts).unwrap();
     let md = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
     assert!(md.contains("*pgs-as-engine (reference engine)*"), "{md}");
     let html = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
     assert!(html.contains("<td class=\"ref\">pgs-as-engine (reference engine)</td>"));
+    assert!(
+        html.contains(
+            "<th class=\"ref\" title=\"reference engine\">pgs-as-engine<br><small>reference engine</small></th>"
+        ),
+        "the matrix marks the reference engine's column"
+    );
     assert!(reports::table::is_reference(&graded) && !reports::table::is_reference(&rec));
 }

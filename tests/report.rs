@@ -56,6 +56,10 @@ fn fixture(dir: &Path) -> Vec<RunRecord> {
                 m.max = f64::NAN;
             }
             o.summary.metrics.remove("creep_speed_max");
+            if r.case.label == "slope-dt0.005" {
+                // unconverged on 2 steps but within the oracle (its checks pass)
+                o.summary.unconverged_steps = 2;
+            }
         }
         records.push(o);
     }
@@ -75,10 +79,25 @@ fn fixture(dir: &Path) -> Vec<RunRecord> {
 }
 
 fn build(dir: &Path, gates: Option<&str>) -> (report::Report, std::path::PathBuf) {
+    build_with(dir, gates, None).unwrap()
+}
+
+fn build_with(
+    dir: &Path,
+    gates: Option<&str>,
+    baseline: Option<&str>,
+) -> Result<(report::Report, std::path::PathBuf), String> {
     let out = dir.join("report");
     let gates = gates.map(|text| reports::gate::parse(text, "gates.toml").unwrap());
-    let opts = Options { run_dir: dir.to_path_buf(), out_dir: out.clone(), criterion: None, gates };
-    (report::write(&opts).unwrap(), out)
+    let opts = Options {
+        run_dir: dir.to_path_buf(),
+        out_dir: out.clone(),
+        criterion: None,
+        gates,
+        defaults: reports::table::Defaults::from_registry(&signorini::registry()),
+        baseline: baseline.map(String::from),
+    };
+    Ok((report::write(&opts)?, out))
 }
 
 #[test]
@@ -89,13 +108,13 @@ fn every_figure_type_renders_with_its_series_and_sources() {
     assert_eq!(rep.records.len(), records.len());
     let expect = [
         // (kind, title contains, series over all panels)
-        ("profile", "profiles", 6),        // pgs, other, broken x (time, iterations)
-        ("timing", "Timing", 3),           // pgs, other, broken (3 completed steps)
+        ("profile", "profiles", 8), // pgs, other, other's lenient line, broken x (time, iterations)
+        ("timing", "Timing", 3),    // pgs, other, broken (3 completed steps)
         ("work_precision", "dt sweep", 2), // pgs and other over dt = 0.005, 0.01
         ("order_of_accuracy", "Order of accuracy on slope", 2), // the same sweeps against dt
         ("convergence", "slope-dt0.01", 6), // 3 solvers x 2 panels
-        ("convergence", "stack", 2),       // pgs only (other skipped)
-        ("physics", "slope-dt0.01", 9),    // 3 solvers x 3 panels
+        ("convergence", "stack", 2), // pgs only (other skipped)
+        ("physics", "slope-dt0.01", 9), // 3 solvers x 3 panels
         ("physics", "stack", 3),
     ];
     for (kind, title, series) in expect {
@@ -115,6 +134,16 @@ fn every_figure_type_renders_with_its_series_and_sources() {
             assert!(src.contains(&r.provenance.commit.chars().take(7).collect::<String>()), "{src}");
         }
     }
+    // the profile tells "unconverged but within the oracle" from "failed": other's dashed line
+    let prof = rep.figures.iter().find(|f| f.kind == "profile").unwrap();
+    assert!(
+        prof.description.contains("other: |P_s| = 2, solved 1, unconverged but within the oracle 1, failed 0")
+            && prof.description.contains("broken: |P_s| = 1, solved 0, failed 1"),
+        "{}",
+        prof.description
+    );
+    let svg = std::fs::read_to_string(out.join(&prof.file)).unwrap();
+    assert_eq!(svg.matches("other + 1 unconverged within oracle").count(), 2, "one dashed line per panel");
     // legends name the solvers, all drawn on the harness's yardstick on one common step
     let conv = rep.figures.iter().find(|f| f.kind == "convergence").unwrap();
     let svg = std::fs::read_to_string(out.join(&conv.file)).unwrap();
@@ -130,7 +159,9 @@ fn every_figure_type_renders_with_its_series_and_sources() {
     for r in &records {
         assert!(html.contains(&r.case.params_hash));
     }
-    assert!(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"), "self-contained");
+    assert_eq!(html.matches("<script").count(), 1, "one inline script (table sorting)");
+    assert!(html.contains("<script>") && !html.contains("<script src"), "inline, nothing fetched");
+    assert!(!html.contains("http://") && !html.contains("https://"), "self-contained");
     assert!(html.contains("other does not support multi-body stacks") && html.contains("step 3: non-finite impulse"));
 }
 
@@ -306,4 +337,103 @@ fn study_directory_gives_merit_per_iteration_by_setting() {
     assert!(svg.contains("nsn [linear_solver=pcg, r_mode=effective_mass]"), "variants named");
     assert!(svg.contains("nsn [linear_solver=pcr, r_mode=one]"));
     assert!(!svg.contains(": merit_l2"), "the variants share the yardstick, not nsn's own merit");
+}
+
+/// The matrix view: one cell per (case, solver) pair of the run directory, each with the pair's
+/// oracle verdict and its total solve time over the fastest passing solver's on that case
+/// ("other" is the fixture's pgs at twice the solve time), the skipped pair's reason as a
+/// footnote, the failed pair without a time; in index.html and summary.md.
+#[test]
+fn matrix_has_one_cell_per_pair_with_verdicts_and_relative_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = fixture(dir.path());
+    let (rep, out) = build(dir.path(), None);
+    let m = rep.matrix();
+    assert_eq!(m.cells.iter().flatten().flatten().count(), records.len(), "one cell per pair");
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(html.matches("data-pair=\"").count(), records.len(), "one HTML cell per pair");
+    for r in &records {
+        let id = format!("data-pair=\"{}__{}\"", r.case.label, r.solver.name);
+        assert_eq!(html.matches(&id).count(), 1, "{id}");
+        let c = m.get(&r.case.label, &r.solver.name).unwrap();
+        let want = match (r.status, r.solver.name.as_str()) {
+            (RunStatus::Skipped, _) => reports::matrix::Verdict::Skipped,
+            (RunStatus::Failed, _) => reports::matrix::Verdict::Fail,
+            _ => reports::matrix::Verdict::Pass,
+        };
+        assert_eq!(c.verdict, want, "{} / {}", r.case.label, r.solver.name);
+        let pgs = records.iter().find(|p| p.case.label == r.case.label && p.solver.name == "pgs").unwrap();
+        let ratio = r.summary.stage_times.solve_s / pgs.summary.stage_times.solve_s;
+        match r.status {
+            RunStatus::Ok => assert_eq!(c.ratio, Some(ratio), "relative to pgs, the fastest pass"),
+            _ => assert_eq!(c.ratio, None),
+        }
+    }
+    let other = m.get("slope-dt0.01", "other").unwrap();
+    assert_eq!(other.ratio, Some(2.0), "the fixture doubles other's solve time");
+    assert!(html.contains(">pass 2.0×</td>") && html.contains("class=\"v v-win\""));
+    assert!(
+        html.contains("skip<sup>1</sup>")
+            && html.contains("<li>skipped: other does not support multi-body stacks</li>")
+    );
+    let n = records.len();
+    assert!(html.contains(&format!(
+        "{n} pairs: 6 ran, 1 skipped; 5 ran and pass their oracle checks, 0 expected failures, 1 fail"
+    )));
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let section = md.split("## Matrix: who wins where").nth(1).unwrap().split("## Results").next().unwrap();
+    assert!(section.contains("| case | broken | other | pgs |"), "solvers sorted by name: {section}");
+    assert!(section.contains("| slope-dt0.01 | FAIL | pass 2.0× | **pass 1.0×** |"), "{section}");
+    assert!(section.contains("| stack | — | skip [1] | **pass 1.0×** |"), "{section}");
+}
+
+/// `--baseline pgs`: the results table gains `solve time / pgs`, the total solve time over pgs's
+/// on the same variant (2 for "other", 1 for pgs, missing for the failed pair); the settings
+/// column tells the two points of the dt sweep apart; an unknown baseline is refused; the
+/// work–precision points carry their dt.
+#[test]
+fn baseline_ratio_and_settings_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = fixture(dir.path());
+    let err = build_with(dir.path(), None, Some("nosuch")).unwrap_err();
+    assert!(err.contains("--baseline nosuch: no record of solver 'nosuch'"), "{err}");
+    let (rep, out) = build_with(dir.path(), None, Some("pgs")).unwrap();
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let headers = reports::table::headers(Some("pgs"));
+    let col = |h: &str| headers.iter().position(|x| x == h).unwrap();
+    let row = |case: &str, solver: &str| {
+        let results = md.split("## Results").nth(1).unwrap().split("\n## ").next().unwrap();
+        results
+            .lines()
+            .filter(|l| l.starts_with("| "))
+            .map(|l| l.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect::<Vec<_>>())
+            .find(|c| c[0] == case && c[1] == solver)
+            .unwrap()
+    };
+    assert_eq!(row("slope-dt0.01", "other").len(), headers.len());
+    for r in &records {
+        let want = match r.status {
+            RunStatus::Ok => reports::figures::fmt_num(
+                r.summary.stage_times.solve_s
+                    / records
+                        .iter()
+                        .find(|p| p.case.label == r.case.label && p.solver.name == "pgs")
+                        .unwrap()
+                        .summary
+                        .stage_times
+                        .solve_s,
+            ),
+            _ => "—".into(),
+        };
+        assert_eq!(row(&r.case.label, &r.solver.name)[col("solve time / pgs")], want);
+    }
+    assert_eq!(row("slope-dt0.01", "other")[col("solve time / pgs")], "2");
+    let (a, b) =
+        (row("slope-dt0.01", "pgs")[col("settings")].clone(), row("slope-dt0.005", "pgs")[col("settings")].clone());
+    assert_ne!(a, b, "the two points of the dt sweep are told apart");
+    assert!(b.contains("dt=0.005") && b.contains("duration=0.1"), "{b}");
+    assert_eq!(row("stack", "pgs")[col("settings")], "duration=0.1, n=2", "only what differs from the defaults");
+    let wp = rep.figures.iter().find(|f| f.kind == "work_precision").unwrap();
+    let svg = std::fs::read_to_string(out.join(&wp.file)).unwrap();
+    assert!(svg.contains("dt=0.005") && svg.contains("dt=0.01"), "points labelled with the swept value");
 }

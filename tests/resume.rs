@@ -80,7 +80,14 @@ fn resume_reuses_finished_pairs_and_reruns_the_rest() {
     let dir = checkout();
     let d = dir.path();
     let (first, _) = ok(signorini(&["run", "--suite", "suite.toml", "--out", "out"], d));
-    assert!(first.contains("3 pairs: 3 ok, 0 failed, 0 skipped; records in out"), "{first}");
+    assert!(
+        first.contains(
+            // spring_cylinder's 3 steps are too short for its frequency check
+            "3 pairs: 3 ok, 0 failed, 0 skipped; 2 ran and pass their oracle checks, 0 expected failures, 1 fail"
+        ),
+        "{first}"
+    );
+    assert!(first.contains("; records in out"), "{first}");
     let before: Vec<Vec<u8>> = NAMES.iter().map(|n| read(d, n)).collect();
 
     // Nothing to do: every record is reused, byte for byte.

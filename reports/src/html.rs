@@ -1,11 +1,12 @@
-//! `index.html`: a self-contained page (inline CSS, no scripts, no external resources) with the
-//! solver × case table, the gate check (counts, failures, expected failures), reasons for skipped/failed pairs, criterion estimates and
+//! `index.html`: a self-contained page (inline CSS, one inline script that sorts the tables, no
+//! external resources) with the matrix view ([`crate::html_matrix`]), the sortable solver × case
+//! table, the gate check (counts, failures, expected failures), reasons for skipped/failed pairs, criterion estimates and
 //! every figure (`<img>` of the SVG files in `figures/`) with a caption naming its run records.
 
 use crate::figures::Figure;
 use crate::gate::{GateReport, Outcome};
 use crate::report::{case_labels, commits, Report};
-use crate::table::{cell, row, Tone, HEADERS, MISSING};
+use crate::table::{cell, headers, row, Tone, MISSING};
 use harness::record::RunStatus;
 
 /// Escapes text for HTML content and attributes.
@@ -126,11 +127,17 @@ fn gates(g: &GateReport) -> String {
 }
 
 fn table(headers: &[&str], rows: &[(Vec<String>, Vec<Tone>)]) -> String {
-    let mut s = String::from("<div class=\"wide\"><table>\n<tr>");
+    table_of_class(headers, rows, "")
+}
+
+/// A table with `class` on the `<table>` (`sortable`: [`crate::html_matrix::SORT_JS`] sorts it).
+fn table_of_class(headers: &[&str], rows: &[(Vec<String>, Vec<Tone>)], class: &str) -> String {
+    let class = if class.is_empty() { String::new() } else { format!(" class=\"{class}\"") };
+    let mut s = format!("<div class=\"wide\"><table{class}>\n<thead><tr>");
     for h in headers {
         s += &format!("<th>{}</th>", esc(h));
     }
-    s += "</tr>\n";
+    s += "</tr></thead>\n<tbody>\n";
     for (cells, tones) in rows {
         s += "<tr>";
         for (i, c) in cells.iter().enumerate() {
@@ -144,7 +151,7 @@ fn table(headers: &[&str], rows: &[(Vec<String>, Vec<Tone>)]) -> String {
         }
         s += "</tr>\n";
     }
-    s + "</table></div>\n"
+    s + "</tbody></table></div>\n"
 }
 
 /// Renders `index.html`.
@@ -172,7 +179,7 @@ pub fn index(rep: &Report) -> String {
         }
         body += "</ul>\n";
     }
-    body += "<nav><a href=\"#results\">Results</a><a href=\"#profiles\">Profiles</a><a href=\"#timing\">Timing</a>\
+    body += "<nav><a href=\"#matrix\">Matrix</a><a href=\"#results\">Results</a><a href=\"#profiles\">Profiles</a><a href=\"#timing\">Timing</a>\
              <a href=\"#work-precision\">Work–precision</a>";
     if rep.figures.iter().any(|f| f.kind == "order_of_accuracy") {
         body += "<a href=\"#order\">Order of accuracy</a>";
@@ -181,23 +188,29 @@ pub fn index(rep: &Report) -> String {
     if rep.criterion.is_some() {
         body += "<a href=\"#criterion\">Benchmarks</a>";
     }
-    body += "</nav>\n<h2 id=\"results\">Results</h2>\n";
-    let verdicts = rep.gates.as_ref();
+    body += "</nav>\n";
+    body += &crate::html_matrix::section(&rep.matrix());
+    body += "<h2 id=\"results\">Results</h2>\n";
+    let ctx = rep.row_context();
+    let heads = headers(ctx.baseline);
+    let col = |name: &str| heads.iter().position(|h| h == name).expect("a column of the results table");
     let rows: Vec<(Vec<String>, Vec<Tone>)> = recs
         .iter()
         .map(|r| {
-            let row = row(r, verdicts);
+            let row = row(r, &ctx);
             let mut tones = vec![Tone::Plain; row.cells.len()];
             if crate::table::is_reference(r) {
-                tones[1] = Tone::Reference;
+                tones[col("solver")] = Tone::Reference;
             }
-            tones[2] = row.status_tone;
-            tones[12] = row.oracle_tone;
-            tones[13] = row.gate_tone;
+            tones[col("status")] = row.status_tone;
+            tones[col("oracle")] = row.oracle_tone;
+            tones[col("gates")] = row.gate_tone;
             (row.cells, tones)
         })
         .collect();
-    body += &table(&HEADERS, &rows);
+    let h: Vec<&str> = heads.iter().map(String::as_str).collect();
+    body += &table_of_class(&h, &rows, "sortable");
+    body += "<p class=\"muted\">settings: the parameters that differ from the registered defaults. Click a header to sort.</p>\n";
 
     let oracle_rows: Vec<(Vec<String>, Vec<Tone>)> = recs
         .iter()
@@ -308,6 +321,8 @@ pub fn index(rep: &Report) -> String {
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>signorini report</title>\n\
-         <style>{CSS}</style>\n</head>\n<body>\n{body}</body>\n</html>\n"
+         <style>{CSS}{}</style>\n</head>\n<body>\n{body}<script>{}</script>\n</body>\n</html>\n",
+        crate::html_matrix::CSS,
+        crate::html_matrix::SORT_JS
     )
 }

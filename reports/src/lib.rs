@@ -8,7 +8,8 @@
 //!   metric gates (`ci/gates.toml`).
 //! - [`report`]: `signorini report`: the HTML + Markdown comparison report, built from
 //!   [`figures`] (plotters SVGs), [`profile`] (Dolan–Moré performance profiles), [`table`]
-//!   (the solver × case table), [`html`], [`markdown`] and [`criterion`] (estimates reader).
+//!   (the solver × case table), [`matrix`] (the case × solver matrix of verdicts and relative
+//!   times), [`html`], [`markdown`] and [`criterion`] (estimates reader).
 
 pub mod compare;
 pub mod criterion;
@@ -16,11 +17,15 @@ pub mod diff;
 pub mod figures;
 pub mod gate;
 pub mod html;
+pub mod html_matrix;
 pub mod markdown;
+pub mod matrix;
 pub mod profile;
 pub mod report;
 pub mod summary;
 pub mod table;
+#[cfg(test)]
+mod test_records;
 
 use harness::record::RunRecord;
 use std::path::{Path, PathBuf};

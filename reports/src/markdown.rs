@@ -1,10 +1,12 @@
-//! `summary.md`: the report as Markdown for a pull request — counts, the solver × case table,
+//! `summary.md`: the report as Markdown for a pull request — counts, the case × solver matrix,
+//! the solver × case table,
 //! oracle checks, the gate check (counts, failures, expected failures), skipped/failed pairs with reasons, criterion estimates and the
 //! list of figures (which live in the HTML report).
 
 use crate::gate::{GateReport, Outcome};
+use crate::matrix::Matrix;
 use crate::report::{commits, Report};
-use crate::table::{cell, row, status_word, HEADERS, MISSING};
+use crate::table::{cell, headers, row, status_word, MISSING};
 use harness::record::RunStatus;
 
 fn esc(s: &str) -> String {
@@ -84,6 +86,50 @@ fn gates(g: &GateReport) -> String {
     out
 }
 
+/// The matrix view as a Markdown table (cells as in [`crate::matrix::Cell::text`], skip reasons
+/// as numbered notes) and its summary line.
+fn matrix(m: &Matrix) -> String {
+    if m.cases.is_empty() {
+        return String::new();
+    }
+    let mut head = vec!["case".to_string()];
+    head.extend(m.solvers.iter().zip(&m.reference).map(|(s, &r)| {
+        if r {
+            format!("*{s}* (reference engine)")
+        } else {
+            s.clone()
+        }
+    }));
+    let rows: Vec<Vec<String>> = m
+        .cases
+        .iter()
+        .zip(&m.cells)
+        .map(|(case, row)| {
+            std::iter::once(case.clone())
+                .chain(row.iter().map(|c| match c {
+                    None => MISSING.to_string(),
+                    Some(c) => match m.footnote(c) {
+                        Some(k) => format!("skip [{k}]"),
+                        None if c.wins() => format!("**{}**", c.text("×")),
+                        None => c.text("×"),
+                    },
+                }))
+                .collect()
+        })
+        .collect();
+    let h: Vec<&str> = head.iter().map(String::as_str).collect();
+    let mut out = String::from(
+        "## Matrix: who wins where\n\nOracle verdict (pass, xfail = expected failure, FAIL, no oracle, skip) and total \
+         solve time relative to the fastest solver that passed the case (**1.0×** = fastest); * = some steps \
+         unconverged.\n\n",
+    );
+    out += &table(&h, &rows);
+    for (k, why) in m.skip_reasons().iter().enumerate() {
+        out += &format!("\n[{}] skipped: {}\n", k + 1, esc(why));
+    }
+    out + &format!("\n{}.\n\n", m.summary_line())
+}
+
 /// Renders `summary.md`.
 pub fn summary(rep: &Report) -> String {
     let recs = &rep.records;
@@ -104,19 +150,22 @@ pub fn summary(rep: &Report) -> String {
         }
         out += "\n";
     }
-    out += &format!("Missing values are shown as {MISSING}; NaN as NaN.\n\n## Results\n\n");
-    let verdicts = rep.gates.as_ref();
+    out += &format!("Missing values are shown as {MISSING}; NaN as NaN.\n\n");
+    out += &matrix(&rep.matrix());
+    out += "## Results\n\nsettings: the parameters that differ from the registered defaults.\n\n";
+    let ctx = rep.row_context();
     let rows: Vec<Vec<String>> = recs
         .iter()
         .map(|r| {
-            let mut cells = row(r, verdicts).cells;
+            let mut cells = row(r, &ctx).cells;
             if crate::table::is_reference(r) {
                 cells[1] = format!("*{}*", cells[1]);
             }
             cells
         })
         .collect();
-    out += &table(&HEADERS, &rows);
+    let heads = headers(ctx.baseline);
+    out += &table(&heads.iter().map(String::as_str).collect::<Vec<_>>(), &rows);
 
     let mut oracle_rows = vec![];
     for r in recs {

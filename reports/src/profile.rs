@@ -16,6 +16,14 @@
 //! problem it cannot express; the profile figure states `|P_s|` per solver. Dolan–Moré assume every
 //! solver attempts every problem; where all `P_s` are equal this is exactly their definition.
 //!
+//! **Unconverged but within the oracle** ([`Cost::Unconverged`]): a pair that completed with
+//! unconverged steps (its solver stopped at the iteration cap before its own tolerance) yet
+//! passes every oracle check of its case is not the same as a failure: the physics the case
+//! grades is right, the solver's residual target was not met. The strict profile counts it as
+//! infinity like a failure (Dolan–Moré's "did not solve"); [`lenient`] turns it into a solved
+//! pair at its cost, and the figure draws that second profile dashed, so the gap between the two
+//! lines is exactly the unconverged-but-within-the-oracle share.
+//!
 //! Costs are floored at a measure-specific minimum ([`Measure::floor`]: 1 ns of solve time, 1
 //! iteration) so a zero cost (a problem with no contacts) gives finite ratios.
 //!
@@ -29,8 +37,12 @@ use harness::record::{RunRecord, RunStatus};
 pub enum Cost {
     /// Reached the tolerance at this cost.
     Solved(f64),
-    /// Failed or did not reach the tolerance: counts as infinity.
+    /// Failed, or did not reach the tolerance and fails an oracle check (or has none): counts
+    /// as infinity.
     Failed,
+    /// Completed with unconverged steps but passes every oracle check, at this cost: infinity
+    /// in the strict profile, solved in the [`lenient`] one.
+    Unconverged(f64),
     /// Not attempted (skipped): excluded from the solver's problem set.
     Excluded,
 }
@@ -73,8 +85,10 @@ pub struct CostTable {
 }
 
 /// The cost table of a run directory's records: problems are the case labels, solvers the solver
-/// names (both sorted). A missing or skipped pair is [`Cost::Excluded`]; a failed pair, one with
-/// `unconverged_steps > 0`, or one whose cost is not a finite number is [`Cost::Failed`].
+/// names (both sorted). A missing or skipped pair is [`Cost::Excluded`]; a failed pair, or one
+/// whose cost is not a finite number, is [`Cost::Failed`]; a completed pair with
+/// `unconverged_steps > 0` is [`Cost::Unconverged`] when its oracle checks exist and all pass,
+/// else [`Cost::Failed`].
 pub fn cost_table(records: &[RunRecord], measure: Measure) -> CostTable {
     let mut problems: Vec<String> = records.iter().map(|r| r.case.label.clone()).collect();
     let mut solvers: Vec<String> = records.iter().map(|r| r.solver.name.clone()).collect();
@@ -90,16 +104,18 @@ pub fn cost_table(records: &[RunRecord], measure: Measure) -> CostTable {
                 .map(|s| match records.iter().find(|r| &r.case.label == p && &r.solver.name == s) {
                     None => Cost::Excluded,
                     Some(r) if r.status == RunStatus::Skipped => Cost::Excluded,
-                    Some(r) if r.status == RunStatus::Failed || r.summary.unconverged_steps > 0 => Cost::Failed,
+                    Some(r) if r.status == RunStatus::Failed => Cost::Failed,
                     Some(r) => {
                         let c = match measure {
                             Measure::SolveTime => r.summary.stage_times.solve_s,
                             Measure::Iterations => r.summary.iterations_per_step.mean * r.summary.steps as f64,
                         };
-                        if c.is_finite() && c >= 0.0 {
-                            Cost::Solved(c)
-                        } else {
-                            Cost::Failed
+                        let oracle_passes = !r.summary.oracle.is_empty() && r.summary.oracle.values().all(|c| c.pass);
+                        match (c.is_finite() && c >= 0.0, r.summary.unconverged_steps > 0) {
+                            (false, _) => Cost::Failed,
+                            (true, false) => Cost::Solved(c),
+                            (true, true) if oracle_passes => Cost::Unconverged(c),
+                            (true, true) => Cost::Failed,
                         }
                     }
                 })
@@ -109,7 +125,28 @@ pub fn cost_table(records: &[RunRecord], measure: Measure) -> CostTable {
     CostTable { problems, solvers, costs }
 }
 
-/// Performance ratios `r_{p,s}`: `None` for excluded pairs, `Some(∞)` for failures.
+/// The lenient cost table: every [`Cost::Unconverged`] counted as solved at its cost.
+pub fn lenient(costs: &[Vec<Cost>]) -> Vec<Vec<Cost>> {
+    costs
+        .iter()
+        .map(|row| {
+            row.iter()
+                .map(|c| match c {
+                    Cost::Unconverged(t) => Cost::Solved(*t),
+                    c => *c,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Number of [`Cost::Unconverged`] pairs of solver column `s`.
+pub fn unconverged(costs: &[Vec<Cost>], s: usize) -> usize {
+    costs.iter().filter(|row| matches!(row[s], Cost::Unconverged(_))).count()
+}
+
+/// Performance ratios `r_{p,s}`: `None` for excluded pairs, `Some(∞)` for failures and
+/// unconverged pairs (strict; see [`lenient`]).
 pub fn ratios(costs: &[Vec<Cost>], floor: f64) -> Vec<Vec<Option<f64>>> {
     costs
         .iter()
@@ -124,7 +161,7 @@ pub fn ratios(costs: &[Vec<Cost>], floor: f64) -> Vec<Vec<Option<f64>>> {
             row.iter()
                 .map(|c| match c {
                     Cost::Solved(t) if best.is_finite() => Some(t.max(floor) / best),
-                    Cost::Solved(_) | Cost::Failed => Some(f64::INFINITY),
+                    Cost::Solved(_) | Cost::Failed | Cost::Unconverged(_) => Some(f64::INFINITY),
                     Cost::Excluded => None,
                 })
                 .collect()
@@ -158,7 +195,7 @@ pub fn attempted(ratios: &[Vec<Option<f64>>], s: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Cost::{Excluded, Failed, Solved};
+    use Cost::{Excluded, Failed, Solved, Unconverged};
 
     /// 3 solvers x 4 problems, one failure each for A and C. Hand-computed:
     /// ```text
@@ -223,5 +260,46 @@ mod tests {
         assert_eq!(r[0], vec![Some(f64::INFINITY), Some(f64::INFINITY)]);
         assert_eq!(r[1], vec![Some(1.0), Some(2.0)]);
         assert!(rho(&[vec![None]], 0, 1.0).is_nan());
+    }
+
+    /// A's failure on P4 becomes "unconverged within the oracle" at cost 4: the strict profile
+    /// is unchanged (infinity), the lenient one solves P4 at ratio 4/5 -> A is fastest there.
+    #[test]
+    fn unconverged_within_the_oracle_is_infinite_strictly_and_solved_leniently() {
+        let mut t = table();
+        t[3][0] = Unconverged(4.0);
+        let strict = ratios(&t, 1e-9);
+        assert_eq!(strict, ratios(&table(), 1e-9), "strict: as a failure");
+        assert_eq!(unconverged(&t, 0), 1);
+        let l = ratios(&lenient(&t), 1e-9);
+        assert_eq!(l[3], vec![Some(1.0), Some(2.5), Some(1.25)], "P4's best is now A at 4");
+        assert_eq!(rho(&l, 0, 1e9), 1.0);
+        assert_eq!(rho(&strict, 0, 1e9), 0.75);
+    }
+
+    /// The classification of records: unconverged with every oracle check passing, unconverged
+    /// with a failing check, unconverged without checks, converged, failed, skipped.
+    #[test]
+    fn cost_table_tells_unconverged_within_the_oracle_from_failed() {
+        use crate::test_records::record;
+        let mut recs = vec![
+            record("a", "within", RunStatus::Ok, 2.0, &[("x", true)]),
+            record("a", "outside", RunStatus::Ok, 2.0, &[("x", false)]),
+            record("a", "unchecked", RunStatus::Ok, 2.0, &[]),
+            record("a", "converged", RunStatus::Ok, 2.0, &[("x", false)]),
+            record("a", "failed", RunStatus::Failed, 2.0, &[("x", true)]),
+            record("a", "skipped", RunStatus::Skipped, 2.0, &[]),
+        ];
+        for r in &mut recs[..3] {
+            r.summary.unconverged_steps = 1;
+        }
+        let t = cost_table(&recs, Measure::SolveTime);
+        let cost = |s: &str| t.costs[0][t.solvers.iter().position(|x| x == s).unwrap()];
+        assert_eq!(cost("within"), Unconverged(2.0));
+        assert_eq!(cost("outside"), Failed);
+        assert_eq!(cost("unchecked"), Failed);
+        assert_eq!(cost("converged"), Solved(2.0), "converged: solved whatever its oracle says");
+        assert_eq!(cost("failed"), Failed);
+        assert_eq!(cost("skipped"), Excluded);
     }
 }

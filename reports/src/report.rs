@@ -1,6 +1,7 @@
 //! `signorini report`: reads a run directory (and criterion estimates, and a gates file, when
-//! given), draws every figure and writes `index.html` (self-contained: inline CSS, SVG figures
-//! beside it, no scripts, no network) and `summary.md` (for pull requests).
+//! given), draws every figure and writes `index.html` (self-contained: inline CSS, one inline
+//! script that sorts the tables, SVG figures beside it, nothing fetched from the network) and
+//! `summary.md` (for pull requests).
 
 use crate::criterion::{self, Estimate};
 use crate::figures::{self, Figure};
@@ -21,6 +22,11 @@ pub struct Options {
     /// given (under [`gate::Scope::Directory`]: entries on pairs not in the run directory are
     /// listed as not checked).
     pub gates: Option<Gates>,
+    /// Registered defaults, for the results table's settings column
+    /// ([`crate::table::Defaults::from_registry`]; empty: every settings cell is missing).
+    pub defaults: crate::table::Defaults,
+    /// Baseline solver of the results table's ratio column (`--baseline pgs`), when asked for.
+    pub baseline: Option<String>,
 }
 
 /// Everything the HTML and Markdown writers show.
@@ -38,6 +44,27 @@ pub struct Report {
     pub gates: Option<GateReport>,
     /// Criterion estimates and the directory they came from.
     pub criterion: Option<(PathBuf, Vec<Estimate>)>,
+    /// Registered defaults (the settings column).
+    pub defaults: crate::table::Defaults,
+    /// Baseline solver of the ratio column.
+    pub baseline: Option<String>,
+}
+
+impl Report {
+    /// The context of the results table's rows.
+    pub fn row_context(&self) -> crate::table::Context<'_> {
+        crate::table::Context {
+            gates: self.gates.as_ref(),
+            defaults: &self.defaults,
+            baseline: self.baseline.as_deref(),
+            records: &self.records,
+        }
+    }
+
+    /// The case × solver matrix of the records.
+    pub fn matrix(&self) -> crate::matrix::Matrix {
+        crate::matrix::Matrix::build(&self.records, self.gates.as_ref())
+    }
 }
 
 /// Case labels in the order of first appearance.
@@ -81,6 +108,18 @@ pub fn build(opts: &Options) -> Result<Report, String> {
     }
     let gates = opts.gates.as_ref().map(|g| gate::evaluate(g, &files, gate::Scope::Directory));
     let records: Vec<RunRecord> = files.into_iter().map(|(_, r)| r).collect();
+    if let Some(b) = &opts.baseline {
+        if !records.iter().any(|r| &r.solver.name == b && !crate::table::is_reference(r)) {
+            let mut here: Vec<&str> = records.iter().map(|r| r.solver.name.as_str()).collect();
+            here.sort();
+            here.dedup();
+            return Err(format!(
+                "--baseline {b}: no record of solver '{b}' in {} (solvers here: {})",
+                opts.run_dir.display(),
+                here.join(", ")
+            ));
+        }
+    }
     let criterion = match &opts.criterion {
         Some(dir) if dir.is_dir() => Some((dir.clone(), criterion::read(dir)?)),
         _ => None,
@@ -94,7 +133,16 @@ pub fn build(opts: &Options) -> Result<Report, String> {
         }
     }
     let figures = draw_figures(&records, &opts.out_dir)?;
-    Ok(Report { run_dir: opts.run_dir.clone(), records, unreadable, figures, gates, criterion })
+    Ok(Report {
+        run_dir: opts.run_dir.clone(),
+        records,
+        unreadable,
+        figures,
+        gates,
+        criterion,
+        defaults: opts.defaults.clone(),
+        baseline: opts.baseline.clone(),
+    })
 }
 
 /// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.

@@ -1,5 +1,6 @@
 //! The summary table of a set of run records: one row per (case, solver) with status, cost,
-//! key accuracy metrics and oracle verdicts, or the reason a pair failed or was skipped.
+//! key accuracy metrics, unconverged steps and oracle verdicts, or the reason a pair failed or was
+//! skipped. `signorini run` prints it followed by the matrix view ([`crate::matrix::Matrix::plain`]).
 
 use harness::record::{RunRecord, RunStatus};
 
@@ -12,11 +13,12 @@ pub enum Style {
     Markdown,
 }
 
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 10] = [
     "case",
     "solver",
     "status",
     "steps",
+    "unconv. steps",
     "iters/step",
     "solve ms/step (med)",
     "natmap_rel max",
@@ -59,6 +61,7 @@ pub fn row(r: &RunRecord) -> Vec<String> {
         r.solver.name.clone(),
         status,
         if cost { s.steps.to_string() } else { dash() },
+        if cost { s.unconverged_steps.to_string() } else { dash() },
         if cost { format!("{:.1}", s.iterations_per_step.mean) } else { dash() },
         if cost { format!("{:.3}", s.wall_per_step_s.median * 1e3) } else { dash() },
         if cost { fmt_sci(metric("natmap_rel_l2")) } else { dash() },
@@ -140,4 +143,25 @@ pub fn reasons(records: &[RunRecord]) -> String {
         out += &format!("skipped ({why}): {}\n", labels.join(", "));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_records::record;
+
+    /// A pair that passes its oracle with 98 of 100 steps at the iteration cap shows them.
+    #[test]
+    fn unconverged_steps_are_printed() {
+        let mut r = record("clutter", "jacobi", RunStatus::Ok, 1.0, &[("x", true), ("y", true)]);
+        r.summary.steps = 100;
+        r.summary.unconverged_steps = 98;
+        let skipped = record("clutter", "other", RunStatus::Skipped, 0.0, &[]);
+        let text = table(&[r, skipped], Style::Plain);
+        let lines: Vec<&str> = text.lines().collect();
+        let col = lines[0].find("unconv. steps").unwrap();
+        assert!(lines[2][col..].starts_with("98 "), "{}", lines[2]);
+        assert!(lines[2].contains("2/2 pass"));
+        assert!(lines[3][col..].starts_with("- "), "no count for a skipped pair: {}", lines[3]);
+    }
 }

@@ -2,20 +2,29 @@
 //! its status, cost, key metrics, oracle checks, gate verdicts and the reason for every skipped or
 //! failed pair.
 //!
+//! The *settings* column lists the record's parameters that differ from the registered defaults
+//! (case parameters as `key=value`, solver settings as `solver.key=value`, the `--set` syntax), so
+//! the rows of a sweep are told apart; the optional *ratio to baseline* column (`signorini report
+//! --baseline pgs`) is the record's total solve time over the baseline solver's on the same case
+//! variant.
+//!
 //! Cells never invent data: a value the record does not hold is [`MISSING`] ("—"), a NaN is
 //! written "NaN". Cost and metric cells of a pair that completed no step are missing.
 
 use crate::figures::fmt_num;
 use crate::gate::GateReport;
 use harness::record::{RunRecord, RunStatus};
+use harness::{Params, Registry};
+use std::collections::BTreeMap;
 
 /// How a missing value is shown.
 pub const MISSING: &str = "—";
 
-/// Column headers of [`row`].
-pub const HEADERS: [&str; 14] = [
+/// Column headers of [`row`] without a baseline (see [`headers`]).
+pub const HEADERS: [&str; 15] = [
     "case",
     "solver",
+    "settings",
     "status",
     "steps",
     "unconv. steps",
@@ -29,6 +38,102 @@ pub const HEADERS: [&str; 14] = [
     "oracle",
     "gates",
 ];
+
+/// The column headers of [`row`] with `ctx`: [`HEADERS`], and with a baseline solver the
+/// column `solve time / <baseline>` after the solve times.
+pub fn headers(baseline: Option<&str>) -> Vec<String> {
+    let mut h: Vec<String> = HEADERS.iter().map(|s| s.to_string()).collect();
+    if let Some(b) = baseline {
+        let at = h.iter().position(|c| c == "solve ms/step p95").expect("in HEADERS") + 1;
+        h.insert(at, format!("solve time / {b}"));
+    }
+    h
+}
+
+/// The registered default parameters of every case and solver, for the settings column.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Defaults {
+    /// Case name -> default parameters.
+    pub cases: BTreeMap<String, Params>,
+    /// Solver name -> default settings.
+    pub solvers: BTreeMap<String, Params>,
+}
+
+impl Defaults {
+    /// The defaults of every case and solver of `reg`.
+    pub fn from_registry(reg: &Registry) -> Defaults {
+        Defaults {
+            cases: reg.cases.iter().map(|c| (c.name().to_string(), c.defaults())).collect(),
+            solvers: reg.solvers.iter().map(|s| (s.name.to_string(), (s.defaults)())).collect(),
+        }
+    }
+}
+
+fn value_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// The settings cell of `r`: its parameters that differ from `defaults` (`key=value` for the
+/// case, `solver.key=value` for the solver, each sorted by key; "defaults" when none differ);
+/// [`MISSING`] for the part whose case or solver has no registered defaults (a reference engine,
+/// an FCLIB problem).
+pub fn settings(r: &RunRecord, defaults: &Defaults) -> String {
+    let diff = |params: &Params, def: Option<&Params>, prefix: &str| -> Option<Vec<String>> {
+        let def = def?;
+        let mut out: Vec<String> = params
+            .0
+            .iter()
+            .filter(|(k, v)| def.0.get(*k) != Some(*v))
+            .map(|(k, v)| format!("{prefix}{k}={}", value_text(v)))
+            .collect();
+        out.sort();
+        Some(out)
+    };
+    let case = diff(&r.case.params, defaults.cases.get(&r.case.name), "");
+    let solver = diff(&r.solver.params, defaults.solvers.get(&r.solver.name), "solver.");
+    if case.is_none() && solver.is_none() {
+        return MISSING.into();
+    }
+    let mut parts: Vec<String> = case.unwrap_or_else(|| vec![format!("case {MISSING}")]);
+    parts.extend(solver.unwrap_or_else(|| vec![format!("solver {MISSING}")]));
+    if parts.is_empty() {
+        "defaults".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The total solve time of `r` over the baseline solver's on the same case variant (same label
+/// and case parameters), both floored at [`crate::profile::Measure::floor`]; `None` when either
+/// did not complete or the baseline did not run that variant.
+pub fn baseline_ratio(r: &RunRecord, baseline: &str, records: &[RunRecord]) -> Option<f64> {
+    let floor = crate::profile::Measure::SolveTime.floor();
+    let b = records.iter().find(|b| {
+        b.solver.name == baseline
+            && !is_reference(b)
+            && b.case.label == r.case.label
+            && b.case.params_hash == r.case.params_hash
+            && b.status == RunStatus::Ok
+    })?;
+    let (t, tb) = (r.summary.stage_times.solve_s, b.summary.stage_times.solve_s);
+    (r.status == RunStatus::Ok && t.is_finite() && tb.is_finite()).then(|| t.max(floor) / tb.max(floor))
+}
+
+/// What a row needs besides its record.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The gate check of the run directory (`None`: no gates given).
+    pub gates: Option<&'a GateReport>,
+    /// Registered defaults, for the settings column.
+    pub defaults: &'a Defaults,
+    /// The baseline solver of the ratio column, when asked for.
+    pub baseline: Option<&'a str>,
+    /// Every record of the run directory (the baseline's records among them).
+    pub records: &'a [RunRecord],
+}
 
 /// A cell's tone, for colouring in HTML.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +169,7 @@ pub fn solver_label(r: &RunRecord) -> String {
 /// One table row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    /// Cells in [`HEADERS`] order.
+    /// Cells in the order of [`headers`] (with the context's baseline).
     pub cells: Vec<String>,
     /// Tone of the status cell.
     pub status_tone: Tone,
@@ -93,8 +198,8 @@ pub fn status_word(r: &RunRecord) -> &'static str {
     }
 }
 
-/// The row of `r`; `gates` is the gate check of the run directory (`None`: no gates given).
-pub fn row(r: &RunRecord, gates: Option<&GateReport>) -> Row {
+/// The row of `r`, with the columns of [`headers`]`(ctx.baseline)`.
+pub fn row(r: &RunRecord, ctx: &Context<'_>) -> Row {
     let s = &r.summary;
     let ran = s.steps > 0;
     let when = |x: f64| if ran { Some(x) } else { None };
@@ -110,7 +215,7 @@ pub fn row(r: &RunRecord, gates: Option<&GateReport>) -> Row {
             (format!("{}/{n} pass (fail: {})", n - failed.len(), failed.join(", ")), Tone::Bad)
         }
     };
-    let (gate, gate_tone) = match gates {
+    let (gate, gate_tone) = match ctx.gates {
         None => (MISSING.to_string(), Tone::Plain),
         Some(rep) => match rep.pair_cell(&r.solver.name, &r.case.label) {
             None => ("not gated".to_string(), Tone::Muted),
@@ -123,28 +228,29 @@ pub fn row(r: &RunRecord, gates: Option<&GateReport>) -> Row {
         RunStatus::Failed => Tone::Bad,
         RunStatus::Skipped => Tone::Muted,
     };
-    Row {
-        cells: vec![
-            r.case.label.clone(),
-            solver_label(r),
-            status_word(r).into(),
-            if r.status == RunStatus::Skipped { MISSING.into() } else { s.steps.to_string() },
-            if ran { s.unconverged_steps.to_string() } else { MISSING.into() },
-            cell(when(s.iterations_per_step.mean)),
-            cell(when(s.wall_per_step_s.median * 1e3)),
-            cell(when(s.wall_per_step_s.p95 * 1e3)),
-            cell(metric("natmap_rel_l2")),
-            cell(metric("penetration_max")),
-            cell(metric("energy_injection")),
-            cell(metric("creep_speed_max")),
-            oracle,
-            gate,
-        ],
-        status_tone,
-        oracle_tone,
-        gate_tone,
-        reason: r.reason.clone(),
+    let mut cells = vec![
+        r.case.label.clone(),
+        solver_label(r),
+        settings(r, ctx.defaults),
+        status_word(r).into(),
+        if r.status == RunStatus::Skipped { MISSING.into() } else { s.steps.to_string() },
+        if ran { s.unconverged_steps.to_string() } else { MISSING.into() },
+        cell(when(s.iterations_per_step.mean)),
+        cell(when(s.wall_per_step_s.median * 1e3)),
+        cell(when(s.wall_per_step_s.p95 * 1e3)),
+    ];
+    if let Some(b) = ctx.baseline {
+        cells.push(cell(baseline_ratio(r, b, ctx.records)));
     }
+    cells.extend([
+        cell(metric("natmap_rel_l2")),
+        cell(metric("penetration_max")),
+        cell(metric("energy_injection")),
+        cell(metric("creep_speed_max")),
+        oracle,
+        gate,
+    ]);
+    Row { cells, status_tone, oracle_tone, gate_tone, reason: r.reason.clone() }
 }
 
 /// The solver-stage table (records whose solver reports its own stages,
@@ -175,4 +281,62 @@ pub fn solver_stages(records: &[RunRecord]) -> Option<(Vec<String>, Vec<Vec<Stri
         })
         .collect();
     Some((headers, rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_records::record;
+    use serde_json::json;
+
+    fn params(pairs: &[(&str, serde_json::Value)]) -> Params {
+        Params(pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+    }
+
+    /// Two points of a sweep (dt and a solver tolerance) differ in the settings column; a record
+    /// at the defaults reads "defaults"; an unregistered solver's part is missing.
+    #[test]
+    fn settings_tell_the_rows_of_a_sweep_apart() {
+        let defaults = Defaults {
+            cases: [("slope".to_string(), params(&[("dt", json!(0.01)), ("shape", json!("box"))]))].into(),
+            solvers: [("pgs".to_string(), params(&[("tolerance", json!(1e-6))]))].into(),
+        };
+        let mut a = record("slope", "pgs", RunStatus::Ok, 1.0, &[]);
+        a.case.params = params(&[("dt", json!(0.01)), ("shape", json!("box"))]);
+        a.solver.params = params(&[("tolerance", json!(1e-6))]);
+        assert_eq!(settings(&a, &defaults), "defaults");
+        let mut b = a.clone();
+        b.case.params.0.insert("dt".into(), json!(0.005));
+        b.solver.params.0.insert("tolerance".into(), json!(1e-8));
+        let mut c = b.clone();
+        c.case.params.0.insert("shape".into(), json!("sphere"));
+        assert_eq!(settings(&b, &defaults), "dt=0.005, solver.tolerance=1e-8");
+        assert_eq!(settings(&c, &defaults), "dt=0.005, shape=sphere, solver.tolerance=1e-8");
+        let mut m = a.clone();
+        m.solver.name = "mujoco".into();
+        assert_eq!(settings(&m, &defaults), format!("solver {MISSING}"));
+    }
+
+    /// pgs 2 s, other 3 s on one variant: ratio 1.5 (and 1 for pgs itself); a variant pgs did
+    /// not run, or a pair that did not complete, has no ratio.
+    #[test]
+    fn ratio_to_baseline_is_the_total_solve_time_ratio_on_the_same_variant() {
+        let recs = vec![
+            record("slope", "pgs", RunStatus::Ok, 2.0, &[]),
+            record("slope", "other", RunStatus::Ok, 3.0, &[]),
+            record("stack", "other", RunStatus::Ok, 3.0, &[]),
+            record("slope", "broken", RunStatus::Failed, 0.1, &[]),
+        ];
+        assert_eq!(baseline_ratio(&recs[1], "pgs", &recs), Some(1.5));
+        assert_eq!(baseline_ratio(&recs[0], "pgs", &recs), Some(1.0));
+        assert_eq!(baseline_ratio(&recs[2], "pgs", &recs), None);
+        assert_eq!(baseline_ratio(&recs[3], "pgs", &recs), None);
+        let defaults = Defaults::default();
+        let ctx = Context { gates: None, defaults: &defaults, baseline: Some("pgs"), records: &recs };
+        let h = headers(Some("pgs"));
+        let col = h.iter().position(|c| c == "solve time / pgs").unwrap();
+        assert_eq!(row(&recs[1], &ctx).cells[col], "1.5");
+        assert_eq!(row(&recs[1], &ctx).cells.len(), h.len());
+        assert_eq!(headers(None).len(), HEADERS.len());
+    }
 }

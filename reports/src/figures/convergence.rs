@@ -119,12 +119,14 @@ pub fn figure(
             color,
             points: points.iter().map(|&(i, _, v)| (i, v)).collect(),
             style: Style::Line,
+            labels: vec![],
         });
         by_time.push(Series {
             label,
             color,
             points: points.iter().map(|&(_, t, v)| (t, v)).collect(),
             style: Style::Line,
+            labels: vec![],
         });
         sources.push(source_of(r));
         picked.push(format!("{name} step {} ({} iterations)", it.step, it.log.len()));

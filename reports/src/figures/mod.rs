@@ -33,6 +33,7 @@ pub mod work_precision;
 
 use harness::record::RunRecord;
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::path::Path;
@@ -82,6 +83,8 @@ pub enum Style {
     Points,
     /// A polyline with markers.
     LinePoints,
+    /// A dashed polyline.
+    Dashed,
 }
 
 /// One series of a panel.
@@ -95,6 +98,9 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Drawing style.
     pub style: Style,
+    /// Text drawn beside each point (`labels[i]` at `points[i]`; empty: none), e.g. the swept
+    /// value of a work–precision point.
+    pub labels: Vec<String>,
 }
 
 /// Legend corner.
@@ -303,6 +309,7 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
     // A linear y axis whose span is tiny next to its values is drawn as an offset from a stated
     // value, so that tick labels stay short (the axis label names the offset).
     let mut y_label = p.y_label.clone();
+    let mut y_offset = 0.0;
     if p.y_scale == Scale::Linear && p.y_range.is_none() {
         let (lo, hi) = t_series
             .iter()
@@ -318,6 +325,7 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
                 }
             }
             y_label = format!("{y_label} − ({offset:e})");
+            y_offset = offset;
         }
     }
     let all = || t_series.iter().flat_map(|(_, segs)| segs.iter().flatten());
@@ -383,6 +391,17 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
         for seg in segs {
             let line = matches!(s.style, Style::Line | Style::LinePoints);
             let points = matches!(s.style, Style::Points | Style::LinePoints) || seg.len() == 1;
+            if s.style == Style::Dashed && seg.len() > 1 {
+                let a = chart
+                    .draw_series(DashedLineSeries::new(seg.iter().copied(), 6, 4, c.stroke_width(2)))
+                    .map_err(e)?;
+                if !labelled {
+                    a.label(s.label.as_str()).legend(move |(x, y)| {
+                        DashedPathElement::new(vec![(x, y), (x + 20, y)], 5, 3, c.stroke_width(2))
+                    });
+                    labelled = true;
+                }
+            }
             if line && seg.len() > 1 {
                 let a = chart.draw_series(LineSeries::new(seg.iter().copied(), c.stroke_width(2))).map_err(e)?;
                 if !labelled {
@@ -401,6 +420,13 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
         }
         if labelled {
             legend += 1;
+        }
+        for (&(x, y), text) in s.points.iter().zip(&s.labels) {
+            if let (Some(x), Some(y), false) = (transform(x, p.x_scale), transform(y, p.y_scale), text.is_empty()) {
+                let (px, py) = chart.backend_coord(&(x, y - y_offset));
+                let style = font.clone().color(&c).pos(Pos::new(HPos::Left, VPos::Bottom));
+                area.draw(&Text::new(text.clone(), (px - base.0 + 6, py - base.1 - 4), style)).map_err(e)?;
+            }
         }
     }
     if legend > 0 {

@@ -62,6 +62,7 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
                 color: color_of(order, &s.solver),
                 points,
                 style: Style::LinePoints,
+                labels: vec![],
             });
         }
         let panel = Panel {

@@ -53,6 +53,7 @@ pub fn figure(
                     color: variant_color(order, &r.solver.name, label, &labels),
                     points: r.steps.iter().map(|s| (s.metrics.t, get(&s.metrics))).collect(),
                     style: Style::Line,
+                    labels: vec![],
                 })
                 .collect(),
         })

@@ -1,8 +1,11 @@
 //! Dolan–Moré performance profiles ([`crate::profile`]): `ρ_s(τ)` against `τ` (log axis), one
-//! stair line per solver, one panel per measure (total solve time, total iterations).
+//! stair line per solver, one panel per measure (total solve time, total iterations). A solver
+//! with pairs that are unconverged but within the oracle ([`crate::profile::Cost::Unconverged`])
+//! gets a second, dashed line: its profile when those pairs count as solved
+//! ([`crate::profile::lenient`]); the solid line counts them as failures.
 
 use super::{color_of, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
-use crate::profile::{attempted, cost_table, curve, ratios, rho, Measure};
+use crate::profile::{attempted, cost_table, curve, lenient, ratios, rho, unconverged, Measure};
 use harness::record::RunRecord;
 use std::path::Path;
 
@@ -24,7 +27,8 @@ pub fn stairs(r: &[Vec<Option<f64>>], s: usize, tau_max: f64) -> Vec<(f64, f64)>
 fn panel(records: &[RunRecord], measure: Measure, order: &[String]) -> (Panel, Vec<String>) {
     let table = cost_table(records, measure);
     let r = ratios(&table.costs, measure.floor());
-    let max_ratio = r.iter().flatten().flatten().copied().filter(|x| x.is_finite()).fold(1.0, f64::max);
+    let loose = ratios(&lenient(&table.costs), measure.floor());
+    let max_ratio = r.iter().chain(&loose).flatten().flatten().copied().filter(|x| x.is_finite()).fold(1.0, f64::max);
     let tau_max = (1.5 * max_ratio).max(2.0);
     let mut series = vec![];
     let mut counts = vec![];
@@ -33,13 +37,30 @@ fn panel(records: &[RunRecord], measure: Measure, order: &[String]) -> (Panel, V
         if n == 0 {
             continue;
         }
-        counts.push(format!("{name}: |P_s| = {n}, solved {}", (rho(&r, s, f64::MAX) * n as f64).round()));
+        let solved = (rho(&r, s, f64::MAX) * n as f64).round();
+        let within = unconverged(&table.costs, s);
+        let mut count = format!("{name}: |P_s| = {n}, solved {solved}");
+        if within > 0 {
+            count += &format!(", unconverged but within the oracle {within}");
+        }
+        count += &format!(", failed {}", n - solved as usize - within);
+        counts.push(count);
         series.push(Series {
             label: format!("{name} (|P_s|={n})"),
             color: color_of(order, name),
             points: stairs(&r, s, tau_max),
             style: Style::Line,
+            labels: vec![],
         });
+        if within > 0 {
+            series.push(Series {
+                label: format!("{name} + {within} unconverged within oracle"),
+                color: color_of(order, name),
+                points: stairs(&loose, s, tau_max),
+                style: Style::Dashed,
+                labels: vec![],
+            });
+        }
     }
     let p = Panel {
         title: format!("performance profile: {}", measure.name()),
@@ -76,7 +97,9 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
         description: format!(
             "Over the {n_problems} case variants of this run directory. ρ_s(1) is the share of problems where a \
              solver was cheapest, the right end its robustness. A failed pair, or one with unconverged steps, \
-             counts as infinity; skipped pairs leave the solver's problem set P_s. {}.",
+             counts as infinity (solid lines); a dashed line counts the solver's pairs that are unconverged but \
+             within the oracle (every oracle check passes) as solved; skipped pairs leave the solver's problem \
+             set P_s. {}.",
             counts.join("; ")
         ),
         sources: records.iter().filter(|r| r.status != harness::record::RunStatus::Skipped).map(source_of).collect(),

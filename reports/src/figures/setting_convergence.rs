@@ -59,6 +59,7 @@ pub fn figures(dir: &Path, records: &[RunRecord]) -> Result<Vec<Figure>, String>
                 color: k,
                 points: y.iter().enumerate().map(|(i, &v)| (i as f64, v)).collect(),
                 style: Style::LinePoints,
+                labels: vec![],
             });
         }
         let label = &sw.records[0].case.label;

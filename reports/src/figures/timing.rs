@@ -40,6 +40,7 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
             color: color_of(order, solver),
             points: pts,
             style: Style::Points,
+            labels: vec![],
         });
     }
     if series.is_empty() {

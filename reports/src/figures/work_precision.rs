@@ -9,7 +9,8 @@
 //! Accuracy measure: for a `dt` sweep the error of the first oracle check that every record of the
 //! sweep carries, in the order of [`ORACLE_PREFERENCE`] (then alphabetical), else
 //! `natmap_rel_l2` (max over steps); for a solver-setting sweep `natmap_rel_l2` (mean over steps).
-//! One figure per (case, swept parameter), one line per solver.
+//! One figure per (case, swept parameter), one line per solver, each point labelled with its swept
+//! value (`dt=0.005`, `tolerance=1e-6`).
 
 use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use harness::record::{RunRecord, RunStatus};
@@ -156,7 +157,14 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
             let n_same = group.iter().filter(|o| o.solver == s.solver).count();
             let label =
                 if n_same > 1 { format!("{} [{}]", s.solver, s.records[0].case.label) } else { s.solver.clone() };
-            series.push(Series { label, color: color_of(order, &s.solver), points: pts, style: Style::LinePoints });
+            let short = param.strip_prefix("solver.").unwrap_or(&param);
+            series.push(Series {
+                label,
+                color: color_of(order, &s.solver),
+                points: pts,
+                style: Style::LinePoints,
+                labels: values.iter().map(|v| format!("{short}={v}")).collect(),
+            });
         }
         let panel = Panel {
             title: format!("{case}: sweep of {param}"),
