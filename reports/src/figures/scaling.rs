@@ -84,6 +84,7 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
                 color: color_of(order, solver),
                 points,
                 style: Style::LinePoints,
+                labels: vec![],
             });
         }
         let panel = Panel {
@@ -118,46 +119,19 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::record::{CaseRecord, Provenance, SolverRecord, StageTimes, Summary, SCHEMA};
-    use harness::Params;
+    use crate::test_records;
 
     /// A completed clutter record of `solver` with `bodies` objects, `steps` steps and the given
     /// run totals of detection, assembly and solve.
     fn record(solver: &str, bodies: u64, mu: f64, steps: usize, totals: [f64; 3]) -> RunRecord {
-        let mut params = Params::default();
-        params.0.insert("bodies".into(), bodies.into());
-        params.0.insert("mu".into(), mu.into());
-        let stage_times = StageTimes { detect_s: totals[0], assemble_s: totals[1], solve_s: totals[2], metrics_s: 1.0 };
-        RunRecord {
-            schema: SCHEMA.into(),
-            provenance: Provenance {
-                commit: "c".into(),
-                version: "v".into(),
-                machine: "m".into(),
-                threads: 1,
-                started: "t".into(),
-                backend: "cpu".into(),
-            },
-            case: CaseRecord {
-                name: "clutter".into(),
-                label: format!("clutter-{bodies}"),
-                params,
-                params_hash: "h".into(),
-            },
-            solver: SolverRecord {
-                name: solver.into(),
-                params: Params::default(),
-                params_hash: "s".into(),
-                paper: String::new(),
-                defaults_hash: String::new(),
-            },
-            status: RunStatus::Ok,
-            reason: None,
-            summary: Summary { steps, stage_times, ..Default::default() },
-            steps: vec![],
-            step_stride: 1,
-            iterations: vec![],
-        }
+        let mut r = test_records::record(&format!("clutter-{bodies}"), solver, RunStatus::Ok, totals[2], &[]);
+        r.case.params.0.insert("bodies".into(), bodies.into());
+        r.case.params.0.insert("mu".into(), mu.into());
+        r.summary.steps = steps;
+        r.summary.stage_times.detect_s = totals[0];
+        r.summary.stage_times.assemble_s = totals[1];
+        r.summary.stage_times.metrics_s = 1.0;
+        r
     }
 
     #[test]
