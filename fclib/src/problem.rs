@@ -273,8 +273,9 @@ impl LocalProblem {
     /// {1e-14, 1e-13, ...} x max_i W_ii` for which `W_s + epsilon I = R^T R` has a Cholesky factor
     /// (`R` upper triangular), `M = I`, `H = R`, `f = R^-T q`, `w = 0`: then `H^T M^-1 H = W_s +
     /// epsilon I` and `H^T M^-1 f + w = q`. `M`'s blocks pair the contacts (6 DOFs, 3 for a last
-    /// odd one); contact `i` acts on every block its row of `R^T` touches, so a solver limited to
-    /// contacts between two bodies (pgs, sap) refuses most views. Refused above
+    /// odd one); contact `i` acts on every block its column of `R` touches (about `i / 2` blocks
+    /// for a dense `W`; every solver that takes FCLIB takes a contact on any number of blocks,
+    /// docs/fclib.md). Refused above
     /// [`LOCAL_VIEW_LIMIT`] rows or when no `epsilon <= 1e-6 max_i W_ii` works.
     pub fn global_view(&self, info: Info) -> Result<(GlobalProblem, f64), String> {
         let n = 3 * self.nc();

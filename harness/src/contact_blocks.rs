@@ -2,17 +2,22 @@
 //! Gauss–Seidel and Jacobi-type contact solvers (`pgs`, and a solver of your own:
 //! `docs/adding-a-solver.md`).
 //!
-//! For contact `i` acting on at most two bodies `b` with Jacobian blocks `J_b` (rows `(n, t1, t2)`)
-//! and mass blocks `M_b`, a block keeps `J_b` and `G_b = M_b⁻¹ J_bᵀ`, so that
+//! For contact `i` acting on bodies `b` with Jacobian blocks `J_b` (rows `(n, t1, t2)`) and mass
+//! blocks `M_b`, a block keeps `J_b` and `G_b = M_b⁻¹ J_bᵀ`, so that
 //! - `u_i = J_i v = Σ_b J_b v_b` ([`ContactBlock::velocity`]),
 //! - changing the impulse by `Δ` changes the velocity by `M⁻¹ J_iᵀ Δ` ([`ContactBlock::apply`]),
 //!   touching only the contact's bodies,
 //! - the Delassus block `W_ii = Σ_b J_b G_b` and the normal law of the step form the contact's
 //!   [`LocalProblem`] (`kernels::contact_local`).
+//!
+//! A contact between bodies has one or two sides, stored inline; a contact of a linear problem
+//! may act on any number of DOF blocks (the Cholesky view of an FCLIB local problem: `fclib`
+//! crate), whose sides spill to the heap, so scenes keep their layout and allocate nothing more.
 
 use crate::problem::StepProblem;
 use crate::solver::SolveError;
 use kernels::contact_local::{natmap, LocalProblem};
+use smallvec::SmallVec;
 
 /// The rows of one contact's Jacobian acting on one body, and their mass-weighted transpose.
 #[derive(Debug, Clone, Copy, Default)]
@@ -28,12 +33,10 @@ struct Side {
 }
 
 /// One contact of the step: its bodies, its local problem and its gap bias.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ContactBlock {
-    /// One side per dynamic body (1 or 2).
-    sides: [Side; 2],
-    /// Number of sides used.
-    n_sides: usize,
+    /// One side per dynamic body (DOF block) it acts on: 1 or 2 for a contact between bodies.
+    sides: SmallVec<[Side; 2]>,
     /// Delassus block, friction and normal law.
     pub local: LocalProblem,
     /// `φ0 / dt` (m/s): the bias of the harness's reference NCP (`u + (φ0/dt) e_n`).
@@ -44,7 +47,7 @@ impl ContactBlock {
     /// `u = J_i v` (m/s).
     pub fn velocity(&self, v: &[f64]) -> [f64; 3] {
         let mut u = [0.0; 3];
-        for s in &self.sides[..self.n_sides] {
+        for s in &self.sides {
             let vb = &v[s.v_offset..s.v_offset + s.ncols];
             for (ur, row) in u.iter_mut().zip(&s.j) {
                 *ur += row.iter().zip(vb).map(|(a, b)| a * b).sum::<f64>();
@@ -55,7 +58,7 @@ impl ContactBlock {
 
     /// `v += M⁻¹ J_iᵀ d`: touches only the contact's bodies.
     pub fn apply(&self, d: [f64; 3], v: &mut [f64]) {
-        for s in &self.sides[..self.n_sides] {
+        for s in &self.sides {
             for (vc, gc) in v[s.v_offset..s.v_offset + s.ncols].iter_mut().zip(&s.g) {
                 *vc += gc[0] * d[0] + gc[1] * d[1] + gc[2] * d[2];
             }
@@ -75,8 +78,7 @@ pub struct ContactBlocks {
 impl ContactBlocks {
     /// Builds the blocks of `p`: one per contact, with its Delassus block `W_ii`, `μ`, the normal
     /// law `(v̂, r_n)` of [`StepProblem::normal_law`] and the gap bias. Refuses (as
-    /// `SolveError::Unsupported`) bodies of more than 6 DOFs and contacts on more than two bodies,
-    /// and reports non-finite data as `SolveError::NonFinite`.
+    /// `SolveError::Unsupported`) bodies of more than 6 DOFs and reports non-finite data as `SolveError::NonFinite`.
     pub fn assemble(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
         let unsupported = |what: String| SolveError::Unsupported { what };
         let layout = &p.layout;
@@ -110,12 +112,9 @@ impl ContactBlocks {
             if c.mu < 0.0 || r_n < 0.0 {
                 return Err(unsupported(format!("contact {i}: mu = {} and r_n = {r_n} must be >= 0", c.mu)));
             }
-            if c.jacobian.len() > 2 {
-                return Err(unsupported(format!("contact {i} acts on {} blocks (at most 2)", c.jacobian.len())));
-            }
-            let mut block = ContactBlock { n_sides: c.jacobian.len(), bias_n, ..ContactBlock::default() };
+            let mut block = ContactBlock { bias_n, ..ContactBlock::default() };
             let mut w = [[0.0; 3]; 3];
-            for (side, jb) in block.sides.iter_mut().zip(&c.jacobian) {
+            for jb in &c.jacobian {
                 let b = layout
                     .blocks
                     .binary_search_by_key(&jb.v_offset, |b| b.v_offset)
@@ -130,7 +129,7 @@ impl ContactBlocks {
                     return Err(SolveError::NonFinite { what: format!("Jacobian of contact {i}") });
                 }
                 let (n, minv) = (jb.ncols, &self.minv[b]);
-                *side = Side { v_offset: jb.v_offset, ncols: n, j: jb.rows, g: [[0.0; 3]; 6] };
+                let mut side = Side { v_offset: jb.v_offset, ncols: n, j: jb.rows, g: [[0.0; 3]; 6] };
                 for (col, g) in side.g.iter_mut().enumerate().take(n) {
                     for (r, x) in g.iter_mut().enumerate() {
                         *x = (0..n).map(|k| minv[col][k] * jb.rows[r][k]).sum();
@@ -141,6 +140,7 @@ impl ContactBlocks {
                         *x += (0..n).map(|k| jb.rows[r][k] * side.g[k][s]).sum::<f64>();
                     }
                 }
+                block.sides.push(side);
             }
             block.local = LocalProblem::new(w, c.mu, v_hat, r_n);
             self.blocks.push(block);

@@ -264,6 +264,13 @@ pub fn index(rep: &Report) -> String {
     };
     body += "<h2 id=\"profiles\">Performance profiles</h2>\n";
     body += &section("profile");
+    if let Some((headers, rows)) = crate::table::fclib_regularised(&rep.records) {
+        body += "<h3>FCLIB: regularised models, own-model residual apart</h3>\n";
+        body += &format!("<p>{}</p>\n", esc(crate::table::FCLIB_REGULARISED_NOTE));
+        let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let rows: Vec<(Vec<String>, Vec<Tone>)> = rows.into_iter().map(|r| (r, vec![])).collect();
+        body += &table(&h, &rows);
+    }
     body += "<h2 id=\"timing\">Timing</h2>\n";
     body += &section("timing");
     if let Some((headers, rows)) = crate::table::solver_stages(&rep.records) {

@@ -207,6 +207,12 @@ pub fn summary(rep: &Report) -> String {
         out += "\n## Skipped and failed pairs\n\n";
         out += &not_ok.concat();
     }
+    if let Some((headers, rows)) = crate::table::fclib_regularised(&rep.records) {
+        out += "\n## FCLIB: regularised models, own-model residual apart\n\n";
+        out += &format!("{}\n\n", crate::table::FCLIB_REGULARISED_NOTE);
+        let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+        out += &table(&h, &rows);
+    }
     if let Some((headers, rows)) = crate::table::solver_stages(&rep.records) {
         out += "\n## Solver stages (CPU, inside the solve time)\n\n";
         let h: Vec<&str> = headers.iter().map(String::as_str).collect();

@@ -118,8 +118,8 @@ pub fn fclib_family(r: &RunRecord) -> String {
 /// over every problem, then one per problem family. Unlike [`figure`], reference rows (Siconos)
 /// take part: they answer the same problems. A pair counts as solved when its `fclib_error`
 /// reached the campaign's tolerance (`unconverged_steps = 0`); the regularised models (sap,
-/// drumwright) are graded so on the rigid problem, and their own-model residual is listed apart
-/// in the notes.
+/// drumwright) are graded so on the rigid problem, and their own-model residual is shown apart
+/// ([`crate::table::fclib_regularised`]).
 pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, String> {
     let fc: Vec<RunRecord> = records.iter().filter(|r| r.case.name == "fclib").cloned().collect();
     if fc.is_empty() {
@@ -143,17 +143,6 @@ pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Res
         let (iters, _) = panel(rs, Measure::Iterations, order);
         let n_problems = cost_table(rs, Measure::SolveTime).problems.len();
         let (file, series, _) = render(dir, &format!("fclib_profiles_{k}"), &[time, iters], 560, 420)?;
-        let mut notes = vec![];
-        for r in rs.iter().filter(|r| r.summary.metrics.contains_key("model_residual")) {
-            let m = |key: &str| r.summary.metrics.get(key).map_or(f64::NAN, |s| s.last);
-            notes.push(format!(
-                "{} on {}: rigid fclib_error {:.2e}, own model residual {:.2e}",
-                r.solver.name,
-                r.case.label,
-                m("fclib_error"),
-                m("model_residual")
-            ));
-        }
         out.push(Figure {
             kind: "profile",
             file,
@@ -167,7 +156,7 @@ pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Res
             ),
             sources: rs.iter().filter(|r| r.status != harness::record::RunStatus::Skipped).map(source_of).collect(),
             series,
-            notes,
+            notes: vec![],
         });
     }
     Ok(out)

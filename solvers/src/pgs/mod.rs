@@ -8,7 +8,8 @@
 //!
 //! One sweep visits the contacts in problem order; for contact `i` it computes `u_i = J_i v`, the
 //! local update `λ_i ← P_K(λ_i + ω (local(u_i, λ_i) − λ_i))` and then `v += M⁻¹ J_iᵀ Δλ_i`, which
-//! touches at most two bodies. The per-contact blocks are `harness::contact_blocks` and the local
+//! touches only the contact's bodies (one or two in a scene; any number of DOF blocks in the
+//! Cholesky view of an FCLIB local problem). The per-contact blocks are `harness::contact_blocks` and the local
 //! solvers (`local = "split"` or `"cone"`) `kernels::contact_local`, shared with any solver built
 //! the same way; the stopping test is the relative change of `λ` in the max norm. Method, options,
 //! choices and limitations: `solvers/src/pgs/README.md`.

@@ -111,8 +111,11 @@ pub struct HessianPattern {
     below: Vec<Vec<(usize, usize)>>,
     /// `(v_offset, nv)` per block.
     blocks: Vec<(usize, usize)>,
-    /// Per contact, per ordered side pair `(s, t)`: its slot.
-    slots: Vec<[[PairSlot; 2]; 2]>,
+    /// Per contact `i` with `k` sides, per ordered side pair `(s, t)`: its slot, at
+    /// `slots[slot_start[i] + s k + t]`.
+    slots: Vec<PairSlot>,
+    /// First slot of each contact.
+    slot_start: Vec<usize>,
 }
 
 impl HessianPattern {
@@ -124,11 +127,12 @@ impl HessianPattern {
         self.below.clear();
         self.below.resize(nb, Vec::new());
         for c in &prob.contacts {
-            if c.n_sides == 2 {
-                let (a, b) = (c.sides[0].block, c.sides[1].block);
-                let (hi, lo) = if a > b { (a, b) } else { (b, a) };
-                if hi != lo {
-                    self.below[lo].push((hi, 0));
+            for (k, s) in c.sides.iter().enumerate() {
+                for t in &c.sides[..k] {
+                    let (hi, lo) = if s.block > t.block { (s.block, t.block) } else { (t.block, s.block) };
+                    if hi != lo {
+                        self.below[lo].push((hi, 0));
+                    }
                 }
             }
         }
@@ -157,20 +161,23 @@ impl HessianPattern {
         self.values.clear();
         self.values.resize(self.row_idx.len(), 0.0);
         self.slots.clear();
+        self.slot_start.clear();
         for c in &prob.contacts {
-            let mut slot = [[PairSlot::default(); 2]; 2];
-            for s in 0..c.n_sides {
-                for t in 0..c.n_sides {
-                    let (bs, bt) = (c.sides[s].block, c.sides[t].block);
-                    if bs == bt {
-                        slot[s][t] = PairSlot { used: s == t, rel: 0 };
+            self.slot_start.push(self.slots.len());
+            for (s, ss) in c.sides.iter().enumerate() {
+                for (t, st) in c.sides.iter().enumerate() {
+                    let (bs, bt) = (ss.block, st.block);
+                    let slot = if bs == bt {
+                        PairSlot { used: s == t, rel: 0 }
                     } else if bs > bt {
                         let k = self.below[bt].binary_search_by_key(&bs, |x| x.0).expect("pair in pattern");
-                        slot[s][t] = PairSlot { used: true, rel: self.below[bt][k].1 };
-                    }
+                        PairSlot { used: true, rel: self.below[bt][k].1 }
+                    } else {
+                        PairSlot::default()
+                    };
+                    self.slots.push(slot);
                 }
             }
-            self.slots.push(slot);
         }
     }
 
@@ -202,8 +209,8 @@ impl HessianPattern {
         }
         for (i, c) in prob.contacts.iter().enumerate() {
             let g = &eval.g[i];
-            for t in 0..c.n_sides {
-                let st = &c.sides[t];
+            let (k, start) = (c.sides.len(), self.slot_start[i]);
+            for (t, st) in c.sides.iter().enumerate() {
                 // G J_t (3 × n_t)
                 let mut gj = [[0.0; 6]; 3];
                 for (r, row) in gj.iter_mut().enumerate() {
@@ -211,12 +218,11 @@ impl HessianPattern {
                         *x = g[r][0] * st.j[0][col] + g[r][1] * st.j[1][col] + g[r][2] * st.j[2][col];
                     }
                 }
-                for s in 0..c.n_sides {
-                    let slot = self.slots[i][s][t];
+                for (s, ss) in c.sides.iter().enumerate() {
+                    let slot = self.slots[start + s * k + t];
                     if !slot.used {
                         continue;
                     }
-                    let ss = &c.sides[s];
                     let diag = ss.block == st.block;
                     for col in 0..st.ncols {
                         let r0 = if diag { col } else { 0 };

@@ -23,6 +23,7 @@ use super::settings::SapSettings;
 use harness::model::ContactCompliance;
 use harness::{SolveError, StepProblem};
 use kernels::BlockDiagonal;
+use smallvec::SmallVec;
 
 /// The rows of one contact's Jacobian acting on one DOF block.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -38,12 +39,11 @@ pub struct Side {
 }
 
 /// One contact of the SAP problem.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SapContact {
-    /// One side per DOF block involved (1 or 2).
-    pub sides: [Side; 2],
-    /// Number of sides used.
-    pub n_sides: usize,
+    /// One side per DOF block involved: 1 or 2 for a contact between bodies (stored inline), any
+    /// number for a contact of a linear problem (e.g. the Cholesky view of an FCLIB local problem).
+    pub sides: SmallVec<[Side; 2]>,
     /// μ and `R = diag(R_n, R_t, R_t)`.
     pub cone: ConeParams,
     /// `v̂_n` (m/s); `v̂_t = 0`.
@@ -56,7 +56,7 @@ impl SapContact {
     /// `v_c,i = J_i v` in (n, t1, t2) (m/s).
     pub fn velocity(&self, v: &[f64]) -> [f64; 3] {
         let mut u = [0.0; 3];
-        for s in &self.sides[..self.n_sides] {
+        for s in &self.sides {
             let vb = &v[s.v_offset..s.v_offset + s.ncols];
             for (ur, row) in u.iter_mut().zip(&s.j) {
                 *ur += row.iter().zip(vb).map(|(a, b)| a * b).sum::<f64>();
@@ -67,7 +67,7 @@ impl SapContact {
 
     /// `out += J_iᵀ γ`.
     pub fn add_transpose(&self, gamma: [f64; 3], out: &mut [f64]) {
-        for s in &self.sides[..self.n_sides] {
+        for s in &self.sides {
             for (c, o) in out[s.v_offset..s.v_offset + s.ncols].iter_mut().enumerate() {
                 *o += s.j[0][c] * gamma[0] + s.j[1][c] * gamma[1] + s.j[2][c] * gamma[2];
             }
@@ -82,7 +82,7 @@ impl SapContact {
     /// `W_ii` from the inverse mass blocks of its sides.
     fn delassus(&self, minv: &[nalgebra::DMatrix<f64>]) -> [[f64; 3]; 3] {
         let mut w = [[0.0; 3]; 3];
-        for s in &self.sides[..self.n_sides] {
+        for s in &self.sides {
             let m = &minv[s.block];
             for (r, wr) in w.iter_mut().enumerate() {
                 for (q, x) in wr.iter_mut().enumerate() {
@@ -178,11 +178,8 @@ impl SapProblem {
             if !(c.gap.is_finite() && c.mu.is_finite()) || c.mu < 0.0 {
                 return Err(SolveError::NonFinite { what: format!("gap or mu of contact {i} (mu must be >= 0)") });
             }
-            if c.jacobian.len() > 2 {
-                return Err(unsupported(format!("contact {i} acts on {} blocks (at most 2)", c.jacobian.len())));
-            }
-            let mut sides = [Side::default(); 2];
-            for (side, jb) in sides.iter_mut().zip(&c.jacobian) {
+            let mut sides = SmallVec::with_capacity(c.jacobian.len());
+            for jb in &c.jacobian {
                 let b = p
                     .layout
                     .blocks
@@ -197,15 +194,10 @@ impl SapProblem {
                 if !jb.rows.iter().flatten().all(|x| x.is_finite()) {
                     return Err(SolveError::NonFinite { what: format!("Jacobian of contact {i}") });
                 }
-                *side = Side { block: b, v_offset: jb.v_offset, ncols: jb.ncols, j: jb.rows };
+                sides.push(Side { block: b, v_offset: jb.v_offset, ncols: jb.ncols, j: jb.rows });
             }
-            let mut contact = SapContact {
-                sides,
-                n_sides: c.jacobian.len(),
-                cone: ConeParams { mu: c.mu, r_n: 1.0, r_t: 1.0 },
-                v_hat_n: 0.0,
-                w: 0.0,
-            };
+            let mut contact =
+                SapContact { sides, cone: ConeParams { mu: c.mu, r_n: 1.0, r_t: 1.0 }, v_hat_n: 0.0, w: 0.0 };
             let w_ii = contact.delassus(&minv);
             let w = w_ii.iter().flatten().map(|x| x * x).sum::<f64>().sqrt() / 3.0;
             if !(w.is_finite() && w > 0.0) {

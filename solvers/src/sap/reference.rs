@@ -60,7 +60,7 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
     let mut b = vec![0.0; 3 * nc];
     for (i, c) in prob.contacts.iter().enumerate() {
         let scale = [1.0, c.cone.mu, c.cone.mu];
-        for s in &c.sides[..c.n_sides] {
+        for s in &c.sides {
             for (r, sr) in scale.iter().enumerate() {
                 for col in 0..s.ncols {
                     let x = s.j[r][col] * sr;

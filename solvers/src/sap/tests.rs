@@ -124,6 +124,12 @@ fn frictionless_contact_never_pulls() {
 /// stopping norm is the `A⁻¹` norm of the gradient), `nc` contacts between random bodies or a
 /// body and the world, random Jacobians, μ, R, v̂ and v*.
 fn random_problem(seed: u64, nb: usize, nc: usize) -> SapProblem {
+    random_problem_on(seed, nb, nc, false)
+}
+
+/// [`random_problem`]; with `three`, every contact between two bodies acts on a third one too (a
+/// contact of a linear problem, e.g. the Cholesky view of an FCLIB local problem).
+fn random_problem_on(seed: u64, nb: usize, nc: usize, three: bool) -> SapProblem {
     let mut rng = Rng(seed);
     let blocks: Vec<DMatrix<f64>> =
         (0..nb).map(|_| DMatrix::from_diagonal(&nalgebra::DVector::from_fn(6, |_, _| rng.range(0.5, 3.0)))).collect();
@@ -138,6 +144,7 @@ fn random_problem(seed: u64, nb: usize, nc: usize) -> SapProblem {
         if b == a {
             b = (a + 1) % nb;
         }
+        let third = three && two && nb > 2;
         let mut side = |blk: usize| {
             let mut j = [[0.0; 6]; 3];
             for row in j.iter_mut() {
@@ -147,15 +154,13 @@ fn random_problem(seed: u64, nb: usize, nc: usize) -> SapProblem {
             }
             Side { block: blk, v_offset: 6 * blk, ncols: 6, j }
         };
-        let sides = if two { [side(a), side(b)] } else { [side(a), Side::default()] };
+        let mut sides = if two { smallvec::smallvec![side(a), side(b)] } else { smallvec::smallvec![side(a)] };
+        if third {
+            let c = (0..nb).find(|&c| c != a && c != b).expect("a third body");
+            sides.push(side(c));
+        }
         let cone = ConeParams { mu: rng.range(0.0, 1.2), r_n: rng.range(0.01, 0.5), r_t: rng.range(1e-3, 0.05) };
-        contacts.push(SapContact {
-            sides,
-            n_sides: if two { 2 } else { 1 },
-            cone,
-            v_hat_n: rng.range(-0.5, 0.5),
-            w: 1.0,
-        });
+        contacts.push(SapContact { sides, cone, v_hat_n: rng.range(-0.5, 0.5), w: 1.0 });
     }
     let v0 = vec![0.0; nv];
     SapProblem::from_parts(0.01, mass, v_star, v0, contacts)
@@ -167,8 +172,11 @@ fn tight() -> SapSettings {
 
 #[test]
 fn gradient_and_hessian_match_finite_differences() {
-    for seed in 0..5 {
-        let prob = random_problem(10 + seed, 3, 5);
+    for (seed, three) in (0..5).flat_map(|s| [(s, false), (s, true)]) {
+        let prob = random_problem_on(10 + seed, 3, 5, three);
+        if three {
+            assert!(prob.contacts.iter().any(|c| c.sides.len() == 3), "seed {seed}: a contact on three bodies");
+        }
         let nv = prob.nv();
         let mut rng = Rng(100 + seed);
         let v: Vec<f64> = (0..nv).map(|_| rng.range(-1.0, 1.0)).collect();
@@ -275,8 +283,8 @@ fn primal_dual(prob: &SapProblem, v: &[f64], gamma: &[[f64; 3]]) -> (f64, f64, f
 
 #[test]
 fn optimum_equals_clarabel_with_zero_duality_gap() {
-    for seed in 0..8 {
-        let prob = random_problem(200 + seed, 4, 8);
+    for (seed, three) in (0..8).flat_map(|s| [(s, false), (s, true)]) {
+        let prob = random_problem_on(200 + seed, 4, 8, three);
         let settings = tight();
         let mut sap = Sap::new(settings.clone());
         let (v, status) = sap.solve(&prob, &prob.v0, &mut IterationLog::new()).unwrap();

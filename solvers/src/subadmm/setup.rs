@@ -109,15 +109,6 @@ pub(super) fn build(
     let mut cols: Vec<(usize, [f64; 3])> = vec![];
     for (i, row) in rows.iter().enumerate() {
         let m = row.ncols();
-        let groups = (0..row.blocks.len())
-            .filter(|&bi| !row.blocks[..bi].iter().any(|&(k2, _)| group_of(k2) == group_of(row.blocks[bi].0)))
-            .count();
-        if groups > 2 {
-            // a slack block per (constraint, group): the z-step is written for one or two
-            return Err(SolveError::Unsupported {
-                what: format!("constraint {i} acts on {groups} subsystems (at most 2)"),
-            });
-        }
         let mut con = Con::new(row.law, row.dim, lam0.get(i).copied().unwrap_or_default());
         for (bi, &(k, _)) in row.blocks.iter().enumerate() {
             let g = group_of(k);

@@ -12,44 +12,45 @@ use harness::constraints::RowLaw;
 use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::cone;
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 const TINY: f64 = 1e-300;
 /// Fewest constraints per rayon task in the z-step (a z-step costs tens of nanoseconds).
 const CON_GRAIN: usize = 32;
 
 /// One ADMM constraint (a contact, or with split `none` a bilateral row) and its slack blocks
-/// `z_ig`, one per group it touches (at most two bodies, so at most two blocks).
+/// `z_ig`, one per group it touches: one or two for a constraint between bodies (stored inline),
+/// any number for a contact of a linear problem (the Cholesky view of an FCLIB local problem).
 pub(super) struct Con {
     law: RowLaw,
     dim: usize,
     /// `(unit, element)` of each block.
-    blocks: [(usize, usize); 2],
-    nblocks: usize,
-    z: [[f64; 3]; 2],
+    blocks: SmallVec<[(usize, usize); 2]>,
+    /// `z_ig` of each block.
+    z: SmallVec<[[f64; 3]; 2]>,
     lam: [f64; 3],
 }
 
 impl Con {
     /// A constraint with no blocks yet and multiplier `lam`.
     pub fn new(law: RowLaw, dim: usize, lam: [f64; 3]) -> Self {
-        Self { law, dim, blocks: [(0, 0); 2], nblocks: 0, z: [[0.0; 3]; 2], lam }
+        Self { law, dim, blocks: SmallVec::new(), z: SmallVec::new(), lam }
     }
 
     /// Number of slack blocks so far.
     pub fn num_blocks(&self) -> usize {
-        self.nblocks
+        self.blocks.len()
     }
 
     /// Adds a slack block: element `elem` of unit `unit`.
     pub fn push_block(&mut self, unit: usize, elem: usize) {
-        assert!(self.nblocks < 2, "a constraint touches at most two bodies");
-        self.blocks[self.nblocks] = (unit, elem);
-        self.nblocks += 1;
+        self.blocks.push((unit, elem));
+        self.z.push([0.0; 3]);
     }
 
     /// `z_ig = J_ig v` with the units' current velocities.
     pub fn init_z(&mut self, units: &[Unit]) {
-        for (z, &(u, e)) in self.z.iter_mut().zip(&self.blocks[..self.nblocks]) {
+        for (z, &(u, e)) in self.z.iter_mut().zip(&self.blocks) {
             units[u].element_velocity(e, z);
         }
     }
@@ -57,12 +58,12 @@ impl Con {
     /// The z-step of Eqs. (36)–(38) in λ-form and the slack update `z_ig = J_ig v + Δλ/β` (35);
     /// returns `(‖λ^{l+1} − λ^l‖, ‖λ^{l+1}‖)`.
     fn z_step(&mut self, beta: f64, units: &[Unit]) -> (f64, f64) {
-        let nz = self.nblocks as f64;
-        let mut bv = [[0.0; 3]; 2];
+        let nz = self.blocks.len() as f64;
         let mut jv = [0.0; 3];
-        for (b, &(u, e)) in bv.iter_mut().zip(&self.blocks[..self.nblocks]) {
-            units[u].element_velocity(e, b);
-            jv.iter_mut().zip(b.iter()).for_each(|(j, x)| *j += x);
+        // z_ig holds J_ig v until Δλ/β is added below
+        for (z, &(u, e)) in self.z.iter_mut().zip(&self.blocks) {
+            units[u].element_velocity(e, z);
+            jv.iter_mut().zip(z.iter()).for_each(|(j, x)| *j += x);
         }
         let mut new = self.lam;
         match self.law {
@@ -76,9 +77,9 @@ impl Con {
             }
         }
         let d = self.dim;
-        for (z, b) in self.z.iter_mut().zip(&bv).take(self.nblocks) {
+        for z in self.z.iter_mut() {
             for k in 0..d {
-                z[k] = b[k] + (new[k] - self.lam[k]) / beta;
+                z[k] += (new[k] - self.lam[k]) / beta;
             }
         }
         let dl: f64 = (0..d).map(|k| (new[k] - self.lam[k]).powi(2)).sum();
