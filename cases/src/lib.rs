@@ -15,7 +15,7 @@
 //! | `ramp_feet`          | box on four corner feet on a 15° ramp (Drumwright Fig. 9)                             | `distance`, `normal_force_peak`                                                   |
 //! | `winkler_cube`       | rigid cube on a Winkler foundation, circling top load (Drumwright §5.5)               | `heave`, `tilt_error`, `contact_fraction`                                         |
 //! | `spring_mass_damper` | one mass on a stiff spring-damper joint (Drumwright §3)                               | `spectral_radius`, `amplitude_ratio`, `stable`                                    |
-//! | `twisting_bar`       | elastic FEM bar twisted by its end faces (Zeng Fig. 9)                                | `end_rotation`, `no_inversion`, `energy_finite`                                   |
+//! | `twisting_bar`       | elastic FEM bar twisted by its end faces (Zeng Fig. 9)                                | `end_rotation`, `no_inversion`, `energy_balance`                                  |
 //! | `elastic_slope`      | stiff elastic FEM cube on an inclined plane (Zeng Fig. 7)                             | `slides`, `acceleration`, `creep_speed`                                           |
 //! | `heavy_stack`        | stack with mass ratio 4096:1, heavy or light on top (Macklin Fig. 17)                 | `max_penetration`, `top_drift`, `weight_ratio`                                    |
 //! | `box_in_hole`        | box peg in a square hole of static boxes (Lee et al. §VII-A)                          | `max_penetration`, `weight_ratio`, `rest_speed`, `contained`                      |
@@ -61,6 +61,7 @@ pub mod box_in_hole;
 pub mod clutter;
 pub mod dish_stack;
 pub mod elastic_slope;
+pub mod energy_balance;
 pub mod fem;
 pub mod heavy_stack;
 pub mod jointed_beam;

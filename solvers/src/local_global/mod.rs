@@ -65,8 +65,10 @@ impl SolverDef for LocalGlobal {
     }
     /// With the sparse inverse, building `S = L⁻¹ P` dominates: peak resident memory measured at
     /// about `16 dofs²` bytes (twisting bar, release: 3.7 GB at 15.3k DOFs, 14.9 GB at 33.5k; the
-    /// 62k-DOF bar was killed out of memory at 24 GB before this estimate existed). The other
-    /// global solves keep to the sparse default.
+    /// 62k-DOF bar was killed out of memory at 24 GB before this estimate existed). Measured while
+    /// `A` stored its exact-zero coordinate couplings, which made `S` 3.5× larger (README, claims
+    /// table): an upper bound now, not re-measured. The other global solves keep to the sparse
+    /// default.
     fn working_memory(s: &LocalGlobalSettings, size: &harness::resources::ProblemSize) -> f64 {
         let base = harness::resources::sparse_working_memory(size);
         match s.global_solve {

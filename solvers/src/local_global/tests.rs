@@ -362,7 +362,10 @@ fn free_fall_momentum_changes_by_h_m_g() {
 }
 
 /// Memory of `S` for several mesh sizes (paper Tables 1–2 trend): `S` grows far slower than the
-/// dense inverse, so its share falls with the mesh size. Printed with `--nocapture`.
+/// dense inverse, so its share falls with the mesh size, and at the 6³ box (343 nodes) it is
+/// already below the top of the paper's range at 5k–21k vertices (15.3 %, Tables 1–2): a share
+/// that falls with size stays inside it at the paper's sizes (the 4600-vertex bar: 8.1 %,
+/// `s_is_a_fraction_of_the_dense_inverse_at_the_papers_bar_size`). Printed with `--nocapture`.
 #[test]
 fn memory_table_of_s() {
     let mut ratios = vec![];
@@ -386,15 +389,20 @@ fn memory_table_of_s() {
         ratios.push(m.ratio());
     }
     assert!(ratios.windows(2).all(|w| w[1] < w[0]), "{ratios:?}");
+    assert!(ratios[2] <= PAPER_MAX_S_FRACTION, "{ratios:?}");
 }
 
-/// Zeng et al. §7.2, Table 2 (bar row), a study (about 4 min in a debug build, so not in CI): at
-/// the paper's smallest bar (1 × 0.2 × 0.2 m, 5.3k vertices, 26.4k tets) the sparse inverse
-/// factor `S` takes 125.02 MB against 961.48 MB for the dense upper triangle of `A⁻¹`, 13.0 %
-/// (across Tables 1–2, 5k–21k vertices: 3.3–15.3 %). On a bar of the same shape and about the same
-/// vertex count (45 × 9 × 9 cells, 4600 vertices, 13 500 DOF) `S` takes 195 MB against 695 MB,
-/// 28.0 %: the paper's fraction is not reproduced (README, claims table). Asserted: only that `S`
-/// is smaller than the dense inverse. Run with
+/// The largest share of `S` in a dense `A⁻¹` in Zeng et al.'s Tables 1–2 (5k–21k vertices).
+const PAPER_MAX_S_FRACTION: f64 = 0.153;
+
+/// Zeng et al. §7.2, Table 2 (bar row), a study (14 min in a debug build on a loaded 2-core
+/// machine, so not in CI; `memory_table_of_s` checks the trend and the range there): at the
+/// paper's smallest bar (1 × 0.2 × 0.2 m, 5.3k vertices, 26.4k tets) the sparse inverse factor `S`
+/// takes 125.02 MB against 961.48 MB for the dense upper triangle of `A⁻¹`, 13.0 % (across Tables
+/// 1–2, 5k–21k vertices: 3.3–15.3 %). On a bar of the same shape and about the same vertex count
+/// (45 × 9 × 9 cells, 4600 vertices, 13 500 DOF) `S` takes 56.3 MB against 695 MB, 8.1 % (28.0 %
+/// while `A` stored the exact-zero couplings between coordinates, README claims table). Asserted:
+/// the share is at most the top of the paper's range. Run with
 /// `cargo test --release -p solvers s_is_a_fraction -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -426,5 +434,5 @@ fn s_is_a_fraction_of_the_dense_inverse_at_the_papers_bar_size() {
         m.ratio(),
         t0.elapsed()
     );
-    assert!(m.ratio() < 1.0, "{m:?}");
+    assert!(m.ratio() <= PAPER_MAX_S_FRACTION, "{m:?}");
 }
