@@ -6,6 +6,7 @@
 //!   law, friction disk) and its exact solves, the building block of Gauss–Seidel/Jacobi solvers.
 //! - [`ncp`]: NCP functions (Fischer–Burmeister, min map), the fixed-point friction compliance
 //!   and the mass-based complementarity preconditioner (shared by `nsn` and `local_global`).
+//! - [`pd_local`]: the projective-dynamics local step on tetrahedra as device-ready data.
 //! - [`sparse_inverse`]: the sparse inverse Cholesky factor `S = L⁻¹ P` (`A⁻¹ = Sᵀ S`) of Zeng et al.
 //! - [`backend`]: the compute backend (CPU; CUDA with the `gpu` cargo feature, module `gpu`),
 //!   run-time selection with CPU fallback, stage timing with device synchronisation.
@@ -27,6 +28,7 @@ pub mod dense_cholesky;
 pub mod gpu;
 pub mod iterative;
 pub mod ncp;
+pub mod pd_local;
 pub mod roots;
 pub mod sparse;
 pub mod sparse_inverse;

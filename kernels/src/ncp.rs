@@ -105,6 +105,100 @@ pub fn friction_w_fb_raw(v: f64, mu_lambda_n: f64, lambda_f: f64, r: f64) -> Opt
     (den > 0.0).then(|| r * (rr - r * s) / den)
 }
 
+/// Whether a contact's friction rows are active, and in which state ([`contact_rows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrictionState {
+    /// `λ_n ≤ 0` or `μ = 0`: friction rows off (`ω_f = 0`, `φ_f = λ_f`).
+    Off,
+    /// Compliance `E_f = 0`.
+    Stick,
+    /// Compliance `E_f > 0`.
+    Slip,
+}
+
+/// The three NCP rows `(n, t1, t2)` of one contact in Zeng et al.'s local-global step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactRows {
+    /// `Ω` (diagonal).
+    pub omega: [f64; 3],
+    /// `E = (E_n/h², E_f/h, E_f/h)` (diagonal).
+    pub ediag: [f64; 3],
+    /// `φ`.
+    pub phi: [f64; 3],
+    /// The friction rows' state.
+    pub friction: FrictionState,
+}
+
+/// The NCP rows of one contact in Zeng et al.'s local-global step (Eqs. 46–57) from its
+/// constraint values `dq = H (q − q_t)` (`(δ_n − φ₀, h δ̇_t1, h δ̇_t2)`, Eq. 40), start gap `gap0`,
+/// friction coefficient `mu`, complementarity scales `r_n`, `r_f` (Eq. 28) and multipliers `lam`:
+/// normal row [`normal_row`] at `δ_n = gap0 + dq_n`; friction `φ_f = δ̇_f + E_f λ_f` with the
+/// compliance [`friction_w`] when `λ_n > 0` and `μ > 0`, else `ω_f = 0`, `E_f = I`, `φ_f = λ_f`
+/// (Eqs. 50, 56). The device kernel `lg_contact_rows` (kernels/src/gpu/kernels.cu) computes the
+/// same per contact.
+#[allow(clippy::too_many_arguments)]
+pub fn contact_rows(
+    ncp: Ncp,
+    h: f64,
+    dq: [f64; 3],
+    gap0: f64,
+    mu: f64,
+    r_n: f64,
+    r_f: f64,
+    lam: [f64; 3],
+) -> ContactRows {
+    let h2 = h * h;
+    let (ln, lt) = (lam[0], [lam[1], lam[2]]);
+    let row_n = normal_row(ncp, gap0 + dq[0], ln, r_n);
+    let (mut omega, mut ediag, mut phi) = ([row_n.alpha, 0.0, 0.0], [row_n.s / h2, 0.0, 0.0], [row_n.phi, 0.0, 0.0]);
+    let vt = [dq[1] / h, dq[2] / h];
+    let friction = if ln > 0.0 && mu > 0.0 {
+        let ef = friction_w(ncp, vt[0].hypot(vt[1]), mu * ln, lt[0].hypot(lt[1]), r_f);
+        for t in 0..2 {
+            omega[1 + t] = 1.0;
+            ediag[1 + t] = ef / h;
+            phi[1 + t] = vt[t] + ef * lt[t];
+        }
+        if ef == 0.0 {
+            FrictionState::Stick
+        } else {
+            FrictionState::Slip
+        }
+    } else {
+        // λ_n ≤ 0 (or μ = 0): ω_f = 0, E_f = I, φ_f = λ_f drives λ_f → 0 (Eqs. 50, 56)
+        for t in 0..2 {
+            omega[1 + t] = 0.0;
+            ediag[1 + t] = 1.0 / h;
+            phi[1 + t] = lt[t];
+        }
+        FrictionState::Off
+    };
+    ContactRows { omega, ediag, phi, friction }
+}
+
+/// The right-hand side of Zeng et al.'s constraint system, `(1/h²)(h − J A⁻¹ g)` (Algorithms
+/// 3–4 sign), per contact from `φ`, `Ω` and `y = H (q_0^k − q^k)`: normal `−(φ_n + ω_n y_n)/h²`,
+/// friction `−(φ_f + ω_f y_f / h)/h`. The device kernel `lg_newton_rhs` computes the same.
+pub fn newton_rhs(h: f64, phi: [f64; 3], omega: [f64; 3], y: [f64; 3]) -> [f64; 3] {
+    let h2 = h * h;
+    let mut rhs = [-(phi[0] + omega[0] * y[0]) / h2, 0.0, 0.0];
+    for r in 1..3 {
+        rhs[r] = -(phi[r] + omega[r] * y[r] / h) / h;
+    }
+    rhs
+}
+
+/// The Jacobi preconditioner of the constraint system, `1 / diag(Ω W Ω + E)` per row (1 where
+/// the diagonal is not positive). The device kernel `cr_jacobi_pinv` computes the same.
+pub fn cr_jacobi_pinv(omega: f64, wdiag: f64, ediag: f64) -> f64 {
+    let d = omega * omega * wdiag + ediag;
+    if d > 0.0 {
+        1.0 / d
+    } else {
+        1.0
+    }
+}
+
 /// `[J B⁻¹ Jᵀ]_ii` for every row of `j`, with `B⁻¹` given by dense inverse blocks
 /// (`block_of[k] = (block, local index)` of column `k`): exact for a block-diagonal `B`. With
 /// `B = M` this is the diagonal of Macklin's mass-based complementarity preconditioner (Eq. 66).

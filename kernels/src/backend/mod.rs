@@ -15,7 +15,9 @@
 //! [`VectorOps`] is the same vector algebra over a backend's own vector type (host slices,
 //! device buffers), the one interface of the shared PCR loop
 //! ([`crate::iterative::pcr::pcr_loop`]); [`HostMirror`] is a host-memory mirror of a device's
-//! memory that counts host↔device transfers with the device's [`TransferCounter`].
+//! memory that counts host↔device transfers with the device's [`TransferCounter`];
+//! [`Resident`] is the device memory layer a whole solver step runs on with its data resident
+//! (implemented by [`HostMirror`] and the CUDA device: local_global's device-resident step).
 //!
 //! Modules: [`cpu`](Cpu), selection ([`select`], [`BackendKind`], [`AnyBackend`]),
 //! stage timing ([`StageClock`], [`SolverStageTimes`]), transfers ([`TransferCounter`],
@@ -27,12 +29,14 @@
 //! (`harness::stepper::RunOptions::backend` → `harness::SolverContext`), never through a global.
 
 mod cpu;
+mod resident;
 mod select;
 mod timing;
 mod transfers;
 mod vector_ops;
 
 pub use cpu::Cpu;
+pub use resident::{dense_is_smaller, nan_max, ContactConsts, MirrorDelassus, MirrorMat, NcpRows, Resident};
 pub use select::{gpu_probe, select, try_gpu, AnyBackend, BackendKind, Selection};
 pub use timing::{SolverStageTimes, Stage, StageClock};
 pub use transfers::{HostMirror, MirrorVec, TransferCounter, Transfers};

@@ -31,6 +31,16 @@ impl Transfers {
     pub fn vector_copies(&self) -> usize {
         self.uploads + self.downloads
     }
+    /// The transfers counted between the snapshot `earlier` and this one.
+    pub fn since(&self, earlier: &Transfers) -> Transfers {
+        Transfers {
+            uploads: self.uploads - earlier.uploads,
+            upload_bytes: self.upload_bytes - earlier.upload_bytes,
+            downloads: self.downloads - earlier.downloads,
+            download_bytes: self.download_bytes - earlier.download_bytes,
+            scalar_reads: self.scalar_reads - earlier.scalar_reads,
+        }
+    }
 }
 
 /// Counts the host↔device copies of one device memory layer (thread-safe).
@@ -72,7 +82,7 @@ impl TransferCounter {
 
 /// A vector in [`HostMirror`]'s "device" memory.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MirrorVec(Vec<f64>);
+pub struct MirrorVec(pub(super) Vec<f64>);
 
 impl MirrorVec {
     /// Number of entries.
@@ -95,17 +105,32 @@ pub struct HostMirror {
 }
 
 impl HostMirror {
-    /// Copies a host vector into mirror memory (counted).
+    /// Copies a host vector into mirror memory (one counted transfer unless empty, as on the
+    /// device).
     pub fn upload(&self, x: &[f64]) -> MirrorVec {
-        self.transfers.upload(std::mem::size_of_val(x));
+        self.count_upload(std::mem::size_of_val(x));
         MirrorVec(x.to_vec())
+    }
+    /// Counts one upload of `bytes` bytes (none for an empty array, as on the device).
+    pub(super) fn count_upload(&self, bytes: usize) {
+        if bytes > 0 {
+            self.transfers.upload(bytes);
+        }
+    }
+    /// Counts one scalar read back by a reduction.
+    pub(super) fn count_scalar(&self) {
+        self.transfers.scalar_read();
     }
     /// A zeroed vector of length `n` (an allocation, not a transfer).
     pub fn zeros(&self, n: usize) -> MirrorVec {
         MirrorVec(vec![0.0; n])
     }
-    /// Copies a mirror vector to the host (counted; `out.len()` entries).
+    /// Copies a mirror vector to the host (`out.len()` entries; one counted transfer unless
+    /// empty, as on the device).
     pub fn download(&self, x: &MirrorVec, out: &mut [f64]) {
+        if out.is_empty() {
+            return;
+        }
         self.transfers.download(std::mem::size_of_val(out));
         out.copy_from_slice(&x.0[..out.len()]);
     }

@@ -159,6 +159,14 @@ enum Inner {
     F32(Device<f32>),
 }
 
+/// A [`CudaBackend`]'s device in its precision.
+pub enum CudaDevice<'a> {
+    /// Double precision.
+    F64(&'a Device<f64>),
+    /// Single precision.
+    F32(&'a Device<f32>),
+}
+
 /// The CUDA backend in the precision chosen at start-up (see the module doc).
 pub struct CudaBackend {
     inner: Inner,
@@ -188,6 +196,14 @@ impl CudaBackend {
         match &self.inner {
             Inner::F32(d) => Some(d),
             Inner::F64(_) => None,
+        }
+    }
+
+    /// The device in its precision (for code generic over [`Resident`](crate::backend::Resident)).
+    pub fn device(&self) -> CudaDevice<'_> {
+        match &self.inner {
+            Inner::F64(d) => CudaDevice::F64(d),
+            Inner::F32(d) => CudaDevice::F32(d),
         }
     }
 

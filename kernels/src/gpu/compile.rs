@@ -16,7 +16,7 @@ use std::fmt;
 pub const SOURCE_NAME: &str = "signorini_kernels.cu";
 
 /// Every `__global__` function of [`SOURCE`] that the host launches, in launch-table order.
-pub const KERNELS: [&str; 11] = [
+pub const KERNELS: [&str; 17] = [
     "spmv_csr",
     "gemv_dense",
     "dot_partial",
@@ -28,6 +28,12 @@ pub const KERNELS: [&str; 11] = [
     "ncp_normal",
     "friction_w",
     "csr_rowdot",
+    "absmax_partial",
+    "max_partials",
+    "lg_contact_rows",
+    "lg_newton_rhs",
+    "cr_jacobi_pinv",
+    "pd_local",
 ];
 
 /// Why NVRTC produced no PTX.

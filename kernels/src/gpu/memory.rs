@@ -5,7 +5,7 @@
 
 use super::device::{i32_of, ok, Device};
 use super::Real;
-use crate::backend::{DeviceMemory, Transfers};
+use crate::backend::{dense_is_smaller, DeviceMemory, Transfers};
 use crate::sparse::Csr;
 use crate::sparse_inverse::SparseInverse;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
@@ -85,12 +85,6 @@ impl<T> DeviceDelassus<T> {
             Self::Dense { m, .. } => *m,
         }
     }
-}
-
-/// Whether a square `m × m` matrix with `nnz` stored entries takes fewer bytes dense than in CSR
-/// (`8 m²` against `(8 + 4) nnz + 4 (m + 1)` in f64).
-pub fn dense_is_smaller(m: usize, nnz: usize) -> bool {
-    8 * m * m <= 12 * nnz + 4 * (m + 1)
 }
 
 /// `S` and `Sᵀ` of a [`SparseInverse`] on the device.

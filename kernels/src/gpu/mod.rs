@@ -27,7 +27,9 @@
 //! ([`Device`]: context, loading the compiled kernels, launch helpers), `memory` (device
 //! buffers, uploads/downloads counted by a [`TransferCounter`](crate::backend::TransferCounter),
 //! [`Device::transfers`]), `ops` (BLAS-1, SpMV and method kernel launches on device buffers),
-//! `pcr` (the device-resident constraint solve through the shared PCR loop) and `backend` (the
+//! `pcr` (the device-resident constraint solve through the shared PCR loop), `resident` (the
+//! [`Resident`](crate::backend::Resident) memory layer of local_global's device-resident step:
+//! the whole iteration on device buffers, only scalars back) and `backend` (the
 //! [`Blas`]/[`Backend`] implementations and
 //! [`CudaBackend`]).
 
@@ -37,15 +39,18 @@ mod device;
 mod memory;
 mod ops;
 mod pcr;
+mod resident;
 
-pub use backend::CudaBackend;
+pub use crate::backend::dense_is_smaller;
+pub use backend::{CudaBackend, CudaDevice};
 pub use compile::{
     compile_ptx, compile_source, kernel_spans, kernels_in_log, nvrtc_available, parse_ptxas, CompileError, PtxasKernel,
     KERNELS, SOURCE_NAME,
 };
 pub use device::Device;
-pub use memory::{dense_is_smaller, DBuf, DeviceCsr, DeviceDelassus, DeviceSparseInverse};
+pub use memory::{DBuf, DeviceCsr, DeviceDelassus, DeviceSparseInverse};
 pub use ops::spgemm_pattern;
+pub use resident::DeviceElements;
 
 use crate::backend::Precision;
 #[cfg(doc)]

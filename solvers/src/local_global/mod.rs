@@ -9,26 +9,27 @@
 //! Per step (Algorithm 4): `q̃ = q_t + h v_t + h² M⁻¹ f_ext`, `q⁰ = q̃`; `K` times: local step
 //! `p_i = P_i(G_i q^k)` in parallel (rayon), `b = M q̃ + h² Σ w_i G_iᵀ p_i`, `q_free = A⁻¹ b`;
 //! with contacts: `Ω`, `E`, `φ` from the NCP functions ([`kernels::ncp`]), the constraint system
-//! `(Ω W Ω + E) Δλ = (1/h²)(h − J A⁻¹ g)` by conjugate residual through the kernels `Backend`,
+//! `(Ω W Ω + E) Δλ = (1/h²)(h − J A⁻¹ g)` by conjugate residual on the device-resident vectors,
 //! `λ += Δλ`, `q = q_free + h² A⁻¹ Hᵀ Ω λ`. Method, options, errata handling and deviations:
 //! `solvers/src/local_global/README.md`.
 //!
 //! Layout (as `sap/`): `model` (the constant model: elements, `A`, its inverse), `problem` (per
-//! step: checks, `q̃`, `H`, `W`, `r`, warm start), `local_step` (local step and global right-hand
-//! side), `contact_step` (NCP rows and the constrained update), `solver` (the iteration),
-//! `reference` (the Newton ground truth).
+//! step: checks, `q̃`, `H`, `W`, `r`, warm start), `resident` (the device-resident iteration on a
+//! [`kernels::backend::Resident`] memory layer: the CPU's host mirror or the CUDA device; copies
+//! counted in [`StepTransfers`]), `solver` (setup and dispatch to the backend), `reference` (the
+//! Newton ground truth).
 
-mod contact_step;
-mod local_step;
 mod model;
 mod problem;
 mod reference;
+mod resident;
 mod settings;
 mod solver;
 #[cfg(test)]
 mod tests;
 
 pub use reference::{incremental_potential, newton_reference};
+pub use resident::StepTransfers;
 pub use settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 pub use solver::LocalGlobal;
 

@@ -8,11 +8,11 @@ use super::settings::GlobalSolve;
 use harness::eval::{ElasticKey, ModelEval, ProjectiveElement};
 use harness::model::BlockKind;
 use harness::{SolveError, StepProblem};
-use kernels::backend::Backend;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
+use kernels::pd_local::PdElements;
 use kernels::sparse::Csr;
 use kernels::sparse_inverse::SparseInverse;
-use nalgebra::SVector;
+use nalgebra::Matrix3;
 
 /// What the constant data depends on: `h`, the prescribed DOFs, and every deformable body's mesh,
 /// density and material ([`ElasticKey`]).
@@ -43,6 +43,9 @@ pub(super) struct Model {
     /// The tetrahedra in projective form: body, index, DOFs of the 4 nodes, `G_e` (`vec F = G
     /// x_e`) and `Σ_k w_k` (J), body by body.
     pub elements: Vec<ProjectiveElement>,
+    /// The same elements as the local step's device data (DOFs, `G_e`, the weights of the
+    /// rotation and volume terms).
+    pub pd: PdElements,
     /// Lumped mass per DOF (kg), length `nv`.
     pub mass: Vec<f64>,
     /// Free DOFs (global indices) and the inverse map.
@@ -66,6 +69,7 @@ impl Model {
     ) -> Result<Self, SolveError> {
         let (nv, dt) = (p.nv(), p.dt);
         let elements = p.model().projective_elements();
+        let pd = pd_elements(p.model(), &elements)?;
         let diag = p.mass.diagonal();
         let mut mass = vec![0.0; nv];
         let mut t = Vec::new();
@@ -118,39 +122,7 @@ impl Model {
             }
             GlobalSolve::Jacobi => GlobalInverse::Jacobi(a.diagonal().iter().map(|d| 1.0 / d).collect()),
         };
-        Ok(Self { key, elements, mass, free, free_of, a_full, a, inverse })
-    }
-
-    /// `x = A⁻¹ b` on the free DOFs (`tmp` of length `nf`). Jacobi: `x = D⁻¹ b`.
-    pub(super) fn apply_inverse<B: Backend>(&mut self, backend: &B, b: &[f64], tmp: &mut [f64], x: &mut [f64]) {
-        match &mut self.inverse {
-            GlobalInverse::SparseInverse(s) => s.solve(backend, b, tmp, x),
-            GlobalInverse::Cholesky(c) => {
-                x.copy_from_slice(b);
-                c.solve_in_place(x);
-            }
-            GlobalInverse::Jacobi(dinv) => backend.mul_elem(dinv, b, x),
-        }
-    }
-
-    /// The global step (Eq. 6) from the current free iterate `x` (used by Jacobi only):
-    /// `x_new = A⁻¹ b`, or for Jacobi `x_new = x + D⁻¹ (b − A x)` (one sweep).
-    pub(super) fn global_step<B: Backend>(
-        &mut self,
-        backend: &B,
-        b: &[f64],
-        x: &[f64],
-        tmp: &mut [f64],
-        out: &mut [f64],
-    ) {
-        if let GlobalInverse::Jacobi(dinv) = &self.inverse {
-            backend.spmv(&self.a, x, tmp);
-            backend.xpby(b, -1.0, tmp); // tmp = b − A x
-            backend.mul_elem(dinv, tmp, out);
-            backend.axpy(1.0, x, out);
-        } else {
-            self.apply_inverse(backend, b, tmp, out);
-        }
+        Ok(Self { key, elements, pd, mass, free, free_of, a_full, a, inverse })
     }
 
     /// The Delassus operator `W = H A⁻¹ Hᵀ` (Eq. 27) for `h` (`m × nf`): two SpGEMMs with `S`,
@@ -197,5 +169,27 @@ impl Model {
     }
 }
 
-/// A 12-vector (one element's node coordinates or forces).
-pub(super) type Vec12 = SVector<f64, 12>;
+/// The elements' device data: the weights of the rotation term and of the volume term, read from
+/// the model's projective terms at `F = I` (the weights depend only on the rest volume and the
+/// material). A material with more than these two terms has no device local step: unsupported.
+fn pd_elements(eval: &dyn ModelEval, elements: &[ProjectiveElement]) -> Result<PdElements, SolveError> {
+    let mut pd = PdElements::default();
+    for el in elements {
+        let terms = eval.projective_terms(el.body, el.index, &Matrix3::identity());
+        if terms.is_empty() || terms.len() > 2 {
+            return Err(SolveError::Unsupported {
+                what: format!(
+                    "element {} of body {} has {} projective terms (the local step has a rotation and a volume term)",
+                    el.index,
+                    el.body,
+                    terms.len()
+                ),
+            });
+        }
+        pd.dofs.push(el.dofs);
+        pd.g.push(el.g);
+        pd.w_rot.push(terms[0].0);
+        pd.w_vol.push(terms.get(1).map_or(0.0, |t| t.0));
+    }
+    Ok(pd)
+}

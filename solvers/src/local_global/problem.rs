@@ -8,7 +8,6 @@ use super::model::Model;
 use super::settings::{LocalGlobalSettings, RFactor};
 use harness::model::ContactCompliance;
 use harness::{SolveError, StepProblem};
-use kernels::backend::AnyBackend;
 use kernels::ncp::schur_diagonal;
 use kernels::sparse::Csr;
 use nalgebra::DMatrix;
@@ -143,20 +142,11 @@ impl ContactSystem {
     }
 }
 
-/// `λ⁰` (forces, N): the previous impulses / h when warm starting, else 0; and `q` made
-/// consistent with it: `q⁰ = q̃ + h² A⁻¹ Hᵀ λ⁰` on the free DOFs, so that the first NCP
+/// `λ⁰` (forces, N): the previous impulses / h when warm starting, else 0. The step makes `q`
+/// consistent with it, `q⁰ = q̃ + h² A⁻¹ Hᵀ λ⁰` on the free DOFs, so that the first NCP
 /// evaluation sees the previous step's contact forces (README "choices").
-pub(super) fn warm_start(
-    p: &StepProblem<'_>,
-    s: &LocalGlobalSettings,
-    model: &mut Model,
-    cs: &ContactSystem,
-    backend: &AnyBackend,
-    q: &mut [f64],
-) -> Vec<f64> {
+pub(super) fn warm_lambda(p: &StepProblem<'_>, s: &LocalGlobalSettings) -> Vec<f64> {
     let (h, nc) = (p.dt, p.nc());
-    let h2 = h * h;
-    let nf = model.free.len();
     let mut lam = vec![0.0; 3 * nc];
     if s.warm_start {
         for i in 0..nc {
@@ -165,14 +155,6 @@ pub(super) fn warm_start(
                     lam[3 * i + c] = imp[c] / h;
                 }
             }
-        }
-    }
-    if lam.iter().any(|l| *l != 0.0) {
-        let f = cs.h_free.transpose().mul(&lam);
-        let (mut t1, mut dx) = (vec![0.0; nf], vec![0.0; nf]);
-        model.apply_inverse(backend, &f, &mut t1, &mut dx);
-        for (i, &k) in model.free.iter().enumerate() {
-            q[k] += h2 * dx[i];
         }
     }
     lam

@@ -1,20 +1,43 @@
 //! [`LocalGlobal`]: one time step of Zeng et al.'s non-smooth constrained local-global method
-//! (Algorithm 4).
+//! (Algorithm 4): the host setup (constant model, predictor, contact system), then the
+//! device-resident iteration ([`super::resident`]) on the run's backend.
 
-use super::contact_step::{constrained_update, contact_rows, ConstraintWork};
-use super::local_step::{global_rhs, local_step};
-use super::model::{Model, ModelKey, Vec12};
-use super::problem::{check_supported, fixed_dofs, warm_start, ContactSystem, Predictor};
+use super::model::{Model, ModelKey};
+use super::problem::{check_supported, fixed_dofs, warm_lambda, ContactSystem, Predictor};
 use super::reference::newton_reference;
+use super::resident::{run_step, DeviceModel, StepData, StepResult, StepTransfers};
 use super::settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
-use kernels::backend::AnyBackend;
-use kernels::iterative::KrylovWorkspace;
+use kernels::backend::{AnyBackend, HostMirror};
 use kernels::ncp::Ncp;
 use std::time::Instant;
 
-/// The local-global solver. Keeps the constant model (`A`, `S` or the Cholesky factor) between
-/// steps while the time step, meshes and prescribed DOFs stay the same.
+/// The constant model on each memory layer the solver may run on (uploaded once per
+/// factorisation; dropped when the model is rebuilt).
+#[derive(Default)]
+struct DeviceModels {
+    /// The CPU backend's memory layer: host memory counted as a device.
+    mirror: HostMirror,
+    on_mirror: Option<DeviceModel<HostMirror>>,
+    #[cfg(feature = "gpu")]
+    on_f64: Option<DeviceModel<kernels::gpu::Device<f64>>>,
+    #[cfg(feature = "gpu")]
+    on_f32: Option<DeviceModel<kernels::gpu::Device<f32>>>,
+}
+
+impl DeviceModels {
+    fn clear(&mut self) {
+        self.on_mirror = None;
+        #[cfg(feature = "gpu")]
+        {
+            self.on_f64 = None;
+            self.on_f32 = None;
+        }
+    }
+}
+
+/// The local-global solver. Keeps the constant model (`A`, `S` or the Cholesky factor, and its
+/// device copy) between steps while the time step, meshes and prescribed DOFs stay the same.
 pub struct LocalGlobal {
     settings: LocalGlobalSettings,
     ncp: Ncp,
@@ -23,10 +46,8 @@ pub struct LocalGlobal {
     /// The compute backend of the run (`--backend` through `SolverContext`; the CPU by default).
     backend: AnyBackend,
     model: Option<Model>,
-    /// Per-element local-step results `(w Gᵀ p, PD energy)` (scratch).
-    local: Vec<(Vec12, f64)>,
-    /// Work vectors of the constraint solves (Eq. 26), reused across iterations and steps.
-    krylov: KrylovWorkspace,
+    device: DeviceModels,
+    last_transfers: Option<StepTransfers>,
 }
 
 impl LocalGlobal {
@@ -45,8 +66,8 @@ impl LocalGlobal {
             r_factor,
             backend: AnyBackend::default(),
             model: None,
-            local: vec![],
-            krylov: KrylovWorkspace::default(),
+            device: DeviceModels::default(),
+            last_transfers: None,
         }
     }
 
@@ -58,6 +79,12 @@ impl LocalGlobal {
             _ => None,
         }
     }
+
+    /// The host↔device transfers of the last successful step, by phase (on the CPU backend,
+    /// those of its host mirror).
+    pub fn last_transfers(&self) -> Option<StepTransfers> {
+        self.last_transfers
+    }
 }
 
 impl LocalGlobal {
@@ -66,6 +93,7 @@ impl LocalGlobal {
         let key = ModelKey::of(p.model(), p.dt, fixed);
         if !self.model.as_ref().is_some_and(|m| m.key == key) {
             self.model = None;
+            self.device.clear();
             self.model = Some(Model::build(p, key, fixed, self.global)?);
         }
         Ok(())
@@ -75,111 +103,36 @@ impl LocalGlobal {
 impl Solver for LocalGlobal {
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let s = self.settings.clone();
-        let (h, nc) = (p.dt, p.nc());
-        let h2 = h * h;
         check_supported(p)?;
-        // per-stage CPU times (README, "CPU timing"): setup, local, global, contact
+        self.last_transfers = None;
+        // per-stage times (README, "CPU timing"): setup, local, global, contact
         let setup_start = Instant::now();
         let fixed = fixed_dofs(p);
         // constant model: A, S (once per scene, Algorithm 4 line 1)
         self.ensure_model(p, &fixed)?;
-        let backend = self.backend.clone();
         let model = self.model.as_mut().expect("built above");
-        let nf = model.free.len();
         let pred = Predictor::new(p, model)?;
-        let mut q = pred.q_start.clone();
         // optional ground truth q* (contact-free steps)
-        let reference = if s.reference && nc == 0 {
-            let (_, e_star, _) = newton_reference(p, &pred.q_tilde, &q, &fixed)?;
+        let reference = if s.reference && p.nc() == 0 {
+            let (_, e_star, _) = newton_reference(p, &pred.q_tilde, &pred.q_start, &fixed)?;
             Some(e_star)
         } else {
             None
         };
         let cs = ContactSystem::new(p, model, self.r_factor);
-        let mut lam = warm_start(p, &s, model, &cs, &backend, &mut q);
-        let mut x: Vec<f64> = model.free.iter().map(|&k| q[k]).collect();
-        let (mut x_free, mut b, mut tmp, mut gvec) = (vec![0.0; nf], vec![0.0; nf], vec![0.0; nf], vec![0.0; p.nv()]);
-        let mut omega = vec![1.0; 3 * nc];
-        self.local.resize(model.elements.len(), (Vec12::zeros(), 0.0));
-        log.add_stage("setup", setup_start.elapsed().as_secs_f64());
-        let (mut status, mut iterations, mut e_first) = (SolveStatus::MaxIterations, 0, f64::NAN);
-        let record_energy = |e: f64, e_first: f64| -> Vec<(&'static str, f64)> {
-            let mut row = vec![("incremental_potential_j", e)];
-            if let Some(es) = reference {
-                row.push(("energy_rel_error", (e - es) / (e_first - es)));
-            }
-            row
+        let lam0 = warm_lambda(p, &s);
+        let data = StepData { p, s: &s, ncp: self.ncp, model, pred: &pred, cs: &cs, lam0, reference, setup_start };
+        let dev = &mut self.device;
+        let (res, transfers) = match &self.backend {
+            AnyBackend::Cpu => run_step(&dev.mirror, &mut dev.on_mirror, data, log)?,
+            #[cfg(feature = "gpu")]
+            AnyBackend::Gpu(g) => match g.device() {
+                kernels::gpu::CudaDevice::F64(d) => run_step(d, &mut dev.on_f64, data, log)?,
+                kernels::gpu::CudaDevice::F32(d) => run_step(d, &mut dev.on_f32, data, log)?,
+            },
         };
-        for k in 0..=s.iterations {
-            // (a) local step at q^k, in parallel over elements (Eq. 5): p_i = P_i(G_i q^k)
-            let t = Instant::now();
-            let energy = local_step(p.model(), model, &q, &pred.q_tilde, h2, &mut self.local);
-            log.add_stage("local", t.elapsed().as_secs_f64());
-            if k == 0 {
-                e_first = energy;
-            }
-            if !energy.is_finite() {
-                return Err(SolveError::NonFinite { what: format!("local step at iteration {k}") });
-            }
-            if k == s.iterations {
-                log.record(&record_energy(energy, e_first));
-                break;
-            }
-            // (b) b^k = M q̃ + h² Σ w Gᵀ p (Eq. 6), free rows, minus A_fp q_p
-            let t = Instant::now();
-            global_rhs(model, &self.local, &pred.b_const, h2, &mut gvec, &mut b);
-            // (c) global step q_free = A⁻¹ b (Eq. 8: Sᵀ(S b); or triangular solves; or Jacobi)
-            model.global_step(&backend, &b, &x, &mut tmp, &mut x_free);
-            log.add_stage("global", t.elapsed().as_secs_f64());
-            let t = Instant::now();
-            let mut row = record_energy(energy, e_first);
-            let change = if nc == 0 {
-                let change = x.iter().zip(&x_free).fold(0.0f64, |mm, (a, c)| mm.max((a - c).abs()));
-                x.copy_from_slice(&x_free);
-                row.push(("dq_rel_linf", change / pred.scale_q));
-                change
-            } else {
-                // (d)–(e) constraint values and NCP rows at q^k; (f)–(j) the constrained update
-                let rows = contact_rows(&backend, self.ncp, &cs, &q, &p.q0, &lam, h, omega);
-                if !rows.phi.iter().chain(&rows.ediag).all(|v| v.is_finite()) {
-                    return Err(SolveError::NonFinite { what: format!("NCP rows at iteration {k}") });
-                }
-                let work = ConstraintWork {
-                    backend: &backend,
-                    krylov: &mut self.krylov,
-                    cr_iterations: s.cr_iterations,
-                    cr_jacobi: s.cr_jacobi,
-                };
-                let (change, info) = constrained_update(model, &cs, &rows, work, h, &mut x, &x_free, &mut lam, k)?;
-                row.extend([
-                    ("dq_rel_linf", change / pred.scale_q),
-                    ("ncp_normal_linf_m", rows.phi_n_max),
-                    ("ncp_friction_linf_mps", rows.phi_f_max),
-                    ("n_stick", rows.n_stick as f64),
-                    ("n_slip", rows.n_slip as f64),
-                    ("cr_iterations", info.iterations as f64),
-                    ("cr_rel_residual", info.rel_residual),
-                ]);
-                omega = rows.omega;
-                change
-            };
-            log.add_stage("contact", t.elapsed().as_secs_f64());
-            log.record(&row);
-            log.check_deadline()?;
-            for (i, &kk) in model.free.iter().enumerate() {
-                q[kk] = x[i];
-            }
-            iterations = k + 1;
-            if log.wants_iterates() {
-                let it = finish(p, &s, q.clone(), &lam, &omega, iterations, status);
-                log.iterate(&it.v, &it.impulses, &it.bilateral);
-            }
-            if s.tolerance > 0.0 && change <= s.tolerance * pred.scale_q {
-                status = SolveStatus::Solved;
-                // without contacts one more local step is not needed: q is the returned iterate
-                break;
-            }
-        }
+        self.last_transfers = Some(transfers);
+        let StepResult { q, lam, omega, iterations, status } = res;
         Ok(finish(p, &s, q, &lam, &omega, iterations, status))
     }
 }
@@ -188,7 +141,7 @@ impl Solver for LocalGlobal {
 /// their required velocity, impulses `h Ω λ` (what the returned `q` was corrected with, FCLIB
 /// order `(n, t1, t2)`). With `tolerance = 0` the paper's fixed iteration budget (§7.1) is the
 /// stopping rule, and the step counts as solved.
-fn finish(
+pub(super) fn finish(
     p: &StepProblem<'_>,
     s: &LocalGlobalSettings,
     mut q: Vec<f64>,

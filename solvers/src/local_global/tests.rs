@@ -436,3 +436,95 @@ fn s_is_a_fraction_of_the_dense_inverse_at_the_papers_bar_size() {
     );
     assert!(m.ratio() <= PAPER_MAX_S_FRACTION, "{m:?}");
 }
+
+/// The transfers of one step on `backend`'s memory layer: the constant model uploaded on the
+/// first step only, the step's data uploaded before the loop, nothing but scalars inside the
+/// loop, the result downloaded once after it. Every count derived from the step's structure
+/// (`resident.rs`): the twisting bar (no contacts, sparse inverse) and the stick–slip box
+/// (16 contacts, warm-started second step).
+fn assert_device_resident_transfers(backend: kernels::backend::AnyBackend) {
+    use kernels::backend::dense_is_smaller;
+    // uploads of the constant model: elements (DOFs, G, two weights, ones), mass, the assembly
+    // and injection matrices, S and Sᵀ (CSR: three arrays each)
+    const MODEL_UPLOADS: usize = 5 + 1 + 3 + 3 + 2 * 3;
+    // scalars per iteration: mass term and element energies, then without contacts max |Δx|;
+    // with contacts max |φ_n|, max |φ_f|, max |E|, stick and slip counts, the CR loop's dots
+    // (4 + 4 per CR iteration; one more if it stops at round-off), max |Δx|, max |λ|
+    let (k_lg, budget) = (6usize, 10usize);
+    let mut solver = LocalGlobal::with_backend(settings(|s| s.iterations = k_lg), backend.clone());
+    let world = twisting_bar(1e7, 8, 0.5, 0.01);
+    let contacts = geometry::detect(&world, 0.01);
+    let p = StepProblem::new(&world, &contacts, 0.01, None).unwrap();
+    let (nv, nf) = (p.nv(), p.nv() - p.prescribed.len());
+    for step in 0..2 {
+        let mut log = IterationLog::new();
+        solver.step(&p, &mut log).unwrap();
+        let t = solver.last_transfers().expect("a step ran");
+        let model = if step == 0 { MODEL_UPLOADS } else { 0 };
+        assert_eq!((t.model.uploads, t.model.downloads), (model, 0), "step {step}: {t:?}");
+        // q̃ and q_p (nv), M q̃ − A_fp q_p and x⁰ (nf)
+        assert_eq!((t.setup.uploads, t.setup.upload_bytes), (4, 8 * (2 * nv + 2 * nf)), "{t:?}");
+        assert_eq!((t.setup.downloads, t.setup.scalar_reads), (0, 0), "{t:?}");
+        assert_eq!(t.iterations.vector_copies(), 0, "a vector copy inside the loop: {t:?}");
+        assert_eq!(t.iterations.scalar_reads, 3 * k_lg + 2, "{t:?}");
+        assert_eq!((t.finish.uploads, t.finish.downloads, t.finish.download_bytes), (0, 1, 8 * nv), "{t:?}");
+    }
+
+    let mu = 10f64.to_radians().tan() - 0.05;
+    let mut solver = LocalGlobal::with_backend(settings(|s| s.cr_iterations = budget), backend);
+    let mut world = box_on_slope(10.0, mu, 3);
+    let mut warm = harness::WarmStart::default();
+    for step in 0..2 {
+        let contacts = geometry::detect(&world, 0.01);
+        let p = StepProblem::new(&world, &contacts, 0.01, Some(&warm)).unwrap();
+        let (nv, nc) = (p.nv(), p.nc());
+        assert_eq!(nc, 16, "the 3³ box rests on its 16 bottom nodes");
+        let m = 3 * nc;
+        let mut log = IterationLog::new();
+        let sol = solver.step(&p, &mut log).unwrap();
+        let t = solver.last_transfers().expect("a step ran");
+        assert_eq!(t.model.uploads, if step == 0 { MODEL_UPLOADS } else { 0 }, "{t:?}");
+        // W: one copy dense (16 contacts: 48 × 48), else three
+        let fixed = super::problem::fixed_dofs(&p);
+        let key = super::model::ModelKey::of(p.model(), 0.01, &fixed);
+        let mut model = super::model::Model::build(&p, key, &fixed, GlobalSolve::SparseInverse).unwrap();
+        let w = super::problem::ContactSystem::new(&p, &mut model, RFactor::Delassus).w;
+        let w_uploads = if dense_is_smaller(m, w.nnz()) { 1 } else { 3 };
+        // + q_t; H, H_free, H_freeᵀ; W; diag W; gap, μ, r_n, r_f; λ⁰; ones (m, nc)
+        assert_eq!(t.setup.uploads, 4 + 1 + 9 + w_uploads + 1 + 4 + 1 + 2, "step {step}: {t:?}");
+        assert_eq!(t.setup.downloads, 0, "{t:?}");
+        assert_eq!(t.iterations.vector_copies(), 0, "a vector copy inside the loop: {t:?}");
+        let cr = column(&log, "cr_iterations");
+        let cr: Vec<usize> = cr.iter().filter(|v| v.is_finite()).map(|&v| v as usize).collect();
+        assert_eq!(cr.len(), LocalGlobalSettings::default().iterations, "one CR solve per L-G iteration");
+        let base: usize = cr.iter().map(|k| 13 + 4 * k).sum::<usize>() + 2;
+        let stops = cr.iter().filter(|&&k| k < budget).count();
+        assert!((base..=base + stops).contains(&t.iterations.scalar_reads), "{t:?} vs {base} + ≤ {stops}");
+        // q (nv), λ and Ω (m each)
+        assert_eq!((t.finish.downloads, t.finish.download_bytes), (3, 8 * (nv + 2 * m)), "{t:?}");
+        assert_eq!(t.finish.uploads, 0);
+        let mut next = world.clone();
+        next.set_state(sol.q.as_ref().unwrap(), &sol.v);
+        drop(p);
+        warm.impulses = contacts.contacts.iter().map(|c| c.key).zip(sol.impulses.iter().copied()).collect();
+        warm.velocity = sol.v.clone();
+        world = next;
+    }
+}
+
+/// Issue 22 item 2 on the CPU: the CPU backend runs the device-resident step on its host mirror;
+/// its loop moves no vector between host and "device" (see [`assert_device_resident_transfers`]).
+#[test]
+fn device_resident_step_moves_no_vector_inside_the_loop_on_the_cpu_mirror() {
+    assert_device_resident_transfers(kernels::backend::AnyBackend::Cpu);
+}
+
+/// The same on the CUDA device, where one can start; else skipped with the reason.
+#[cfg(feature = "gpu")]
+#[test]
+fn device_resident_step_moves_no_vector_inside_the_loop_on_the_gpu() {
+    match kernels::backend::try_gpu(kernels::backend::Precision::F64) {
+        Ok(backend) => assert_device_resident_transfers(backend),
+        Err(reason) => println!("skipping GPU test: {reason}"),
+    }
+}
