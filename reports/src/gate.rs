@@ -791,46 +791,15 @@ pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::record::{CaseRecord, MetricStat, Provenance, SolverRecord, Summary, SCHEMA};
-    use harness::{OracleCheck, Params};
+    use harness::record::MetricStat;
 
     /// A record of `solver` on `case` with one oracle check `slides` (passing or not) and a
     /// natural-map residual.
     fn record(solver: &str, case: &str, status: RunStatus, slides_pass: bool, natmap_max: f64) -> RunRecord {
-        let mut summary = Summary { steps: 10, ..Default::default() };
-        summary.metrics.insert("natmap_rel_l2".into(), MetricStat { max: natmap_max, mean: 0.0, last: 0.0 });
-        let err = if slides_pass { 0.0 } else { 1.0 };
-        summary.oracle.insert("slides".into(), OracleCheck::with_error("slides", err, 0.0, err, 0.5));
-        RunRecord {
-            schema: SCHEMA.into(),
-            provenance: Provenance {
-                commit: "c".into(),
-                version: "v".into(),
-                machine: "m".into(),
-                threads: 1,
-                started: "t".into(),
-                backend: "cpu".into(),
-            },
-            case: CaseRecord {
-                name: "slope".into(),
-                label: case.into(),
-                params: Params::default(),
-                params_hash: "h1".into(),
-            },
-            solver: SolverRecord {
-                name: solver.into(),
-                params: Params::default(),
-                params_hash: "h2".into(),
-                paper: String::new(),
-                defaults_hash: String::new(),
-            },
-            status,
-            reason: (status != RunStatus::Ok).then(|| "step 3: boom".into()),
-            summary,
-            steps: vec![],
-            step_stride: 1,
-            iterations: vec![],
-        }
+        let mut r = crate::test_records::record(case, solver, status, 0.0, &[("slides", slides_pass)]);
+        r.summary.metrics.insert("natmap_rel_l2".into(), MetricStat { max: natmap_max, mean: 0.0, last: 0.0 });
+        r.reason = (status != RunStatus::Ok).then(|| "step 3: boom".into());
+        r
     }
 
     fn dir(records: Vec<RunRecord>) -> Vec<(PathBuf, RunRecord)> {
