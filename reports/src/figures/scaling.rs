@@ -38,7 +38,7 @@ pub fn size_sweeps(records: &[RunRecord]) -> Vec<SizeSweep<'_>> {
         let mut groups: BTreeMap<(String, String, String), Vec<&RunRecord>> = BTreeMap::new();
         for r in records.iter().filter(|r| r.status == RunStatus::Ok) {
             let Some(size) = r.case.params.0.get(*param).and_then(|v| v.as_f64()) else { continue };
-            if !(size > 0.0) {
+            if size.is_nan() || size <= 0.0 {
                 continue;
             }
             let mut rest = r.case.params.0.clone();
