@@ -437,3 +437,28 @@ fn baseline_ratio_and_settings_columns() {
     let svg = std::fs::read_to_string(out.join(&wp.file)).unwrap();
     assert!(svg.contains("dt=0.005") && svg.contains("dt=0.01"), "points labelled with the swept value");
 }
+
+/// A sweep over a size parameter (sphere_stack's `n`, three sizes, real runs) gives the scaling
+/// figure: one line per solver with its fitted exponent, shown in the HTML timing section.
+#[test]
+fn a_size_sweep_gives_the_scaling_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let reg = signorini::registry();
+    let pairs: Vec<PairSpec> = ["2", "3", "4"]
+        .iter()
+        .map(|n| pair(&format!("stack-n{n}"), "sphere_stack", &[("n", n), ("duration", "0.05")]))
+        .collect();
+    let suite = Suite { name: "scaling-test".into(), pairs };
+    let prepared = runner::prepare(&reg, &suite).unwrap();
+    for (_, path) in runner::run_suite(&reg, &prepared, dir.path(), RunOptions::default(), &NoProgress) {
+        path.unwrap();
+    }
+    let (rep, out) = build(dir.path(), None);
+    let f = rep.figures.iter().find(|f| f.kind == "scaling").expect("a scaling figure");
+    assert_eq!(f.title, "Scaling on sphere_stack (n)");
+    assert_eq!(f.series, 1, "pgs alone");
+    assert_eq!(f.sources.len(), 3, "one source per size");
+    assert!(f.description.contains("pgs: exponent "), "{}", f.description);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(html.contains("Scaling on sphere_stack (n)") && html.contains(&f.file), "the figure is in the page");
+}

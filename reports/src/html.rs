@@ -273,6 +273,10 @@ pub fn index(rep: &Report) -> String {
     }
     body += "<h2 id=\"timing\">Timing</h2>\n";
     body += &section("timing");
+    if rep.figures.iter().any(|f| f.kind == "scaling") {
+        body += "<h3 id=\"scaling\">Scaling with the scene's size</h3>\n";
+        body += &section("scaling");
+    }
     if let Some((headers, rows)) = crate::table::solver_stages(&rep.records) {
         body += "<h3>Solver stages (CPU, inside the solve time)</h3>\n";
         let h: Vec<&str> = headers.iter().map(String::as_str).collect();
