@@ -5,6 +5,9 @@
 #   bin/signorini            the release CLI with --features gpu (Table 3 frame timings)
 #   tests/kernels            the kernels crate's release unit tests with --features gpu (GPU parity
 #                            of every kernel: `tests/kernels gpu`)
+#   tests/solvers            the solvers crate's release unit tests with --features gpu (the
+#                            device-resident local-global's copy count on CUDA:
+#                            `tests/solvers device_resident`)
 #   tests/gpu_backend        the CLI's GPU tests (CPU/GPU trajectory parity; finds the CLI through
 #                            SIGNORINI_BIN, which run-on-device.sh sets)
 #   bench/<name>             the criterion benchmarks with --features gpu (subadmm: Table III)
@@ -40,6 +43,7 @@ echo "build-for-device: release CLI (--features gpu)"
 cargo build --release --features gpu --bin signorini
 echo "build-for-device: release test binaries (--features gpu)"
 tests=$( { cargo test --release --features gpu --no-run --message-format=json -p kernels --lib;
+           cargo test --release --features gpu --no-run --message-format=json -p solvers --lib;
            cargo test --release --features gpu --no-run --message-format=json --test gpu_backend; } | executables)
 echo "build-for-device: benchmarks (--features gpu)"
 bench_args=()
@@ -53,7 +57,7 @@ cp target/release/signorini "$bundle/bin/signorini"
 while read -r name kind exe; do
   [[ -z "$name" ]] && continue
   case "$kind" in
-    lib) cp "$exe" "$bundle/tests/kernels" ;;
+    lib) cp "$exe" "$bundle/tests/$name" ;;
     test) cp "$exe" "$bundle/tests/$name" ;;
   esac
 done <<<"$tests"

@@ -98,6 +98,7 @@ def parity(bundle, env):
     runs = {
         "kernels": [str(bundle / "tests/kernels"), "gpu", "--nocapture", "--test-threads=1"],
         "gpu_backend": [str(bundle / "tests/gpu_backend"), "--nocapture", "--test-threads=1"],
+        "solvers": [str(bundle / "tests/solvers"), "device_resident", "--nocapture", "--test-threads=1"],
     }
     for name, cmd in runs.items():
         log(f"GPU parity: {' '.join(cmd)}")

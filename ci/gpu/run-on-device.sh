@@ -3,7 +3,8 @@
 # NVIDIA GPU and no Rust toolchain (needs bash and python3). Run it from the bundle folder or give
 # its path; results go to WORK/gpu-timings.json (default WORK: ./device-run):
 #
-#  1. GPU parity: tests/kernels gpu (every kernel against its CPU reference) and tests/gpu_backend
+#  1. GPU parity: tests/kernels gpu (every kernel against its CPU reference), tests/solvers
+#     device_resident (no vector copy inside the local-global loop on CUDA) and tests/gpu_backend
 #     (100-step CPU/GPU trajectory parity); a test that prints "skipping GPU test" counts as failed.
 #  2. Zeng et al. Table 3 frame times: twisting bar with local_global at 50x9x9, 65x12x12, 80x15x15
 #     cells (5,100 / 11,154 / 20,736 vertices), 5 frames, --backend cpu and gpu; median of frames
