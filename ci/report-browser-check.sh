@@ -195,6 +195,19 @@ if not cap or "all on step" not in cap.group(1):
 if len(solvers) < 4:
     errors.append(f"expected 4 solvers on sphere_stack, found {solvers}")
 print(f"convergence-sphere_stack.svg: one line per solver in both panels ({', '.join(solvers)})")
+# the claims links: every solver of a paper that ran links its README's claims table, and the link
+# resolves from the report's directory to a README holding that section
+import html as _html
+ran = {r['solver']['name'] for r in records}
+links = {m.group(1): _html.unescape(m.group(2)) for m in re.finditer(r'<a class="claims" data-solver="([^"]+)" href="([^"]+)"', dom)}
+for s in sorted(ran & {"canal", "drumwright", "local_global", "nsn", "sap", "subadmm"}):
+    if s not in links:
+        errors.append(f"no claims link for {s}")
+for s, href in links.items():
+    path = (out / "run/report" / href.split("#")[0]).resolve()
+    if not path.is_file() or "Claims of the paper" not in path.read_text():
+        errors.append(f"claims link of {s} does not resolve to a claims table: {href}")
+print(f"claims: {len(links)} links resolve to their READMEs' claims tables ({', '.join(sorted(links))})")
 png = out / "report.png"
 if not png.is_file() or png.stat().st_size < 10000:
     errors.append("no screenshot")

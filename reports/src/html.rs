@@ -154,6 +154,28 @@ fn table_of_class(headers: &[&str], rows: &[(Vec<String>, Vec<Tone>)], class: &s
     s + "</tbody></table></div>\n"
 }
 
+/// The "Claims of the papers" section: one link per solver to its README's claims table.
+fn claims(links: &[crate::claims::ClaimsLink]) -> String {
+    if links.is_empty() {
+        return String::new();
+    }
+    let mut s = "<h3 id=\"claims\">Claims of the papers</h3>\n<p>What each method's paper claims, the test that \
+                 checks it, its tolerance and the measured value (or \"not reproduced\" with the reason):</p>\n<ul>\n"
+        .to_string();
+    for l in links {
+        s += &format!(
+            "<li><b>{}</b>: <a class=\"claims\" data-solver=\"{}\" href=\"{}\">{} §{}</a> ({} claims)</li>\n",
+            esc(&l.solver),
+            esc(&l.solver),
+            esc(&l.href),
+            esc(&l.readme),
+            esc(&l.heading),
+            l.rows
+        );
+    }
+    s + "</ul>\n"
+}
+
 /// Renders `index.html`.
 pub fn index(rep: &Report) -> String {
     let recs = &rep.records;
@@ -183,6 +205,9 @@ pub fn index(rep: &Report) -> String {
              <a href=\"#work-precision\">Work–precision</a>";
     if rep.figures.iter().any(|f| f.kind == "order_of_accuracy") {
         body += "<a href=\"#order\">Order of accuracy</a>";
+    }
+    if !rep.claims.is_empty() {
+        body += "<a href=\"#claims\">Claims</a>";
     }
     body += "<a href=\"#cases\">Per case</a>";
     if rep.criterion.is_some() {
@@ -255,6 +280,7 @@ pub fn index(rep: &Report) -> String {
     if let Some(g) = &rep.gates {
         body += &gates(g);
     }
+    body += &claims(&rep.claims);
     let section = |kind: &str| -> String {
         let figs: Vec<&Figure> = rep.figures.iter().filter(|f| f.kind == kind).collect();
         if figs.is_empty() {

@@ -6,11 +6,13 @@
 //!   timings removed.
 //! - [`gate`]: the gate check: every oracle check of a run directory, expected failures and
 //!   metric gates (`ci/gates.toml`).
-//! - [`report`]: `signorini report`: the HTML + Markdown comparison report, built from
+//! - [`report`]: `signorini report`: the HTML + Markdown comparison report (linking each solver's
+//!   claims table, [`claims`]), built from
 //!   [`figures`] (plotters SVGs), [`profile`] (Dolan–Moré performance profiles), [`table`]
 //!   (the solver × case table), [`matrix`] (the case × solver matrix of verdicts and relative
 //!   times), [`html`], [`markdown`] and [`criterion`] (estimates reader).
 
+pub mod claims;
 pub mod compare;
 pub mod criterion;
 pub mod diff;

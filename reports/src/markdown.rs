@@ -207,6 +207,14 @@ pub fn summary(rep: &Report) -> String {
         out += "\n## Skipped and failed pairs\n\n";
         out += &not_ok.concat();
     }
+    if !rep.claims.is_empty() {
+        out +=
+            "\n## Claims of the papers\n\nWhat each method's paper claims, the test that checks it, its tolerance and \
+                the measured value (or \"not reproduced\" with the reason):\n\n";
+        for l in &rep.claims {
+            out += &format!("- **{}**: [{} §{}]({}) ({} claims)\n", l.solver, l.readme, l.heading, l.href, l.rows);
+        }
+    }
     if let Some((headers, rows)) = crate::table::fclib_regularised(&rep.records) {
         out += "\n## FCLIB: regularised models, own-model residual apart\n\n";
         out += &format!("{}\n\n", crate::table::FCLIB_REGULARISED_NOTE);

@@ -48,6 +48,8 @@ pub struct Report {
     pub defaults: crate::table::Defaults,
     /// Baseline solver of the ratio column.
     pub baseline: Option<String>,
+    /// Links to the claims tables of the solvers that ran ([`crate::claims`]).
+    pub claims: Vec<crate::claims::ClaimsLink>,
 }
 
 impl Report {
@@ -133,6 +135,7 @@ pub fn build(opts: &Options) -> Result<Report, String> {
         }
     }
     let figures = draw_figures(&records, &opts.out_dir)?;
+    let claims = crate::claims::links(&records, &crate::claims::source_root(), &opts.out_dir);
     Ok(Report {
         run_dir: opts.run_dir.clone(),
         records,
@@ -142,6 +145,7 @@ pub fn build(opts: &Options) -> Result<Report, String> {
         criterion,
         defaults: opts.defaults.clone(),
         baseline: opts.baseline.clone(),
+        claims,
     })
 }
 
