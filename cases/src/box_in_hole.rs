@@ -18,8 +18,9 @@
 //!   faces `clearance` from the peg's sides (inner half width `a = peg_width/2 + clearance`).
 //! * Peg: a box `peg_width × peg_width × peg_height`, mass `peg_mass`, all six DOFs, at rest with its
 //!   bottom `drop_height` above the floor, centred in the hole. It lands after
-//!   `t_land = sqrt(2 drop_height / g)` at `v_land = sqrt(2 g drop_height)`; the scenario margin is
-//!   `max(margin, v_land dt)` so that the floor is caught by a speculative contact.
+//!   `t_land = sqrt(2 drop_height / g)` at `v_land = sqrt(2 g drop_height)`; the stepper's per-contact margin (`margin` plus
+//!   `dt` times the approach speed, harness `geometry::detect_for_step`) catches the floor with a
+//!   speculative contact.
 //! * Contacts: the floor gives 4 (the face manifold), each wall 4 with gap `clearance`: 20 contacts
 //!   for 6 DOFs, a rank-deficient Delassus operator like the paper's bolt–nut (where PGS stalls).
 //!   The walls carry nothing at rest (their gap is positive), so the floor impulses are determined
@@ -82,7 +83,8 @@ pub struct BoxInHoleParams {
     pub dt: f64,
     /// Simulated time (s); `steps = round(duration / dt)`.
     pub duration: f64,
-    /// Smallest contact detection margin (m, > 0).
+    /// Contact detection margin floor (m, > 0); the stepper adds `dt` times each contact's
+    /// predicted approach speed.
     pub margin: f64,
 }
 
@@ -143,10 +145,6 @@ impl BoxInHoleParams {
         } else {
             0.0
         }
-    }
-    /// Scenario margin `max(margin, v_land dt)` (m).
-    pub fn scenario_margin(&self) -> f64 {
-        self.margin.max((2.0 * self.gravity * self.drop_height).sqrt() * self.dt)
     }
     /// Corner load factor `L_c = 1 + m (h_y²/I_x + h_x²/I_y)`.
     pub fn corner_load_factor(&self) -> f64 {
@@ -233,7 +231,7 @@ impl CaseDef for BoxInHole {
     fn scenario(&self, p: &BoxInHoleParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
         let needs = Capabilities { rigid_bodies: true, rigid_contact: true, ..Default::default() };
-        Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.scenario_margin(), needs })
+        Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs })
     }
     fn grade(&self, p: &BoxInHoleParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         p.grade(scenario, trace)

@@ -16,7 +16,8 @@ pub struct Scenario {
     pub dt: f64,
     /// Number of steps.
     pub steps: usize,
-    /// Contact detection margin (m): pairs closer than this become (speculative) contacts.
+    /// Contact detection margin floor (m): the stepper admits a contact feature whose gap is below
+    /// this plus `dt` times its predicted approach speed ([`crate::geometry::detect_for_step`]).
     pub margin: f64,
     /// What a solver must support to run it.
     pub needs: Capabilities,

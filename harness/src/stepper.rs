@@ -28,7 +28,8 @@ use crate::ContactSet;
 use std::time::{Duration, Instant};
 
 /// The state of a run between two steps: the world at the start of the current step, the
-/// contacts detected there (with the scenario's margin) and the warm-start data the previous step
+/// contacts detected there (with the scenario's margin, per contact as in
+/// [`geometry::detect_for_step`]) and the warm-start data the previous step
 /// left. Advancing it with a step's solution integrates the positions, detects the contacts at
 /// the new positions and records the solution's impulses and velocity for the next warm start.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +64,7 @@ impl Stepper {
     pub fn new(scenario: &Scenario) -> Self {
         let world = scenario.world.clone();
         let t = Instant::now();
-        let contacts = geometry::detect(&world, scenario.margin);
+        let contacts = geometry::detect_for_step(&world, scenario.margin, scenario.dt);
         let detect_s = t.elapsed().as_secs_f64();
         Self {
             world,
@@ -117,7 +118,7 @@ impl Stepper {
         world.set_state(&q_next, &sol.v);
         world.time = self.t0 + (self.step + 1) as f64 * self.dt;
         let t = Instant::now();
-        let contacts = geometry::detect(&world, self.margin);
+        let contacts = geometry::detect_for_step(&world, self.margin, self.dt);
         let detect_s = t.elapsed().as_secs_f64();
         StepEnd { world, contacts, detect_s }
     }
@@ -506,7 +507,7 @@ mod tests {
         let out = simulate(&falling_spheres(4), &mut Recorder::default(), RunOptions::default(), &mut || {});
         assert_eq!(out.trace.q.last(), Some(&out.stepper.world().positions()));
         assert_eq!(out.trace.v.last(), Some(&out.stepper.world().velocities()));
-        assert_eq!(out.stepper.contacts(), &geometry::detect(out.stepper.world(), 0.02));
+        assert_eq!(out.stepper.contacts(), &geometry::detect_for_step(out.stepper.world(), 0.02, 0.01));
         assert!((out.stepper.world().time - 0.04).abs() < 1e-15);
     }
 

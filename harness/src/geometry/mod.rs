@@ -47,6 +47,26 @@
 //! the manifold is empty, parry's single closest-point contact. Single-point (parry) pairs are
 //! recomputed as such.
 //!
+//! # Speculative margin per contact
+//! [`detect`] keeps every feature whose gap is below one fixed margin. [`detect_for_step`], which
+//! the stepper uses, gives each feature its own margin: the feature enters the step's problem if
+//! its gap could close within the step,
+//!
+//! `gap < margin + dt · max(0, −u_n)`,  `u_n = n · (v*_A(p) − v*_B(p))`,
+//!
+//! with `v*_X(p) = v_X + dt g + ω_X × (p − x_X)` the velocity of collider X at the contact point `p`
+//! after one step of free motion under gravity (static colliders do not move; gravity acts on the
+//! free linear components of a body only), so `−u_n` is the predicted approach speed along the
+//! normal. The fixed `margin` is the floor: it admits contacts whose gap closes only through
+//! what the prediction leaves out (impulses of other contacts, springs, loads). This is the
+//! speculative contact of velocity-level schemes (a contact is in the problem before it touches,
+//! so a fast body cannot tunnel through in one step), sized per pair rather than per run: a
+//! settled pile carries about its touching contacts, a falling object a contact ahead of it.
+//! The broad phase culls a pair with the bound `margin + dt (s_A + s_B)`, `s_X = |v_X + dt g| +
+//! |ω_X| R_X` the largest speed of a point of collider X (`R_X` the largest distance from its
+//! centre of mass to a point of its parts' bounding spheres). Node contacts of deformable bodies
+//! keep the fixed margin.
+//!
 //! # Broad phase
 //! All pairs of parts, O(n²), culled by the parts' bounding spheres (a placed primitive's
 //! circumscribed sphere; a half-space tests the signed distance of the sphere).
@@ -270,10 +290,61 @@ fn detect_pair(a: &Geom, b: &Geom, margin: f64) -> Vec<Feature> {
 ///
 /// See the module documentation for the pair order, the feature ids and the methods.
 pub fn detect(world: &World, margin: f64) -> ContactSet {
+    detect_with(world, margin, None)
+}
+
+/// The contacts of the step of length `dt` (s) that starts at `world`: every feature whose gap
+/// is below its own speculative margin, `margin + dt` times its predicted approach speed (module
+/// documentation, "Speculative margin per contact"), in deterministic key order. Node contacts of
+/// deformable bodies use `margin` alone.
+pub fn detect_for_step(world: &World, margin: f64, dt: f64) -> ContactSet {
+    detect_with(world, margin, Some(dt))
+}
+
+/// A collider's predicted motion over one step of free fall, for speculative margins.
+#[derive(Debug, Clone, Copy)]
+struct Motion {
+    /// Centre of mass (m).
+    x: Vector3<f64>,
+    /// Linear velocity after one step of gravity (m/s).
+    v: Vector3<f64>,
+    /// Angular velocity (rad/s).
+    w: Vector3<f64>,
+    /// Largest speed of a point of the collider's parts' bounding spheres (m/s).
+    speed_bound: f64,
+}
+
+impl Motion {
+    /// The motion of collider `id` (placed parts `parts`) over a step of length `dt`.
+    fn of(world: &World, id: ColliderId, parts: &[Geom], dt: f64) -> Motion {
+        let ColliderId::Body(i) = id else {
+            return Motion { x: Vector3::zeros(), v: Vector3::zeros(), w: Vector3::zeros(), speed_bound: 0.0 };
+        };
+        let b = &world.bodies[i];
+        let gravity = Vector3::from_fn(|k, _| if b.dofs.0[k] { world.gravity[k] } else { 0.0 });
+        let v = b.linear_velocity + dt * gravity;
+        let reach = parts
+            .iter()
+            .filter_map(Geom::bounding_sphere)
+            .map(|(c, r)| (c - b.position).norm() + r)
+            .fold(0.0, f64::max);
+        Motion { x: b.position, v, w: b.angular_velocity, speed_bound: v.norm() + b.angular_velocity.norm() * reach }
+    }
+
+    /// Predicted velocity of the material point at `p` (m/s).
+    fn point_velocity(&self, p: &Vector3<f64>) -> Vector3<f64> {
+        self.v + self.w.cross(&(p - self.x))
+    }
+}
+
+/// [`detect`] with a fixed `margin` (`dt = None`) or [`detect_for_step`] (`dt = Some`).
+fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
     let nb = world.bodies.len();
     let ids: Vec<ColliderId> =
         (0..nb).map(ColliderId::Body).chain((0..world.statics.len()).map(ColliderId::Static)).collect();
     let geoms: Vec<Vec<Geom>> = ids.iter().map(|&id| Geom::parts(world, id)).collect();
+    let motion: Option<(f64, Vec<Motion>)> =
+        dt.map(|dt| (dt, ids.iter().zip(&geoms).map(|(&id, g)| Motion::of(world, id, g, dt)).collect()));
     let jointed: std::collections::HashSet<(usize, usize)> =
         world.joints.iter().filter_map(|j| j.body_b.map(|b| (j.body_a.min(b), j.body_a.max(b)))).collect();
     let mut contacts = Vec::new();
@@ -282,12 +353,21 @@ pub fn detect(world: &World, margin: f64) -> ContactSet {
             if j < nb && jointed.contains(&(i, j)) {
                 continue;
             }
+            // the pair's bound, and the speculative test of one feature (gap below its margin)
+            let bound = motion.as_ref().map_or(margin, |(dt, m)| margin + dt * (m[i].speed_bound + m[j].speed_bound));
+            let admits = |f: &Feature| match &motion {
+                None => true,
+                Some((dt, m)) => {
+                    let u_n = f.normal.dot(&(m[i].point_velocity(&f.point) - m[j].point_velocity(&f.point)));
+                    f.gap < margin + dt * (-u_n).max(0.0)
+                }
+            };
             for (pa, a) in geoms[i].iter().enumerate() {
                 for (pb, b) in geoms[j].iter().enumerate() {
-                    if !a.may_touch(b, margin) {
+                    if !a.may_touch(b, bound) {
                         continue;
                     }
-                    for f in detect_pair(a, b, margin) {
+                    for f in detect_pair(a, b, bound).into_iter().filter(admits) {
                         let key = ContactKey { a: ids[i], b: ids[j], feature: pack_feature(f.id, pa, pb) };
                         contacts.push(Contact::new(world, key, f.point, f.normal, f.gap));
                     }

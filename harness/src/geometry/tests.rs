@@ -101,6 +101,71 @@ fn sphere_above_ground_and_margin(#[case] margin: f64, #[case] expected: Option<
     }
 }
 
+/// Step length and margin floor of the speculative-margin tests (s, m).
+const DT: f64 = 0.01;
+const FLOOR: f64 = 0.001;
+
+/// A sphere of radius 0.1 with gap `gap` above the ground and vertical velocity `vz`.
+fn moving_sphere(gap: f64, vz: f64) -> World {
+    let mut b = sphere(0.1, [0.0, 0.0, 0.1 + gap]);
+    b.linear_velocity = Vector3::new(0.0, 0.0, vz);
+    world(vec![b], vec![ground()])
+}
+
+/// A sphere falling at 2 m/s is a contact while its gap is below `FLOOR + dt (2 + g dt)` (the
+/// approach speed after one step of gravity), 0.021981 m; the fixed margin alone misses it.
+#[rstest]
+#[case::closes_this_step(0.02, 1)]
+#[case::cannot_close(0.024, 0)]
+fn falling_sphere_is_a_speculative_contact_while_its_gap_can_close(#[case] gap: f64, #[case] n: usize) {
+    let w = moving_sphere(gap, -2.0);
+    let threshold = FLOOR + DT * (2.0 + 9.81 * DT);
+    assert!((gap < threshold) == (n == 1), "case set up on the right side of {threshold}");
+    let set = detect_for_step(&w, FLOOR, DT);
+    assert_eq!(set.len(), n);
+    if n == 1 {
+        assert_close(set.contacts[0].gap, gap, ROUND);
+    }
+    assert!(detect(&w, FLOOR).is_empty(), "beyond the fixed margin");
+}
+
+/// A rising sphere keeps the floor: inside it, it is a contact; beyond it, not, however fast it
+/// moves (a run-wide margin of `v dt` would carry it).
+#[rstest]
+#[case::within_floor(0.0005, 1)]
+#[case::beyond_floor(0.01, 0)]
+fn receding_sphere_keeps_only_the_floor(#[case] gap: f64, #[case] n: usize) {
+    assert_eq!(detect_for_step(&moving_sphere(gap, 2.0), FLOOR, DT).len(), n);
+}
+
+/// Two spheres approaching head on at 1 m/s each: the margin comes from the relative speed,
+/// `FLOOR + 2 dt` = 0.021 m (gravity acts on both and cancels).
+#[rstest]
+#[case::closes_this_step(0.019, 1)]
+#[case::cannot_close(0.023, 0)]
+fn approaching_spheres_use_their_relative_speed(#[case] gap: f64, #[case] n: usize) {
+    let (mut a, mut b) = (sphere(0.1, [0.0, 0.0, 1.0]), sphere(0.1, [0.2 + gap, 0.0, 1.0]));
+    a.linear_velocity = Vector3::new(1.0, 0.0, 0.0);
+    b.linear_velocity = Vector3::new(-1.0, 0.0, 0.0);
+    assert_eq!(detect_for_step(&world(vec![a, b], vec![]), FLOOR, DT).len(), n);
+}
+
+/// A box with its bottom face 0.02 m above the ground, spinning at 20 rad/s about y: its +x
+/// corners descend at `20 · 0.1 = 2` m/s (plus gravity), so they are contacts (threshold 0.021981
+/// m); its -x corners rise and stay out. Feature bit 0 set means the corner at -h along x.
+#[test]
+fn spinning_box_admits_only_its_descending_corners() {
+    let mut b = cuboid([0.1; 3], [0.0, 0.0, 0.12]);
+    b.angular_velocity = Vector3::new(0.0, 20.0, 0.0);
+    let set = detect_for_step(&world(vec![b], vec![ground()]), FLOOR, DT);
+    assert_eq!(set.len(), 2);
+    assert!(
+        set.contacts.iter().all(|c| c.key.feature & 1 == 0),
+        "{:?}",
+        set.contacts.iter().map(|c| c.key).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn two_spheres_normal_from_b_to_a() {
     // Body 0 (A, lower index) at the origin, body 1 (B) at distance 0.25 along (1, 2, 2)/3.
