@@ -3,12 +3,20 @@
 //! of its run so that contacts and warm starts are realistic. Scenes come from the case builders
 //! through the registry, as in `benches/step.rs`.
 //!
+//! `hessian_factor/*` times one numeric Cholesky of SAP's Hessian `H = A + Jᵀ G J` on the settled
+//! 80-object clutter (9 s), supernodal and simplicial on the same pattern, and prints the
+//! factor's size and flop count (`kernels::cholesky::CholeskyInfo`) so that the achieved flop
+//! rate is flops / time (the SAP README's "Cost at scale").
+//!
 //! `cargo bench --bench sap` (add `-- --quick` for a fast pass).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use harness::runner::{self, Override, PairSpec, Suite};
 use harness::stepper::{simulate, RunOptions};
 use harness::{IterationLog, Scenario};
+use kernels::cholesky::{CholeskyParams, SparseCholesky};
+use solvers::sap::model::{Evaluation, HessianPattern};
+use solvers::sap::{Sap, SapProblem, SapSettings};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -46,5 +54,59 @@ fn sap_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, sap_benches);
+fn hessian_factor_benches(c: &mut Criterion) {
+    let reg = signorini::registry();
+    let suite = Suite {
+        name: "sap-factor-bench".into(),
+        pairs: vec![PairSpec {
+            label: "clutter-80".into(),
+            case: "clutter".into(),
+            case_set: [("bodies", "80"), ("duration", "9")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), Override::Text(v.to_string())))
+                .collect(),
+            solver: "sap".into(),
+            solver_set: vec![],
+        }],
+    };
+    let pair = runner::prepare(&reg, &suite).expect("valid pair").remove(0);
+    let settings = SapSettings::default();
+    let mut sap = Sap::new(settings.clone());
+    let o = simulate(&pair.scenario, &mut sap, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    let p = o.stepper.problem().expect("assembles");
+    let prob = SapProblem::from_step(&p, &settings).expect("SAP problem");
+    // H at the previous step's velocity, the warm start of this step's first Newton iteration
+    let v = p.warm_start.map_or_else(|| p.v0.clone(), |w| w.velocity.clone());
+    let mut eval = Evaluation::default();
+    eval.resize(&prob);
+    eval.calc(&prob, &v, true);
+    let mut h = HessianPattern::default();
+    h.build(&prob);
+    h.assemble(&prob, &eval);
+    let n = h.col_ptr.len() - 1;
+    let mut group = c.benchmark_group("sap/hessian_factor");
+    group.sample_size(50).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
+    for supernodal in [true, false] {
+        let params = CholeskyParams { supernodal, ..Default::default() };
+        let mut llt = SparseCholesky::analyze(n, h.col_ptr.clone(), h.row_idx.clone(), params).expect("analysis");
+        let info = llt.info();
+        eprintln!(
+            "clutter-80 H: n {} contacts {} nnz(A lower) {} nnz(L) {} supernodal {} flops {}",
+            info.n,
+            prob.contacts.len(),
+            info.nnz_a,
+            info.nnz_l,
+            info.supernodal,
+            info.flops
+        );
+        let name = if supernodal { "supernodal" } else { "simplicial" };
+        group.bench_function(BenchmarkId::new(name, "clutter-80"), |b| {
+            b.iter(|| llt.factorize(black_box(&h.values)).expect("SPD"))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, sap_benches, hessian_factor_benches);
 criterion_main!(benches);
