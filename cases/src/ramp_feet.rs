@@ -25,8 +25,8 @@
 //!   zero and every step's total normal impulse is exactly `m g cos a h`, whatever the split between
 //!   the feet; the tolerance is the impulse accuracy asked everywhere in this crate (pgs measures
 //!   1.000000). A method that inflates the normal force (Drumwright's joint QP, P2 of its README)
-//!   fails it by orders of magnitude, and a regularised one by its transient (SAP: 1.016 with the stepper's per-contact speculative
-//!   margin, 3.87 with a fixed one).
+//!   fails it by orders of magnitude, and a regularised one by its transient (SAP: 1.016; 3.87 when a fixed detection margin let
+//!   gliding lift the feet out of the problem).
 
 use crate::{check, default_struct, trace_is_whole, unmeasured};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL};
