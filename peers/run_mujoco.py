@@ -44,6 +44,14 @@ def main():
     d = mujoco.MjData(m)
     mujoco.mj_forward(m, d)
     ids = {b["mjcf_body"]: mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, b["mjcf_body"]) for b in sc["bodies"]}
+    # the direct Kelvin-Voigt map assumes MuJoCo's contact-row mass (1 / the body's translational
+    # inverse weight); say so if this MuJoCo computes another one
+    for g in sc["geoms"]:
+        if g["mapping"] == "direct" and g.get("row_mass") is not None:
+            bid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g["geom"])
+            got = 1.0 / m.body_invweight0[m.geom_bodyid[bid], 0]
+            if abs(got - g["row_mass"]) > 1e-9 * g["row_mass"]:
+                print(f"warning: geom {g['geom']}: MuJoCo's contact-row mass is {got}, the export assumed {g['row_mass']}")
     all_free = all(b["joint"] == "free" for b in sc["bodies"])
     res = np.zeros(6)
 

@@ -4,8 +4,8 @@
 //!
 //! # What is exported
 //!
-//! * Every rigid body becomes a top-level `<body>` whose frame is the signorini body frame (origin
-//!   at the centre of mass, axes along the principal axes), with an explicit `<inertial>` (mass,
+//! * Every rigid body becomes a `<body>` whose frame is the signorini body frame (origin at the
+//!   centre of mass, axes along the principal axes), with an explicit `<inertial>` (mass,
 //!   principal moments), so the engine's mass properties are exactly signorini's.
 //! * Degrees of freedom: a free body gets a `<freejoint>`; a body restricted by a
 //!   [`DofMask`](harness::model::DofMask) gets one `slide` joint per free world translation (axis
@@ -15,6 +15,15 @@
 //!   instead, at the joint's body anchor; a ball joint between two bodies becomes an equality
 //!   `connect` constraint. Joints are exported as exact (rigid) joints even when signorini models
 //!   them as stiff spring–dampers (noted in the sidecar).
+//! * Kinematic trees: hinges between two bodies are written as MJCF writes hinge chains, by
+//!   nesting. Each group of bodies connected by hinges is a tree rooted at its body jointed to the
+//!   world (if any) or else at its lowest-numbered body, which takes the DOFs above; every other
+//!   body is nested in its parent (position and orientation relative to the parent's frame) with
+//!   one `hinge` at its anchor, about its axis in the child's frame. A child's own DOF mask must
+//!   be implied by the tree (all six free, or the parent's planar mask with the hinge along the
+//!   free rotation); hinge loops (two bodies jointed to the world, or a closing hinge) are refused.
+//!   MuJoCo numbers `qpos`/`qvel` in the XML's depth-first order; the sidecar maps every body to
+//!   signorini's maximal coordinates (nested bodies are read from the engine's kinematics).
 //! * Shapes: sphere, box, cylinder (signorini's cylinder axis is the body y axis, MuJoCo's is the
 //!   geom z axis: the geom is turned by -90 degrees about x), compounds as several geoms in one
 //!   body. Static colliders: half-spaces as `plane` geoms, boxes and spheres as world geoms.
@@ -38,23 +47,33 @@
 //! Compliant contact (Kelvin–Voigt, per contact point: stiffness `k`, dissipation `d = k tau_d`):
 //! MuJoCo's direct form `solref = (-S, -D)` sets the reference acceleration `-D v - S r` of the
 //! contact row; with the impedance at its minimum (`solimp = (1e-4, 1e-4, ...)`) the row force is
-//! `-m_eff (S r + D v)`, with `m_eff` the row's effective mass (MuJoCo approximates it by the
-//! bodies' translational inverse weights, `1/m_eff = 1/m_a + 1/m_b`). So `S = k / m`,
-//! `D = k tau_d / m` with `m` the geom's body mass maps a body–static contact exactly. MuJoCo
-//! averages two geoms' `solref` (static geoms get `solmix = 0`, so the body's values win), so a
-//! body–body contact gets the mean of the two bodies' values instead of their sum (half the
-//! stiffness for equal masses): a documented deviation. The reference acceleration is evaluated
-//! at the start of the step, i.e. explicitly: when `S dt^2 > 1` or `D dt > 1` it is unstable, and
-//! the export falls back to the rigid setting above for that geom (the sidecar lists which).
+//! `-m_row (S r + D v)`, with `m_row` the row's effective mass. MuJoCo approximates it by the
+//! body's translational inverse weight at its reference pose, the mean over the three world
+//! directions of the inverse translational mass at the body origin: `m` for a free body, `3 m / t`
+//! for a body with `t` free world translations (a planar body: `1.5 m`). So `S = k / m_row`,
+//! `D = k tau_d / m_row` maps a body–static contact exactly. MuJoCo combines two geoms' direct
+//! `solref`s by the element-wise minimum (standard ones are mixed by `solmix`): static geoms get
+//! the rigid setting and `solmix = 0`, so the body's values win either way, and a body–body
+//! contact gets the stiffer body's `(S, D)` rather than the pair's series value: a documented
+//! deviation. The impedance at its minimum also makes the friction rows soft (viscous, force
+//! `m_row D` per unit slip speed), not Coulomb sticking: a second documented deviation. The reference acceleration is evaluated at the start of the step, i.e.
+//! explicitly: with `n` contact rows on the body (signorini's `points`, see [`GeomContact`]), its
+//! normal motion is stable for `n k dt^2 / m <= 1` and `n k tau_d dt / m <= 1`; otherwise the
+//! export falls back to the rigid setting above for that geom (the sidecar lists which). A jointed
+//! body's rows do not see its mass: such geoms take the rigid setting too.
 //!
 //! Refused (one line, nothing written): deformable bodies, point loads, constant applied
-//! forces/torques, point colliders (static spheres of radius 0), two free rotations, joints other
-//! than hinge/ball to the world and ball between bodies, axial springs not along a slide joint.
+//! forces/torques, point colliders (static spheres of radius 0), two free rotations, axial ties,
+//! hinge loops, tree children with DOF restrictions of their own, axial springs not along a slide
+//! joint.
 
-use harness::model::{ContactCompliance, JointKind, Material, Shape, StaticShape, World};
+use harness::geometry::detect;
+use harness::model::{ContactCompliance, DofLayout, JointKind, Material, RigidBody, Shape, StaticShape, World};
+use harness::ColliderId;
 use harness::{Params, Scenario};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 /// Schema tag of the sidecar.
@@ -75,6 +94,8 @@ pub enum BodyJoint {
     Restricted,
     /// A signorini joint to the world (hinge or ball) at the joint's anchor.
     WorldJoint,
+    /// A hinge to its parent body in the kinematic tree: the MJCF body is nested in its parent's.
+    TreeHinge,
 }
 
 /// One MJCF joint of a body and its addresses in MuJoCo's `qpos` / `qvel`.
@@ -100,6 +121,9 @@ pub struct BodyMap {
     pub name: String,
     /// MJCF body name.
     pub mjcf_body: String,
+    /// MJCF name of the parent body (a body nested in the kinematic tree), else absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     /// Offset of the body's 7 positions `(x, y, z, qw, qx, qy, qz)` in signorini's `q`.
     pub q_offset: usize,
     /// Offset of the body's free velocity components in signorini's `v`.
@@ -123,12 +147,21 @@ pub struct GeomContact {
     pub mu: f64,
     /// signorini's contact model of the geom's material.
     pub compliance: ContactCompliance,
+    /// signorini's contact points between this geom and one partner at the initial state (the
+    /// most over its partners; 1 without contact): a compliant pair's total stiffness is
+    /// `points × k`. Drake's point contact makes one point per pair (run_drake.py scales by it).
+    pub points: usize,
+    /// The mass MuJoCo's contact rows of the geom's body see (body geoms that are free or
+    /// restricted by slide joints; see `contact_of`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_mass: Option<f64>,
     /// `solref` written.
     pub solref: [f64; 2],
     /// `solimp` written.
     pub solimp: [f64; 5],
-    /// `direct` (the Kelvin–Voigt map), `rigid`, or `rigid_fallback` (compliant, but the direct map
-    /// would be unstable at this step).
+    /// `direct` (the Kelvin–Voigt map), `rigid`, `rigid_fallback` (compliant, but the direct map
+    /// would be unstable at this step or the body is jointed), or `body` (a compliant static
+    /// collider: the rigid setting, so that the body's values apply).
     pub mapping: String,
 }
 
@@ -203,17 +236,34 @@ fn xml_name(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
 }
 
-/// Contact attributes of a material on a geom of mass `mass` (`None`: static).
-fn contact_of(material: &Material, mass: Option<f64>, dt: f64) -> ([f64; 2], [f64; 5], &'static str) {
+/// Contact attributes of a material on a geom: `body = Some((mass, row mass))` for a body geom,
+/// `None` for a static one; `points` = signorini's contact points of the geom with one partner.
+///
+/// Static geom: always the rigid setting, so that the body's values apply: MuJoCo mixes two
+/// standard `solref`s by `solmix` (0 on statics) and takes the element-wise minimum when either is
+/// direct (negative), which is the body's direct pair; `solimp` is mixed by `solmix`. Mapping
+/// `rigid`, or `body` for a compliant static material.
+///
+/// Compliant body geom: `S = k / m_row`, `D = k tau_d / m_row` (each MuJoCo contact row then
+/// exerts the per-point Kelvin–Voigt force). The reference acceleration is explicit, so the body's
+/// normal motion under its `points` rows, `x'' = -(points k / m) (x + tau_d x')`, must be stable
+/// for MuJoCo's Euler step: `points k dt^2 / m <= 1` and `points k tau_d dt / m <= 1`; otherwise,
+/// or without a row mass (jointed bodies), the rigid setting (`rigid_fallback`).
+fn contact_of(
+    material: &Material,
+    body: Option<(f64, Option<f64>)>,
+    points: usize,
+    dt: f64,
+) -> ([f64; 2], [f64; 5], &'static str) {
     let rigid = ([2.0 * dt, 1.0], RIGID_SOLIMP);
-    match material.compliance {
-        ContactCompliance::Rigid => (rigid.0, rigid.1, "rigid"),
-        ContactCompliance::Compliant { stiffness: k, dissipation_time: tau } => {
-            // a static geom's values are not used (solmix = 0); give it the body-free form
-            let m = mass.unwrap_or(1.0);
-            let (s, d) = (k / m, k * tau / m);
-            if s * dt * dt <= 1.0 && d * dt <= 1.0 {
-                ([-s, -d], COMPLIANT_SOLIMP, "direct")
+    match (material.compliance, body) {
+        (ContactCompliance::Rigid, _) => (rigid.0, rigid.1, "rigid"),
+        (ContactCompliance::Compliant { .. }, None) => (rigid.0, rigid.1, "body"),
+        (ContactCompliance::Compliant { .. }, Some((_, None))) => (rigid.0, rigid.1, "rigid_fallback"),
+        (ContactCompliance::Compliant { stiffness: k, dissipation_time: tau }, Some((m, Some(m_row)))) => {
+            let n = points as f64;
+            if n * k / m * dt * dt <= 1.0 && n * k * tau / m * dt <= 1.0 {
+                ([-k / m_row, -k * tau / m_row], COMPLIANT_SOLIMP, "direct")
             } else {
                 (rigid.0, rigid.1, "rigid_fallback")
             }
@@ -269,19 +319,28 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
                     v3(&joint.anchor_a)
                 );
             }
-            (kind, _) => {
-                let what = match kind {
-                    JointKind::Axial { .. } => "an axial tie",
-                    _ => "a hinge between two bodies",
-                };
-                return Err(refuse(case, format!("joint '{}' is {what}", joint.name)));
+            // hinges between two bodies are the edges of the kinematic tree (`Tree`)
+            (JointKind::Hinge { .. }, Some(_)) => {}
+            (JointKind::Axial { .. }, _) => {
+                return Err(refuse(case, format!("joint '{}' is an axial tie", joint.name)))
             }
         }
     }
+    let tree = Tree::of(case, w, &world_joint)?;
     let mus: Vec<f64> = w.bodies.iter().map(|b| b.material.mu).chain(w.statics.iter().map(|s| s.material.mu)).collect();
     if mus.iter().any(|&m| m != mus[0]) {
         notes.push("materials disagree on friction: MuJoCo combines by max, signorini by harmonic mean".into());
     }
+    let rigid = |m: &Material| m.compliance == ContactCompliance::Rigid;
+    let materials = w.bodies.iter().map(|b| &b.material).chain(w.statics.iter().map(|s| &s.material));
+    if materials.clone().any(rigid) && materials.clone().any(|m| !rigid(m)) {
+        notes.push(
+            "rigid and compliant materials are mixed: a rigid-compliant pair gets Drake's stiffness 2 n k \
+             (run_drake.py's per-geometry map), twice signorini's n k"
+                .into(),
+        );
+    }
+    let points = contact_points(w, scenario.margin, &mut notes);
 
     let mut xml = String::new();
     let g = w.gravity;
@@ -296,11 +355,10 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
     );
     xml += "  <worldbody>\n";
     let mut geoms = vec![];
-    let mut sites = String::new();
-    let mut tendons = String::new();
     for (i, s) in w.statics.iter().enumerate() {
         let name = format!("static{i}_{}", xml_name(&s.name));
-        let (solref, solimp, mapping) = contact_of(&s.material, None, dt);
+        let n = points.get(&(ColliderId::Static(i), 0)).copied().unwrap_or(1);
+        let (solref, solimp, mapping) = contact_of(&s.material, None, n, dt);
         let common = format!(
             "condim=\"3\" friction=\"{} 0 0\" solref=\"{}\" solimp=\"{}\" solmix=\"0\"",
             f(s.material.mu),
@@ -345,6 +403,8 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
             body: None,
             mu: s.material.mu,
             compliance: s.material.compliance,
+            points: n,
+            row_mass: None,
             solref,
             solimp,
             mapping: mapping.into(),
@@ -352,154 +412,27 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
     }
 
     let layout = w.layout();
-    let (mut qadr, mut dadr) = (0usize, 0usize);
-    let mut bodies = vec![];
-    for (i, b) in w.bodies.iter().enumerate() {
-        let bname = body_name(w, i);
-        let r0 = b.orientation;
-        let _ = writeln!(xml, "    <body name=\"{bname}\" pos=\"{}\" quat=\"{}\">", v3(&b.position), quat(&r0));
-        let _ =
-            writeln!(xml, "      <inertial pos=\"0 0 0\" mass=\"{}\" diaginertia=\"{}\"/>", f(b.mass), v3(&b.inertia));
-        let mut joints = vec![];
-        let mut push = |xml: &mut String, kind: &str, extra: String, ax: Option<Vector3<f64>>| {
-            let name = format!("{bname}_j{}", joints.len());
-            if kind == "free" {
-                let _ = writeln!(xml, "      <freejoint name=\"{name}\"/>");
-            } else {
-                let _ = writeln!(xml, "      <joint name=\"{name}\" type=\"{kind}\"{extra}/>");
-            }
-            let (nq, nv) = match kind {
-                "free" => (7, 6),
-                "ball" => (4, 3),
-                _ => (1, 1),
-            };
-            joints.push(JointMap {
-                name,
-                kind: kind.into(),
-                qpos_adr: qadr,
-                dof_adr: dadr,
-                axis: ax.map(|a| [a.x, a.y, a.z]),
-            });
-            qadr += nq;
-            dadr += nv;
-        };
-        let kind = if let Some(j) = world_joint[i] {
-            let joint = &w.joints[j];
-            match joint.kind {
-                JointKind::Hinge { axis_a, .. } => push(
-                    &mut xml,
-                    "hinge",
-                    format!(" pos=\"{}\" axis=\"{}\"", v3(&joint.anchor_a), v3(&axis_a)),
-                    Some(axis_a),
-                ),
-                _ => push(&mut xml, "ball", format!(" pos=\"{}\"", v3(&joint.anchor_a)), None),
-            }
-            BodyJoint::WorldJoint
-        } else if b.dofs.count() == 6 {
-            push(&mut xml, "free", String::new(), None);
-            BodyJoint::Free
-        } else {
-            let rots = (3..6).filter(|&k| b.dofs.0[k]).count();
-            if rots == 2 {
-                return Err(refuse(case, format!("body '{}' has exactly two free rotations", b.name)));
-            }
-            for k in (0..3).filter(|&k| b.dofs.0[k]) {
-                let a = r0.inverse() * axis(k);
-                // an axial spring at the centre of mass along this axis is the joint's stiffness
-                let mut extra = format!(" pos=\"0 0 0\" axis=\"{}\"", v3(&a));
-                for s in w.springs.iter().filter(|s| s.body == i) {
-                    if let Some(sa) = s.axis {
-                        let sigma = sa.dot(&axis(k));
-                        if (sigma.abs() - 1.0).abs() < 1e-12 && s.local_point.norm() == 0.0 {
-                            let sref = sigma * (s.rest_length - (b.position - s.anchor).dot(&sa));
-                            let _ = write!(extra, " stiffness=\"{}\" springref=\"{}\"", f(s.stiffness), f(sref));
-                        }
-                    }
-                }
-                push(&mut xml, "slide", extra, Some(a));
-            }
-            if rots == 3 {
-                push(&mut xml, "ball", " pos=\"0 0 0\"".into(), None);
-            } else if let Some(k) = (3..6).find(|&k| b.dofs.0[k]) {
-                let a = r0.inverse() * axis(k - 3);
-                push(&mut xml, "hinge", format!(" pos=\"0 0 0\" axis=\"{}\"", v3(&a)), Some(a));
-            }
-            BodyJoint::Restricted
-        };
-        // springs: axial ones must have been absorbed by a slide joint; isotropic ones are tendons
-        for (si, s) in w.springs.iter().enumerate().filter(|(_, s)| s.body == i) {
-            match s.axis {
-                Some(sa) => {
-                    let ok = kind == BodyJoint::Restricted
-                        && s.local_point.norm() == 0.0
-                        && (0..3).any(|k| b.dofs.0[k] && (sa.dot(&axis(k)).abs() - 1.0).abs() < 1e-12);
-                    if !ok {
-                        return Err(refuse(
-                            case,
-                            format!("spring {si} is axial but not along a slide joint at the centre of mass"),
-                        ));
-                    }
-                }
-                None => {
-                    let _ = writeln!(xml, "      <site name=\"spring{si}_body\" pos=\"{}\"/>", v3(&s.local_point));
-                    let _ = writeln!(sites, "    <site name=\"spring{si}_anchor\" pos=\"{}\"/>", v3(&s.anchor));
-                    let _ = writeln!(
-                        tendons,
-                        "    <spatial name=\"spring{si}\" stiffness=\"{}\" springlength=\"{}\">\n      <site site=\"spring{si}_body\"/>\n      <site site=\"spring{si}_anchor\"/>\n    </spatial>",
-                        f(s.stiffness),
-                        f(s.rest_length)
-                    );
-                }
-            }
-        }
-        let (solref, solimp, mapping) = contact_of(&b.material, Some(b.mass), dt);
-        let common = format!(
-            "condim=\"3\" friction=\"{} 0 0\" solref=\"{}\" solimp=\"{}\" solmix=\"1\"",
-            f(b.material.mu),
-            list(&solref),
-            list(&solimp)
-        );
-        for (p, part) in b.shape.parts().iter().enumerate() {
-            let gname = format!("{bname}_g{p}");
-            let (ty, size, rot) = match part.shape {
-                Shape::Sphere { radius } => ("sphere", f(radius), part.rotation),
-                Shape::Box { half_extents } => ("box", list(&half_extents), part.rotation),
-                Shape::Cylinder { radius, half_height } => (
-                    "cylinder",
-                    format!("{} {}", f(radius), f(half_height)),
-                    // MuJoCo's cylinder axis is z; signorini's is y
-                    part.rotation * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), -std::f64::consts::FRAC_PI_2),
-                ),
-                Shape::Compound { .. } => return Err(refuse(case, "nested compound shape")),
-            };
-            let _ = writeln!(
-                xml,
-                "      <geom name=\"{gname}\" type=\"{ty}\" size=\"{size}\" pos=\"{}\" quat=\"{}\" {common}/>",
-                v3(&part.translation),
-                quat(&rot)
-            );
-            geoms.push(GeomContact {
-                geom: gname,
-                body: Some(i),
-                mu: b.material.mu,
-                compliance: b.material.compliance,
-                solref,
-                solimp,
-                mapping: mapping.into(),
-            });
-        }
-        xml += "    </body>\n";
-        let block = &layout.blocks[i];
-        bodies.push(BodyMap {
-            name: b.name.clone(),
-            mjcf_body: bname,
-            q_offset: block.q_offset,
-            v_offset: block.v_offset,
-            dofs: b.dofs.0,
-            joint: kind,
-            joints,
-        });
+    let mut em = Emitter {
+        case,
+        w,
+        dt,
+        layout: &layout,
+        tree: &tree,
+        world_joint: &world_joint,
+        points: &points,
+        xml,
+        sites: String::new(),
+        tendons: String::new(),
+        qadr: 0,
+        dadr: 0,
+        geoms,
+        bodies: vec![None; w.bodies.len()],
+    };
+    for &root in &tree.roots {
+        em.body(root, 2)?;
     }
+    let Emitter { mut xml, sites, tendons, qadr, dadr, geoms, bodies, .. } = em;
+    let bodies: Vec<BodyMap> = bodies.into_iter().map(|b| b.expect("the tree reaches every body")).collect();
     xml += &sites;
     xml += "  </worldbody>\n";
     if !tendons.is_empty() {
@@ -511,8 +444,9 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
     xml += "</mujoco>\n";
     if geoms.iter().any(|g| g.mapping == "rigid_fallback") {
         notes.push(format!(
-            "compliant contact too stiff for MuJoCo's explicit reference acceleration at dt = {dt}: \
-             those geoms use the rigid setting (see geoms[].mapping)"
+            "compliant contact that MuJoCo's direct map cannot take at dt = {dt} (the explicit reference \
+             acceleration of the body's contact rows would be unstable, or the body is jointed, so its \
+             contact rows do not see the body's mass): those geoms use the rigid setting (geoms[].mapping)"
         ));
     }
     let sidecar = Sidecar {
@@ -533,11 +467,393 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
                       xpos/xquat of the body (the MJCF body frame is signorini's); v = the free components \
                       (dofs) of (COM linear velocity, angular velocity), both in the world frame. For a \
                       freejoint, qpos[adr..adr+7] is q directly and qvel[adr..adr+6] = (v world, w body): \
-                      w_world = R(quat) w_body."
+                      w_world = R(quat) w_body. Every other body (slide/hinge/ball joints, bodies nested in \
+                      the kinematic tree) is read from the kinematics: xpos, xquat and the body's velocity \
+                      at its origin in world axes."
             .into(),
         notes,
     };
     Ok(Export { mjcf: xml, sidecar })
+}
+
+/// A collider part as the narrow phase numbers it: (collider, part index; 0 unless compound).
+type PartKey = (ColliderId, usize);
+
+/// Per collider part, the number of signorini contact points it has with one partner at the
+/// initial state (the largest over its partners): e.g. 4 for a box face on a plane, 2 for a
+/// lying cylinder, 1 for a sphere. A compliant material's `k` is per point, so a pair's total
+/// stiffness is `points × k`; Drake's point contact makes one point per geometry pair and
+/// `peers/run_drake.py` scales by it. Parts without contact at the start are absent (1 is used).
+/// Compliant parts whose partners disagree get a note (the count is then an approximation).
+fn contact_points(w: &World, margin: f64, notes: &mut Vec<String>) -> HashMap<PartKey, usize> {
+    let mut pairs: BTreeMap<(PartKey, PartKey), usize> = BTreeMap::new();
+    for c in &detect(w, margin).contacts {
+        // feature bits 32..40: part of A, 40..48: part of B (harness::geometry's packing)
+        let (pa, pb) = ((c.key.feature >> 32 & 0xff) as usize, (c.key.feature >> 40 & 0xff) as usize);
+        *pairs.entry(((c.key.a, pa), (c.key.b, pb))).or_default() += 1;
+    }
+    let mut per: BTreeMap<PartKey, Vec<usize>> = BTreeMap::new();
+    for (&(a, b), &n) in &pairs {
+        per.entry(a).or_default().push(n);
+        per.entry(b).or_default().push(n);
+    }
+    let material = |id: ColliderId| match id {
+        ColliderId::Body(i) => w.bodies[i].material,
+        ColliderId::Static(i) => w.statics[i].material,
+        ColliderId::Deformable(_) => unreachable!("deformable worlds are refused before"),
+    };
+    per.into_iter()
+        .map(|(key, counts)| {
+            let n = counts.iter().copied().max().unwrap_or(1);
+            if counts.iter().any(|&c| c != n) && material(key.0).compliance != ContactCompliance::Rigid {
+                notes.push(format!(
+                    "collider {:?} part {} touches partners with different signorini point counts {counts:?}: \
+                     points = {n} (Drake's stiffness is exact only for its pairs with {n} points)",
+                    key.0, key.1
+                ));
+            }
+            (key, n)
+        })
+        .collect()
+}
+
+/// The mass a MuJoCo contact row of body `b` sees: MuJoCo approximates a contact row's inverse
+/// mass by the body's translational inverse weight, the mean over the three world directions of
+/// the inverse translational mass at the body origin (the COM here). Free body: `m`; a body with
+/// `t` free world translations (slide joints through the COM): `3 m / t`. `None` where it is not
+/// the body's own mass (jointed bodies, or no free translation).
+fn row_mass(b: &RigidBody, joint: &BodyJoint) -> Option<f64> {
+    match joint {
+        BodyJoint::Free => Some(b.mass),
+        BodyJoint::Restricted => {
+            let t = (0..3).filter(|&k| b.dofs.0[k]).count();
+            (t > 0).then(|| 3.0 * b.mass / t as f64)
+        }
+        BodyJoint::WorldJoint | BodyJoint::TreeHinge => None,
+    }
+}
+
+/// The kinematic tree of the hinges between bodies: MJCF writes a hinge chain as nested bodies,
+/// the child carrying a `hinge` joint relative to its parent.
+struct Tree {
+    /// Per body, its parent body and the joint (index into `World::joints`) that joins them.
+    parent: Vec<Option<(usize, usize)>>,
+    /// Per body, its children in body order.
+    children: Vec<Vec<usize>>,
+    /// The root of every connected group of bodies, in body order: the body jointed to the world
+    /// if the group has one, else its lowest-numbered body (free or restricted).
+    roots: Vec<usize>,
+}
+
+impl Tree {
+    fn of(case: &str, w: &World, world_joint: &[Option<usize>]) -> Result<Tree, String> {
+        let n = w.bodies.len();
+        let mut adjacent: Vec<Vec<(usize, usize)>> = vec![vec![]; n];
+        for (j, joint) in w.joints.iter().enumerate() {
+            if let (JointKind::Hinge { .. }, Some(b)) = (joint.kind, joint.body_b) {
+                adjacent[joint.body_a].push((b, j));
+                adjacent[b].push((joint.body_a, j));
+            }
+        }
+        let mut tree = Tree { parent: vec![None; n], children: vec![vec![]; n], roots: vec![] };
+        let mut group = vec![usize::MAX; n];
+        for start in 0..n {
+            if group[start] != usize::MAX {
+                continue;
+            }
+            // the connected group of `start`, then its root
+            let mut members = vec![start];
+            group[start] = start;
+            let mut k = 0;
+            while k < members.len() {
+                for &(o, _) in &adjacent[members[k]] {
+                    if group[o] == usize::MAX {
+                        group[o] = start;
+                        members.push(o);
+                    }
+                }
+                k += 1;
+            }
+            let anchored: Vec<usize> = members.iter().copied().filter(|&i| world_joint[i].is_some()).collect();
+            if anchored.len() > 1 {
+                return Err(refuse(
+                    case,
+                    format!(
+                        "bodies '{}' and '{}' are jointed to the world and hinged to each other (a closed loop)",
+                        w.bodies[anchored[0]].name, w.bodies[anchored[1]].name
+                    ),
+                ));
+            }
+            let root = anchored.first().copied().unwrap_or(start);
+            tree.roots.push(root);
+            // breadth first from the root; a hinge to a body already placed closes a loop
+            let mut placed = vec![root];
+            let mut k = 0;
+            while k < placed.len() {
+                let p = placed[k];
+                for &(c, j) in &adjacent[p] {
+                    if tree.parent[p].map(|(_, pj)| pj) == Some(j) {
+                        continue;
+                    }
+                    if c == root || tree.parent[c].is_some() {
+                        return Err(refuse(case, format!("hinge '{}' closes a kinematic loop", w.joints[j].name)));
+                    }
+                    tree.parent[c] = Some((p, j));
+                    placed.push(c);
+                }
+                k += 1;
+            }
+        }
+        tree.roots.sort_unstable();
+        for (c, p) in tree.parent.iter().enumerate() {
+            if let Some((p, _)) = p {
+                tree.children[*p].push(c);
+            }
+        }
+        Ok(tree)
+    }
+}
+
+/// Writes the bodies (recursively, children nested in their parents) and allocates MuJoCo's
+/// `qpos` / `qvel` addresses in the order MuJoCo does: the order of the joints in the XML.
+struct Emitter<'a> {
+    case: &'a str,
+    w: &'a World,
+    dt: f64,
+    layout: &'a DofLayout,
+    tree: &'a Tree,
+    world_joint: &'a [Option<usize>],
+    points: &'a HashMap<PartKey, usize>,
+    xml: String,
+    sites: String,
+    tendons: String,
+    qadr: usize,
+    dadr: usize,
+    geoms: Vec<GeomContact>,
+    bodies: Vec<Option<BodyMap>>,
+}
+
+impl Emitter<'_> {
+    /// Appends one MJCF joint of body `bname` at indentation `pad`.
+    fn joint(
+        &mut self,
+        bname: &str,
+        joints: &mut Vec<JointMap>,
+        kind: &str,
+        extra: String,
+        ax: Option<Vector3<f64>>,
+        pad: &str,
+    ) {
+        let name = format!("{bname}_j{}", joints.len());
+        if kind == "free" {
+            let _ = writeln!(self.xml, "{pad}<freejoint name=\"{name}\"/>");
+        } else {
+            let _ = writeln!(self.xml, "{pad}<joint name=\"{name}\" type=\"{kind}\"{extra}/>");
+        }
+        let (nq, nv) = match kind {
+            "free" => (7, 6),
+            "ball" => (4, 3),
+            _ => (1, 1),
+        };
+        joints.push(JointMap {
+            name,
+            kind: kind.into(),
+            qpos_adr: self.qadr,
+            dof_adr: self.dadr,
+            axis: ax.map(|a| [a.x, a.y, a.z]),
+        });
+        self.qadr += nq;
+        self.dadr += nv;
+    }
+
+    /// Writes body `i` and, nested in it, its children, at indentation level `depth`.
+    fn body(&mut self, i: usize, depth: usize) -> Result<(), String> {
+        let (case, w) = (self.case, self.w);
+        let b = &w.bodies[i];
+        let bname = body_name(w, i);
+        let (pad, inner) = ("  ".repeat(depth), "  ".repeat(depth + 1));
+        let r0 = b.orientation;
+        // a nested body's frame is given relative to its parent's
+        let parent = self.tree.parent[i];
+        let (pos, rot) = match parent {
+            Some((p, _)) => {
+                let pb = &w.bodies[p];
+                (pb.orientation.inverse() * (b.position - pb.position), pb.orientation.inverse() * r0)
+            }
+            None => (b.position, r0),
+        };
+        let _ = writeln!(self.xml, "{pad}<body name=\"{bname}\" pos=\"{}\" quat=\"{}\">", v3(&pos), quat(&rot));
+        let _ = writeln!(
+            self.xml,
+            "{inner}<inertial pos=\"0 0 0\" mass=\"{}\" diaginertia=\"{}\"/>",
+            f(b.mass),
+            v3(&b.inertia)
+        );
+        let mut joints = vec![];
+        let kind = if let Some((p, j)) = parent {
+            let joint = &w.joints[j];
+            let (anchor, ax) = match joint.kind {
+                JointKind::Hinge { axis_a, .. } if joint.body_a == i => (joint.anchor_a, axis_a),
+                JointKind::Hinge { axis_b, .. } => (joint.anchor_b, axis_b),
+                _ => unreachable!("tree edges are hinges"),
+            };
+            // the child's own DOF restriction must be what the parent and the hinge leave it
+            let pd = &w.bodies[p].dofs;
+            let axis_world = r0 * ax;
+            let rots: Vec<usize> = (3..6).filter(|&k| b.dofs.0[k]).collect();
+            let consistent = b.dofs.count() == 6
+                || (b.dofs == *pd && rots.len() == 1 && axis_world.cross(&axis(rots[0] - 3)).norm() < 1e-12);
+            if !consistent {
+                return Err(refuse(
+                    case,
+                    format!(
+                        "body '{}' has DOF restrictions that its hinge to '{}' does not imply",
+                        b.name, w.bodies[p].name
+                    ),
+                ));
+            }
+            self.joint(
+                &bname,
+                &mut joints,
+                "hinge",
+                format!(" pos=\"{}\" axis=\"{}\"", v3(&anchor), v3(&ax)),
+                Some(ax),
+                &inner,
+            );
+            BodyJoint::TreeHinge
+        } else if let Some(j) = self.world_joint[i] {
+            let joint = &w.joints[j];
+            match joint.kind {
+                JointKind::Hinge { axis_a, .. } => self.joint(
+                    &bname,
+                    &mut joints,
+                    "hinge",
+                    format!(" pos=\"{}\" axis=\"{}\"", v3(&joint.anchor_a), v3(&axis_a)),
+                    Some(axis_a),
+                    &inner,
+                ),
+                _ => self.joint(&bname, &mut joints, "ball", format!(" pos=\"{}\"", v3(&joint.anchor_a)), None, &inner),
+            }
+            BodyJoint::WorldJoint
+        } else if b.dofs.count() == 6 {
+            self.joint(&bname, &mut joints, "free", String::new(), None, &inner);
+            BodyJoint::Free
+        } else {
+            let rots = (3..6).filter(|&k| b.dofs.0[k]).count();
+            if rots == 2 {
+                return Err(refuse(case, format!("body '{}' has exactly two free rotations", b.name)));
+            }
+            for k in (0..3).filter(|&k| b.dofs.0[k]) {
+                let a = r0.inverse() * axis(k);
+                // an axial spring at the centre of mass along this axis is the joint's stiffness
+                let mut extra = format!(" pos=\"0 0 0\" axis=\"{}\"", v3(&a));
+                for s in w.springs.iter().filter(|s| s.body == i) {
+                    if let Some(sa) = s.axis {
+                        let sigma = sa.dot(&axis(k));
+                        if (sigma.abs() - 1.0).abs() < 1e-12 && s.local_point.norm() == 0.0 {
+                            let sref = sigma * (s.rest_length - (b.position - s.anchor).dot(&sa));
+                            let _ = write!(extra, " stiffness=\"{}\" springref=\"{}\"", f(s.stiffness), f(sref));
+                        }
+                    }
+                }
+                self.joint(&bname, &mut joints, "slide", extra, Some(a), &inner);
+            }
+            if rots == 3 {
+                self.joint(&bname, &mut joints, "ball", " pos=\"0 0 0\"".into(), None, &inner);
+            } else if let Some(k) = (3..6).find(|&k| b.dofs.0[k]) {
+                let a = r0.inverse() * axis(k - 3);
+                self.joint(
+                    &bname,
+                    &mut joints,
+                    "hinge",
+                    format!(" pos=\"0 0 0\" axis=\"{}\"", v3(&a)),
+                    Some(a),
+                    &inner,
+                );
+            }
+            BodyJoint::Restricted
+        };
+        // springs: axial ones must have been absorbed by a slide joint; isotropic ones are tendons
+        for (si, s) in w.springs.iter().enumerate().filter(|(_, s)| s.body == i) {
+            match s.axis {
+                Some(sa) => {
+                    let ok = kind == BodyJoint::Restricted
+                        && s.local_point.norm() == 0.0
+                        && (0..3).any(|k| b.dofs.0[k] && (sa.dot(&axis(k)).abs() - 1.0).abs() < 1e-12);
+                    if !ok {
+                        return Err(refuse(
+                            case,
+                            format!("spring {si} is axial but not along a slide joint at the centre of mass"),
+                        ));
+                    }
+                }
+                None => {
+                    let _ =
+                        writeln!(self.xml, "{inner}<site name=\"spring{si}_body\" pos=\"{}\"/>", v3(&s.local_point));
+                    let _ = writeln!(self.sites, "    <site name=\"spring{si}_anchor\" pos=\"{}\"/>", v3(&s.anchor));
+                    let _ = writeln!(
+                        self.tendons,
+                        "    <spatial name=\"spring{si}\" stiffness=\"{}\" springlength=\"{}\">\n      <site site=\"spring{si}_body\"/>\n      <site site=\"spring{si}_anchor\"/>\n    </spatial>",
+                        f(s.stiffness),
+                        f(s.rest_length)
+                    );
+                }
+            }
+        }
+        let rm = row_mass(b, &kind);
+        for (p, part) in b.shape.parts().iter().enumerate() {
+            let gname = format!("{bname}_g{p}");
+            let n = self.points.get(&(ColliderId::Body(i), p)).copied().unwrap_or(1);
+            let (solref, solimp, mapping) = contact_of(&b.material, Some((b.mass, rm)), n, self.dt);
+            let (ty, size, rot) = match part.shape {
+                Shape::Sphere { radius } => ("sphere", f(radius), part.rotation),
+                Shape::Box { half_extents } => ("box", list(&half_extents), part.rotation),
+                Shape::Cylinder { radius, half_height } => (
+                    "cylinder",
+                    format!("{} {}", f(radius), f(half_height)),
+                    // MuJoCo's cylinder axis is z; signorini's is y
+                    part.rotation * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), -std::f64::consts::FRAC_PI_2),
+                ),
+                Shape::Compound { .. } => return Err(refuse(case, "nested compound shape")),
+            };
+            let _ = writeln!(
+                self.xml,
+                "{inner}<geom name=\"{gname}\" type=\"{ty}\" size=\"{size}\" pos=\"{}\" quat=\"{}\" condim=\"3\" friction=\"{} 0 0\" solref=\"{}\" solimp=\"{}\" solmix=\"1\"/>",
+                v3(&part.translation),
+                quat(&rot),
+                f(b.material.mu),
+                list(&solref),
+                list(&solimp)
+            );
+            self.geoms.push(GeomContact {
+                geom: gname,
+                body: Some(i),
+                mu: b.material.mu,
+                compliance: b.material.compliance,
+                points: n,
+                row_mass: rm,
+                solref,
+                solimp,
+                mapping: mapping.into(),
+            });
+        }
+        for &c in &self.tree.children[i] {
+            self.body(c, depth + 1)?;
+        }
+        let _ = writeln!(self.xml, "{pad}</body>");
+        let block = &self.layout.blocks[i];
+        self.bodies[i] = Some(BodyMap {
+            name: b.name.clone(),
+            mjcf_body: bname,
+            parent: parent.map(|(p, _)| body_name(w, p)),
+            q_offset: block.q_offset,
+            v_offset: block.v_offset,
+            dofs: b.dofs.0,
+            joint: kind,
+            joints,
+        });
+        Ok(())
+    }
 }
 
 fn body_name(w: &World, i: usize) -> String {
