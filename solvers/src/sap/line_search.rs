@@ -49,7 +49,7 @@ impl LineSearch {
         self.d1a = self.dp.iter().zip(&eval.dv_star).map(|(a, b)| a * b).sum();
         self.cost_a0 = eval.cost_a;
         self.dvc.clear();
-        self.dvc.extend(prob.contacts.iter().map(|c| c.velocity(dv)));
+        self.dvc.extend(prob.constraints.iter().map(|c| c.velocity(dv)));
     }
 
     /// `(ℓ(α), ℓ'(α), ℓ''(α))` in O(n_c).
@@ -57,7 +57,7 @@ impl LineSearch {
         let mut l = self.cost_a0 + alpha * self.d1a + 0.5 * alpha * alpha * self.d2a;
         let mut d1 = self.d1a + alpha * self.d2a;
         let mut d2 = self.d2a;
-        for ((c, vc), dvc) in prob.contacts.iter().zip(&eval.vc).zip(&self.dvc) {
+        for ((c, vc), dvc) in prob.constraints.iter().zip(&eval.vc).zip(&self.dvc) {
             let v = [vc[0] + alpha * dvc[0], vc[1] + alpha * dvc[1], vc[2] + alpha * dvc[2]];
             let (gamma, _, g) = project_with_hessian(c.unprojected_impulse(v), &c.cone);
             l += cost(gamma, &c.cone);

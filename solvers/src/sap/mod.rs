@@ -6,7 +6,8 @@
 //! Files (Drake's `multibody/contact_solvers/sap/` layout):
 //! - [`settings`]: [`SapSettings`] (scheme, tolerances, β, σ, line search);
 //! - [`problem`]: [`SapProblem`] from a `harness::StepProblem` — `A` (Eq. 15), `v*` (stage 1),
-//!   `J`, per contact `R`, `v̂` (Eq. 29–30);
+//!   `J`, per contact `R`, `v̂` (Eq. 29–30), and the joints' holonomic rows (an extension beyond
+//!   the paper, as Drake's `SapHolonomicConstraint`);
 //! - [`projection`]: `γ = P_F(y)` with its three regions and `G = −∂γ/∂v_c` (App. C–D);
 //! - [`model`]: cost `ℓ_p` (Eq. 24), gradient, Hessian `H = A + Jᵀ G J` and its sparse pattern;
 //! - [`line_search`]: exact line search (rtsafe), derivatives in O(n_c);
@@ -26,7 +27,7 @@ pub mod solver;
 #[cfg(test)]
 mod tests;
 
-pub use problem::{SapContact, SapProblem};
+pub use problem::{SapConstraint, SapProblem};
 pub use settings::{SapSettings, Scheme};
 pub use solver::{Criterion, Sap, SapStats};
 
@@ -38,13 +39,15 @@ Contact, IEEE Transactions on Robotics 39(2), 2023 (arXiv 2110.10107): SAP, two-
 projection, Newton with exact line search";
 
 /// What SAP handles: rigid bodies, compliant contact, rigid contact (through the near-rigid
-/// regularisation, Eq. 29), the exact Coulomb cone.
+/// regularisation, Eq. 29), the exact Coulomb cone, and bilateral constraints as holonomic rows
+/// (an extension beyond the paper, as Drake's `SapHolonomicConstraint`; README §2).
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
         compliant_contact: true,
         rigid_contact: true,
         exact_friction_cone: true,
+        bilateral_constraints: true,
         ..Capabilities::default()
     }
 }

@@ -37,7 +37,7 @@ pub struct Evaluation {
 impl Evaluation {
     /// Resizes the buffers for `prob`.
     pub fn resize(&mut self, prob: &SapProblem) {
-        let (nv, nc) = (prob.nv(), prob.contacts.len());
+        let (nv, nc) = (prob.nv(), prob.constraints.len());
         for b in [&mut self.dv_star, &mut self.a_dv_star, &mut self.grad, &mut self.jc] {
             b.clear();
             b.resize(nv, 0.0);
@@ -64,7 +64,7 @@ impl Evaluation {
         self.cost_a = 0.5 * self.dv_star.iter().zip(&self.a_dv_star).map(|(a, b)| a * b).sum::<f64>();
         self.cost_r = 0.0;
         self.jc.iter_mut().for_each(|x| *x = 0.0);
-        for (i, c) in prob.contacts.iter().enumerate() {
+        for (i, c) in prob.constraints.iter().enumerate() {
             let vc = c.velocity(v);
             let y = c.unprojected_impulse(vc);
             let gamma = if hessian {
@@ -126,7 +126,7 @@ impl HessianPattern {
         self.blocks.clone_from(&prob.blocks);
         self.below.clear();
         self.below.resize(nb, Vec::new());
-        for c in &prob.contacts {
+        for c in &prob.constraints {
             for (k, s) in c.sides.iter().enumerate() {
                 for t in &c.sides[..k] {
                     let (hi, lo) = if s.block > t.block { (s.block, t.block) } else { (t.block, s.block) };
@@ -162,7 +162,7 @@ impl HessianPattern {
         self.values.resize(self.row_idx.len(), 0.0);
         self.slots.clear();
         self.slot_start.clear();
-        for c in &prob.contacts {
+        for c in &prob.constraints {
             self.slot_start.push(self.slots.len());
             for (s, ss) in c.sides.iter().enumerate() {
                 for (t, st) in c.sides.iter().enumerate() {
@@ -207,7 +207,7 @@ impl HessianPattern {
                 }
             }
         }
-        for (i, c) in prob.contacts.iter().enumerate() {
+        for (i, c) in prob.constraints.iter().enumerate() {
             let g = &eval.g[i];
             let (k, start) = (c.sides.len(), self.slot_start[i]);
             for (t, st) in c.sides.iter().enumerate() {

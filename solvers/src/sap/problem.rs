@@ -17,15 +17,25 @@
 //! compliant `(k, τ_d)`: `R_n = max(β² w_i / (4π²), 1 / (δt k (δt + τ_d)))`, `v̂_n = −φ0 / (δt + τ_d)`;
 //! harness-rigid: `R_n = β² w_i / (4π²)` (the near-rigid branch, `k → ∞`), `τ_d = rigid_tau_d_over_dt · δt`;
 //! always `R_t = σ w_i`, `v̂_t = 0`. Vectors are in the harness order (n, t1, t2).
+//!
+//! Holonomic (bilateral) rows — an extension beyond the paper, as Drake's `SapHolonomicConstraint`
+//! (README §2, "Holonomic constraints"): each joint row `g_k(q) = C_k` of
+//! `StepProblem::bilateral` becomes one more constraint with Jacobian `G_k` in its first row and
+//! impulse set ℝ (no cone projection), so `ℓ_p` gains the unconstrained quadratic
+//! `(G_k v − v̂_k)²/(2 R_k)` and `A (v − v*) = Jᵀ γ + Gᵀ γ_b`. With `w_k = G_k M⁻¹ G_kᵀ` (the
+//! exact scalar Delassus entry) and `τ_k = b/k` (Drake's relaxation time, damping `b = τ k`):
+//! compliant `(k, b)`: `R_k = max(β² w_k/(4π²), 1/(δt k (δt + τ_k)))`, `v̂_k = −C_k/(δt + τ_k)`
+//! (= `BilateralRow::law`, which also covers `k = 0`); rigid: the near-rigid `R_k = β² w_k/(4π²)`,
+//! `v̂_k = −C_k/(δt + rigid_tau_d_over_dt · δt)`, the same regularisation as a rigid contact.
 
-use super::projection::ConeParams;
+use super::projection::{ConeParams, ImpulseSet};
 use super::settings::SapSettings;
 use harness::model::ContactCompliance;
 use harness::{SolveError, StepProblem};
 use kernels::BlockDiagonal;
 use smallvec::SmallVec;
 
-/// The rows of one contact's Jacobian acting on one DOF block.
+/// The rows of one constraint's Jacobian acting on one DOF block.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Side {
     /// Index of the DOF block (body) in the layout.
@@ -34,13 +44,15 @@ pub struct Side {
     pub v_offset: usize,
     /// Number of columns (≤ 6).
     pub ncols: usize,
-    /// Rows `(n, t1, t2)`; the first `ncols` columns are used.
+    /// Rows `(n, t1, t2)` (a holonomic row: its Jacobian row first, then zeros); the first
+    /// `ncols` columns are used.
     pub j: [[f64; 6]; 3],
 }
 
-/// One contact of the SAP problem.
+/// One constraint of the SAP problem: a frictional contact or a holonomic row
+/// ([`ConeParams::set`]); for a holonomic row read `(n, t1, t2)` as `(row, 0, 0)` below.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SapContact {
+pub struct SapConstraint {
     /// One side per DOF block involved: 1 or 2 for a contact between bodies (stored inline), any
     /// number for a contact of a linear problem (e.g. the Cholesky view of an FCLIB local problem).
     pub sides: SmallVec<[Side; 2]>,
@@ -52,7 +64,7 @@ pub struct SapContact {
     pub w: f64,
 }
 
-impl SapContact {
+impl SapConstraint {
     /// `v_c,i = J_i v` in (n, t1, t2) (m/s).
     pub fn velocity(&self, v: &[f64]) -> [f64; 3] {
         let mut u = [0.0; 3];
@@ -113,8 +125,11 @@ pub struct SapProblem {
     pub v_star: Vec<f64>,
     /// Velocity at the start of the step.
     pub v0: Vec<f64>,
-    /// Contacts.
-    pub contacts: Vec<SapContact>,
+    /// Constraints: the step's contacts first (in problem order), then its holonomic rows (in
+    /// `StepProblem::bilateral` order).
+    pub constraints: Vec<SapConstraint>,
+    /// How many of `constraints` are contacts.
+    pub n_contacts: usize,
     /// `(v_offset, nv)` of each DOF block.
     pub blocks: Vec<(usize, usize)>,
 }
@@ -126,12 +141,30 @@ impl SapProblem {
     }
 
     /// A problem from raw data (tests and the reference path): `A` = `mass` (θ = 0), `v*`, and
-    /// contacts whose sides name blocks of `mass`.
-    pub fn from_parts(dt: f64, mass: BlockDiagonal, v_star: Vec<f64>, v0: Vec<f64>, contacts: Vec<SapContact>) -> Self {
+    /// constraints whose sides name blocks of `mass`, contacts before holonomic rows.
+    pub fn from_parts(
+        dt: f64,
+        mass: BlockDiagonal,
+        v_star: Vec<f64>,
+        v0: Vec<f64>,
+        constraints: Vec<SapConstraint>,
+    ) -> Self {
         let mut a = mass.clone();
         a.factor().expect("from_parts: mass must be SPD");
         let blocks = (0..mass.blocks().len()).map(|i| (mass.offset(i), mass.blocks()[i].nrows())).collect();
-        Self { dt, theta: (0.0, 0.0), mass, a, v_star, v0, contacts, blocks }
+        let n_contacts = constraints.iter().take_while(|c| c.cone.set == ImpulseSet::FrictionCone).count();
+        assert!(
+            constraints[n_contacts..].iter().all(|c| c.cone.set == ImpulseSet::Unconstrained),
+            "from_parts: contacts must come before holonomic rows"
+        );
+        Self { dt, theta: (0.0, 0.0), mass, a, v_star, v0, constraints, n_contacts, blocks }
+    }
+
+    /// The contacts' impulses `(γ_n, γ_t1, γ_t2)` and the holonomic rows' impulses of `gamma`
+    /// (one entry per constraint).
+    pub fn split_impulses<'g>(&self, gamma: &'g [[f64; 3]]) -> (&'g [[f64; 3]], Vec<f64>) {
+        let (contacts, rows) = gamma.split_at(self.n_contacts);
+        (contacts, rows.iter().map(|g| g[0]).collect())
     }
 
     /// Builds the problem of one step (Eq. 15, stage 1, Eq. 29–30; module doc).
@@ -172,7 +205,23 @@ impl SapProblem {
         }
         let minv: Vec<_> = (0..nb).map(|b| p.mass.block_inverse(b)).collect();
         let blocks: Vec<(usize, usize)> = p.layout.blocks.iter().map(|b| (b.v_offset, b.nv)).collect();
-        let mut contacts = Vec::with_capacity(p.nc());
+        let mut constraints = Vec::with_capacity(p.nc() + p.nb());
+        // the DOF block a Jacobian block acts on, checked (width, finite entries)
+        let side =
+            |v_offset: usize, ncols: usize, finite: bool, what: &dyn Fn() -> String| -> Result<Side, SolveError> {
+                let b = p
+                    .layout
+                    .blocks
+                    .binary_search_by_key(&v_offset, |b| b.v_offset)
+                    .map_err(|_| unsupported(format!("{}: no DOF block starts at {v_offset}", what())))?;
+                if ncols != blocks[b].1 || ncols > 6 {
+                    return Err(unsupported(format!("{}: Jacobian block width {ncols} != {}", what(), blocks[b].1)));
+                }
+                if !finite {
+                    return Err(SolveError::NonFinite { what: format!("Jacobian of {}", what()) });
+                }
+                Ok(Side { block: b, v_offset, ncols, j: [[0.0; 6]; 3] })
+            };
         let beta2 = s.beta * s.beta / (4.0 * std::f64::consts::PI * std::f64::consts::PI);
         for (i, c) in p.contacts.contacts.iter().enumerate() {
             if !(c.gap.is_finite() && c.mu.is_finite()) || c.mu < 0.0 {
@@ -180,24 +229,14 @@ impl SapProblem {
             }
             let mut sides = SmallVec::with_capacity(c.jacobian.len());
             for jb in &c.jacobian {
-                let b = p
-                    .layout
-                    .blocks
-                    .binary_search_by_key(&jb.v_offset, |b| b.v_offset)
-                    .map_err(|_| unsupported(format!("contact {i}: no DOF block starts at {}", jb.v_offset)))?;
-                if jb.ncols != blocks[b].1 || jb.ncols > 6 {
-                    return Err(unsupported(format!(
-                        "contact {i}: Jacobian block width {} != {}",
-                        jb.ncols, blocks[b].1
-                    )));
-                }
-                if !jb.rows.iter().flatten().all(|x| x.is_finite()) {
-                    return Err(SolveError::NonFinite { what: format!("Jacobian of contact {i}") });
-                }
-                sides.push(Side { block: b, v_offset: jb.v_offset, ncols: jb.ncols, j: jb.rows });
+                let what = || format!("contact {i}");
+                sides.push(Side {
+                    j: jb.rows,
+                    ..side(jb.v_offset, jb.ncols, jb.rows.iter().flatten().all(|x| x.is_finite()), &what)?
+                });
             }
-            let mut contact =
-                SapContact { sides, cone: ConeParams { mu: c.mu, r_n: 1.0, r_t: 1.0 }, v_hat_n: 0.0, w: 0.0 };
+            let cone = ConeParams { mu: c.mu, r_n: 1.0, r_t: 1.0, set: ImpulseSet::FrictionCone };
+            let mut contact = SapConstraint { sides, cone, v_hat_n: 0.0, w: 0.0 };
             let w_ii = contact.delassus(&minv);
             let w = w_ii.iter().flatten().map(|x| x * x).sum::<f64>().sqrt() / 3.0;
             if !(w.is_finite() && w > 0.0) {
@@ -214,7 +253,7 @@ impl SapProblem {
                 }
             };
             contact.w = w;
-            contact.cone = ConeParams { mu: c.mu, r_n, r_t: s.sigma * w };
+            contact.cone = ConeParams { mu: c.mu, r_n, r_t: s.sigma * w, set: ImpulseSet::FrictionCone };
             contact.v_hat_n = -c.gap / (dt + tau_d);
             if !(r_n > 0.0
                 && contact.cone.r_t > 0.0
@@ -222,8 +261,56 @@ impl SapProblem {
             {
                 return Err(SolveError::NonFinite { what: format!("regularisation of contact {i}") });
             }
-            contacts.push(contact);
+            constraints.push(contact);
         }
-        Ok(Self { dt, theta: (theta, theta_vq), mass: p.mass.clone(), a, v_star, v0: p.v0.clone(), contacts, blocks })
+        // holonomic rows (module doc; README §2 "Holonomic constraints")
+        for (k, row) in p.bilateral.rows.iter().enumerate() {
+            if !row.violation.is_finite() {
+                return Err(SolveError::NonFinite { what: format!("violation of bilateral row {k}") });
+            }
+            let mut sides = SmallVec::with_capacity(row.jacobian.len());
+            for gb in &row.jacobian {
+                let what = || format!("bilateral row {k}");
+                let mut j = [[0.0; 6]; 3];
+                j[0] = gb.row;
+                sides.push(Side { j, ..side(gb.v_offset, gb.ncols, gb.row.iter().all(|x| x.is_finite()), &what)? });
+            }
+            let cone = ConeParams { mu: 0.0, r_n: 1.0, r_t: 1.0, set: ImpulseSet::Unconstrained };
+            let mut hc = SapConstraint { sides, cone, v_hat_n: 0.0, w: 0.0 };
+            // the row's exact Delassus entry G M⁻¹ Gᵀ (a 1 × 1 block: no Frobenius average needed)
+            let w = hc.delassus(&minv)[0][0];
+            if !(w.is_finite() && w > 0.0) {
+                return Err(unsupported(format!(
+                    "bilateral row {k}: Delassus entry w = {w} (a row that moves no DOF)"
+                )));
+            }
+            let near_rigid = beta2 * w;
+            let (r, v_hat) = match row.compliance {
+                None => (near_rigid, -row.violation / (dt + s.rigid_tau_d_over_dt * dt)),
+                Some(_) => {
+                    let (v_hat, r) = row.law(dt);
+                    (near_rigid.max(r), v_hat)
+                }
+            };
+            if !(r > 0.0 && r.is_finite() && v_hat.is_finite()) {
+                return Err(SolveError::NonFinite { what: format!("regularisation of bilateral row {k}") });
+            }
+            hc.w = w;
+            // R_t is never used (γ_t = 0 and the tangential rows are zero); R_n keeps it positive
+            hc.cone = ConeParams { mu: 0.0, r_n: r, r_t: r, set: ImpulseSet::Unconstrained };
+            hc.v_hat_n = v_hat;
+            constraints.push(hc);
+        }
+        Ok(Self {
+            dt,
+            theta: (theta, theta_vq),
+            mass: p.mass.clone(),
+            a,
+            v_star,
+            v0: p.v0.clone(),
+            constraints,
+            n_contacts: p.nc(),
+            blocks,
+        })
     }
 }

@@ -14,6 +14,11 @@
 //! | II sliding | `−μ̂ y_r < y_n < y_r/μ` | `γ_n = f (y_n + μ̂ y_r)`, `γ_t = μ γ_n t̂` | `(f/R_n) a aᵀ + (μ γ_n / (R_t y_r)) blockdiag(0, I − t̂t̂ᵀ)`, `a = (1, μ t̂)` |
 //! | III no contact | otherwise | 0 | 0 |
 //!
+//! A holonomic (bilateral) row — an extension beyond the paper, as Drake's
+//! `SapHolonomicConstraint` — has the impulse set ℝ instead of `F` ([`ImpulseSet::Unconstrained`]):
+//! its first component is not projected, `γ = (y_n, 0, 0)`, `G = diag(1/R_n, 0, 0)`
+//! ([`Region::Holonomic`]), so its cost `½ R_n γ_n²` is an unconstrained quadratic in `v`.
+//!
 //! Boundaries (README §9): ∂F belongs to region I, the sliding inequalities are strict,
 //! so ∂F° belongs to region III (Drake's convention). `μ = 0` is handled as the μ → 0 limit of
 //! region II: `γ = (max(y_n, 0), 0, 0)`, `G = diag([y_n > 0]/R_n, 0, 0)` (the μ → 0 limit, README §9). Region II
@@ -28,9 +33,21 @@ pub enum Region {
     Sliding,
     /// Region III: `y` in the polar cone, `γ = 0`.
     NoContact,
+    /// A holonomic row: `γ = (y_n, 0, 0)`, no projection.
+    Holonomic,
 }
 
-/// Per-contact regularisation and friction: `R = diag(r_n, r_t, r_t)` and μ.
+/// The convex set an impulse lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImpulseSet {
+    /// The friction cone `F = {‖γ_t‖ ≤ μ γ_n}` of a contact.
+    FrictionCone,
+    /// ℝ for the first component, nothing else: a holonomic (bilateral) row whose Jacobian has
+    /// only its first row (the tangential rows are zero and `γ_t = 0`).
+    Unconstrained,
+}
+
+/// Per-constraint regularisation, friction and impulse set: `R = diag(r_n, r_t, r_t)`, μ and `F`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConeParams {
     /// Friction coefficient μ (≥ 0).
@@ -39,6 +56,8 @@ pub struct ConeParams {
     pub r_n: f64,
     /// Tangential regularisation `R_t` (s/kg, > 0).
     pub r_t: f64,
+    /// The set `γ` is projected onto.
+    pub set: ImpulseSet,
 }
 
 /// `γ = P_F(y)` (Eq. 23 closed form) and its region.
@@ -61,6 +80,10 @@ fn project_impl(y: [f64; 3], c: &ConeParams, hessian: bool) -> ([f64; 3], Region
     let mut g = [[0.0; 3]; 3];
     let (mu, r_n, r_t) = (c.mu, c.r_n, c.r_t);
     let y_n = y[0];
+    if c.set == ImpulseSet::Unconstrained {
+        g[0][0] = 1.0 / r_n;
+        return ([y_n, 0.0, 0.0], Region::Holonomic, g);
+    }
     let y_r = (y[1] * y[1] + y[2] * y[2]).sqrt();
     if mu == 0.0 {
         if y_n > 0.0 {

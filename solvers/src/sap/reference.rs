@@ -7,8 +7,12 @@
 //! `S_i g = (g_n, μ g_t1, μ g_t2)`, `A_cl = [−S J, −S R]`, `b = −S v̂`, so that
 //! `s_i = S_i (J_i v − v̂_i + R_i σ_i)` and `s_i ∈ SOC ⇔ g_i ∈ F_i*`. The impulses are the duals:
 //! `γ_i = S_iᵀ z_i`. The cost adds back the constant `½ v*ᵀ A v*`, so it equals `ℓ_p` of Eq. 19.
+//! A holonomic row (impulse set ℝ, so `F* = {0}`) is one row in the zero cone,
+//! `s_k = G_k v − v̂_k + R_k σ_k = 0`, with `γ_k = z_k`; its tangential slacks are left in `x`
+//! (cost `½ R σ²`, zero at the optimum).
 
 use super::problem::SapProblem;
+use super::projection::ImpulseSet;
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 
@@ -29,7 +33,7 @@ pub struct ReferenceSolution {
 
 /// Solves Eq. 19 for `prob` with clarabel to gap and feasibility tolerances `tol`.
 pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution, String> {
-    let (nv, nc) = (prob.nv(), prob.contacts.len());
+    let (nv, nc) = (prob.nv(), prob.constraints.len());
     let n = nv + 3 * nc;
     // P: upper triangle of blkdiag(A, R)
     let (mut pi, mut pj, mut pv) = (vec![], vec![], vec![]);
@@ -45,7 +49,7 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
             }
         }
     }
-    for (i, c) in prob.contacts.iter().enumerate() {
+    for (i, c) in prob.constraints.iter().enumerate() {
         for (k, r) in [c.cone.r_n, c.cone.r_t, c.cone.r_t].into_iter().enumerate() {
             pi.push(nv + 3 * i + k);
             pj.push(nv + 3 * i + k);
@@ -57,15 +61,24 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
     let mut q: Vec<f64> = av.iter().map(|x| -x).collect();
     q.resize(n, 0.0);
     let (mut ai, mut aj, mut aval) = (vec![], vec![], vec![]);
-    let mut b = vec![0.0; 3 * nc];
-    for (i, c) in prob.contacts.iter().enumerate() {
+    // first cone row of each constraint: 3 rows per contact, 1 per holonomic row
+    let rows_of = |set: ImpulseSet| if set == ImpulseSet::FrictionCone { 3 } else { 1 };
+    let mut row0 = Vec::with_capacity(nc + 1);
+    row0.push(0);
+    for c in &prob.constraints {
+        row0.push(row0.last().expect("non-empty") + rows_of(c.cone.set));
+    }
+    let m = row0[nc];
+    let mut b = vec![0.0; m];
+    for (i, c) in prob.constraints.iter().enumerate() {
         let scale = [1.0, c.cone.mu, c.cone.mu];
+        let nr = rows_of(c.cone.set);
         for s in &c.sides {
-            for (r, sr) in scale.iter().enumerate() {
+            for (r, sr) in scale.iter().enumerate().take(nr) {
                 for col in 0..s.ncols {
                     let x = s.j[r][col] * sr;
                     if x != 0.0 {
-                        ai.push(3 * i + r);
+                        ai.push(row0[i] + r);
                         aj.push(s.v_offset + col);
                         aval.push(-x);
                     }
@@ -73,17 +86,24 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
             }
         }
         let rr = [c.cone.r_n, c.cone.r_t, c.cone.r_t];
-        for r in 0..3 {
+        for r in 0..nr {
             if scale[r] * rr[r] != 0.0 {
-                ai.push(3 * i + r);
+                ai.push(row0[i] + r);
                 aj.push(nv + 3 * i + r);
                 aval.push(-scale[r] * rr[r]);
             }
         }
-        b[3 * i] = -c.v_hat_n; // v̂_t = 0
+        b[row0[i]] = -c.v_hat_n; // v̂_t = 0
     }
-    let a = CscMatrix::new_from_triplets(3 * nc, n, ai, aj, aval);
-    let cones: Vec<SupportedConeT<f64>> = (0..nc).map(|_| SupportedConeT::SecondOrderConeT(3)).collect();
+    let a = CscMatrix::new_from_triplets(m, n, ai, aj, aval);
+    let cones: Vec<SupportedConeT<f64>> = prob
+        .constraints
+        .iter()
+        .map(|c| match c.cone.set {
+            ImpulseSet::FrictionCone => SupportedConeT::SecondOrderConeT(3),
+            ImpulseSet::Unconstrained => SupportedConeT::ZeroConeT(1),
+        })
+        .collect();
     let settings = DefaultSettingsBuilder::default()
         .verbose(false)
         .tol_gap_abs(tol)
@@ -102,10 +122,16 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
     let sigma: Vec<[f64; 3]> =
         (0..nc).map(|i| [sol.x[nv + 3 * i], sol.x[nv + 3 * i + 1], sol.x[nv + 3 * i + 2]]).collect();
     let gamma: Vec<[f64; 3]> = prob
-        .contacts
+        .constraints
         .iter()
         .enumerate()
-        .map(|(i, c)| [sol.z[3 * i], c.cone.mu * sol.z[3 * i + 1], c.cone.mu * sol.z[3 * i + 2]])
+        .map(|(i, c)| match c.cone.set {
+            ImpulseSet::FrictionCone => {
+                let z = &sol.z[row0[i]..row0[i] + 3];
+                [z[0], c.cone.mu * z[1], c.cone.mu * z[2]]
+            }
+            ImpulseSet::Unconstrained => [sol.z[row0[i]], 0.0, 0.0],
+        })
         .collect();
     let vs_a_vs: f64 = prob.v_star.iter().zip(&av).map(|(a, b)| a * b).sum();
     Ok(ReferenceSolution { v, sigma, gamma, cost: sol.obj_val + 0.5 * vs_a_vs, iterations: sol.iterations })

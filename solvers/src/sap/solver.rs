@@ -83,7 +83,8 @@ impl Sap {
         self.factor.analyses
     }
 
-    /// The last iterate's impulses `γ` (n, t1, t2) per contact.
+    /// The last iterate's impulses `γ` (n, t1, t2) per constraint (a holonomic row's is
+    /// `(γ, 0, 0)`; [`SapProblem::split_impulses`]).
     pub fn impulses(&self) -> &[[f64; 3]] {
         &self.eval.gamma
     }
@@ -154,7 +155,7 @@ impl Sap {
                 // the last row takes no step: α = 0, no line search (not NaN: run records store
                 // the logs as JSON, where NaN becomes null and does not read back)
                 log.record(&row(0.0, 0.0));
-                log.iterate(&self.v, &self.eval.gamma, &[]);
+                hand_over(log, prob, &self.v, &self.eval.gamma);
                 self.stats.criterion = Some(criterion);
                 status = st;
                 break;
@@ -171,7 +172,7 @@ impl Sap {
             self.ls.setup(prob, &self.eval, &self.dv);
             let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations)?;
             log.record(&row(r.alpha, r.iterations as f64));
-            log.iterate(&self.v, &self.eval.gamma, &[]);
+            hand_over(log, prob, &self.v, &self.eval.gamma);
             log.check_deadline()?;
             for (v, d) in self.v.iter_mut().zip(&self.dv) {
                 *v += r.alpha * d;
@@ -183,6 +184,15 @@ impl Sap {
             prev_alpha = r.alpha;
         }
         Ok((self.v.clone(), status))
+    }
+}
+
+/// Hands the iterate `(v, γ)` to the log, contacts and holonomic rows apart (only when it keeps
+/// iterates: splitting allocates).
+fn hand_over(log: &mut IterationLog, prob: &SapProblem, v: &[f64], gamma: &[[f64; 3]]) {
+    if log.wants_iterates() {
+        let (contacts, bilateral) = prob.split_impulses(gamma);
+        log.iterate(v, contacts, &bilateral);
     }
 }
 
@@ -199,7 +209,7 @@ impl Solver for Sap {
             (true, None) => prob.v0.clone(),
             (false, _) => prob.v_star.clone(),
         };
-        let (v, status) = if prob.contacts.is_empty() {
+        let (v, status) = if prob.constraints.is_empty() {
             // no contact: the minimiser of ½‖v − v*‖²_A is v* (Drake's early exit)
             self.stats = SapStats { criterion: Some(Criterion::Optimality), ..SapStats::default() };
             self.eval.resize(&prob);
@@ -211,11 +221,12 @@ impl Solver for Sap {
         let theta_vq = prob.theta.1;
         let v_vq: Vec<f64> = v.iter().zip(&prob.v0).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();
         let q = p.integrate(&v_vq);
+        let (impulses, bilateral) = prob.split_impulses(&self.eval.gamma);
         Ok(StepSolution {
             v,
             q: Some(q),
-            impulses: self.eval.gamma.clone(),
-            bilateral: vec![],
+            impulses: impulses.to_vec(),
+            bilateral,
             iterations: self.stats.iterations,
             status,
         })

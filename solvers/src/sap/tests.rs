@@ -5,8 +5,8 @@
 
 use super::line_search::LineSearch;
 use super::model::{Evaluation, HessianPattern};
-use super::problem::{SapContact, SapProblem, Side};
-use super::projection::{project, project_with_hessian, ConeParams, Region};
+use super::problem::{SapConstraint, SapProblem, Side};
+use super::projection::{project, project_with_hessian, ConeParams, ImpulseSet, Region};
 use super::reference::solve_reference;
 use super::settings::{SapSettings, Scheme};
 use super::solver::{Criterion, Sap};
@@ -42,7 +42,12 @@ fn projection_moreau_conditions_in_every_region() {
     let mut rng = Rng(1);
     let mut seen = [0usize; 3];
     for _ in 0..5000 {
-        let c = ConeParams { mu: rng.range(0.0, 2.0), r_n: rng.range(0.01, 10.0), r_t: rng.range(1e-4, 1.0) };
+        let c = ConeParams {
+            mu: rng.range(0.0, 2.0),
+            r_n: rng.range(0.01, 10.0),
+            r_t: rng.range(1e-4, 1.0),
+            set: ImpulseSet::FrictionCone,
+        };
         let y = [rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)];
         let (gamma, region) = project(y, &c);
         seen[region as usize] += 1;
@@ -66,7 +71,12 @@ fn projection_derivative_matches_finite_differences_and_is_symmetric_psd() {
     let mut rng = Rng(2);
     let mut checked = [0usize; 3];
     for _ in 0..3000 {
-        let c = ConeParams { mu: rng.range(0.1, 1.5), r_n: rng.range(0.05, 5.0), r_t: rng.range(1e-3, 0.5) };
+        let c = ConeParams {
+            mu: rng.range(0.1, 1.5),
+            r_n: rng.range(0.05, 5.0),
+            r_t: rng.range(1e-3, 0.5),
+            set: ImpulseSet::FrictionCone,
+        };
         let y = [rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)];
         let (_, region, g) = project_with_hessian(y, &c);
         // symmetric and PSD (eigenvalues ≥ −1e-12 ‖G‖)
@@ -110,8 +120,20 @@ fn projection_derivative_matches_finite_differences_and_is_symmetric_psd() {
 }
 
 #[test]
+fn holonomic_row_is_not_projected() {
+    // impulse set ℝ: γ = (y_n, 0, 0) of either sign, G = diag(1/R, 0, 0), cost ½ R γ²
+    let c = ConeParams { mu: 0.0, r_n: 0.25, r_t: 0.25, set: ImpulseSet::Unconstrained };
+    for y in [[-3.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.0, 0.0]] {
+        let (gamma, region, g) = project_with_hessian(y, &c);
+        assert_eq!((gamma, region), ([y[0], 0.0, 0.0], Region::Holonomic));
+        assert_eq!(g, [[4.0, 0.0, 0.0], [0.0; 3], [0.0; 3]]);
+        assert_eq!(super::projection::cost(gamma, &c), 0.125 * y[0] * y[0]);
+    }
+}
+
+#[test]
 fn frictionless_contact_never_pulls() {
-    let c = ConeParams { mu: 0.0, r_n: 0.5, r_t: 0.01 };
+    let c = ConeParams { mu: 0.0, r_n: 0.5, r_t: 0.01, set: ImpulseSet::FrictionCone };
     assert_eq!(project([-1.0, 0.0, 0.0], &c).0, [0.0; 3]);
     assert_eq!(project([2.0, 1.0, -3.0], &c).0, [2.0, 0.0, 0.0]);
     let (_, _, g) = project_with_hessian([2.0, 1.0, 0.0], &c);
@@ -124,12 +146,13 @@ fn frictionless_contact_never_pulls() {
 /// stopping norm is the `A⁻¹` norm of the gradient), `nc` contacts between random bodies or a
 /// body and the world, random Jacobians, μ, R, v̂ and v*.
 fn random_problem(seed: u64, nb: usize, nc: usize) -> SapProblem {
-    random_problem_on(seed, nb, nc, false)
+    random_problem_on(seed, nb, nc, false, 0)
 }
 
 /// [`random_problem`]; with `three`, every contact between two bodies acts on a third one too (a
-/// contact of a linear problem, e.g. the Cholesky view of an FCLIB local problem).
-fn random_problem_on(seed: u64, nb: usize, nc: usize, three: bool) -> SapProblem {
+/// contact of a linear problem, e.g. the Cholesky view of an FCLIB local problem); `nh` holonomic
+/// rows (impulse set ℝ) on one or two random bodies follow the contacts.
+fn random_problem_on(seed: u64, nb: usize, nc: usize, three: bool, nh: usize) -> SapProblem {
     let mut rng = Rng(seed);
     let blocks: Vec<DMatrix<f64>> =
         (0..nb).map(|_| DMatrix::from_diagonal(&nalgebra::DVector::from_fn(6, |_, _| rng.range(0.5, 3.0)))).collect();
@@ -159,8 +182,27 @@ fn random_problem_on(seed: u64, nb: usize, nc: usize, three: bool) -> SapProblem
             let c = (0..nb).find(|&c| c != a && c != b).expect("a third body");
             sides.push(side(c));
         }
-        let cone = ConeParams { mu: rng.range(0.0, 1.2), r_n: rng.range(0.01, 0.5), r_t: rng.range(1e-3, 0.05) };
-        contacts.push(SapContact { sides, cone, v_hat_n: rng.range(-0.5, 0.5), w: 1.0 });
+        let cone = ConeParams {
+            mu: rng.range(0.0, 1.2),
+            r_n: rng.range(0.01, 0.5),
+            r_t: rng.range(1e-3, 0.05),
+            set: ImpulseSet::FrictionCone,
+        };
+        contacts.push(SapConstraint { sides, cone, v_hat_n: rng.range(-0.5, 0.5), w: 1.0 });
+    }
+    for _ in 0..nh {
+        let a = (rng.next() * nb as f64) as usize;
+        let b = (a + 1) % nb;
+        let two = rng.next() < 0.5;
+        let mut side = |blk: usize| {
+            let mut j = [[0.0; 6]; 3];
+            j[0].iter_mut().for_each(|x| *x = rng.range(-1.0, 1.0));
+            Side { block: blk, v_offset: 6 * blk, ncols: 6, j }
+        };
+        let sides = if two { smallvec::smallvec![side(a), side(b)] } else { smallvec::smallvec![side(a)] };
+        let r = rng.range(0.01, 0.5);
+        let cone = ConeParams { mu: 0.0, r_n: r, r_t: r, set: ImpulseSet::Unconstrained };
+        contacts.push(SapConstraint { sides, cone, v_hat_n: rng.range(-0.5, 0.5), w: 1.0 });
     }
     let v0 = vec![0.0; nv];
     SapProblem::from_parts(0.01, mass, v_star, v0, contacts)
@@ -172,10 +214,11 @@ fn tight() -> SapSettings {
 
 #[test]
 fn gradient_and_hessian_match_finite_differences() {
-    for (seed, three) in (0..5).flat_map(|s| [(s, false), (s, true)]) {
-        let prob = random_problem_on(10 + seed, 3, 5, three);
+    // plain contacts, contacts on three bodies, contacts with holonomic rows
+    for (seed, three, nh) in (0..5).flat_map(|s| [(s, false, 0), (s, true, 0), (s, false, 3)]) {
+        let prob = random_problem_on(10 + seed, 3, 5, three, nh);
         if three {
-            assert!(prob.contacts.iter().any(|c| c.sides.len() == 3), "seed {seed}: a contact on three bodies");
+            assert!(prob.constraints.iter().any(|c| c.sides.len() == 3), "seed {seed}: a contact on three bodies");
         }
         let nv = prob.nv();
         let mut rng = Rng(100 + seed);
@@ -189,7 +232,7 @@ fn gradient_and_hessian_match_finite_differences() {
         pat.assemble(&prob, &e);
         let h = pat.to_dense();
         let regions = |v: &[f64]| -> Vec<Region> {
-            prob.contacts.iter().map(|c| project(c.unprojected_impulse(c.velocity(v)), &c.cone).1).collect()
+            prob.constraints.iter().map(|c| project(c.unprojected_impulse(c.velocity(v)), &c.cone).1).collect()
         };
         let r0 = regions(&v);
         let step = 1e-6;
@@ -260,14 +303,14 @@ fn primal_dual(prob: &SapProblem, v: &[f64], gamma: &[[f64; 3]]) -> (f64, f64, f
     e.calc(prob, v, false);
     let lp = e.cost();
     let mut jtg = vec![0.0; nv];
-    for (c, g) in prob.contacts.iter().zip(gamma) {
+    for (c, g) in prob.constraints.iter().zip(gamma) {
         c.add_transpose(*g, &mut jtg);
     }
     let mut ainv = jtg.clone();
     prob.a.solve_in_place(&mut ainv);
     let mut ld = 0.5 * dot(&jtg, &ainv);
     let mut comp: f64 = 0.0;
-    for (c, g) in prob.contacts.iter().zip(gamma) {
+    for (c, g) in prob.constraints.iter().zip(gamma) {
         let r = [c.cone.r_n, c.cone.r_t, c.cone.r_t];
         let vs = c.velocity(&prob.v_star);
         let vc = c.velocity(v);
@@ -283,8 +326,9 @@ fn primal_dual(prob: &SapProblem, v: &[f64], gamma: &[[f64; 3]]) -> (f64, f64, f
 
 #[test]
 fn optimum_equals_clarabel_with_zero_duality_gap() {
-    for (seed, three) in (0..8).flat_map(|s| [(s, false), (s, true)]) {
-        let prob = random_problem_on(200 + seed, 4, 8, three);
+    // plain contacts, contacts on three bodies, contacts with holonomic rows
+    for (seed, three, nh) in (0..8).flat_map(|s| [(s, false, 0), (s, true, 0), (s, false, 4)]) {
+        let prob = random_problem_on(200 + seed, 4, 8, three, nh);
         let settings = tight();
         let mut sap = Sap::new(settings.clone());
         let (v, status) = sap.solve(&prob, &prob.v0, &mut IterationLog::new()).unwrap();
