@@ -93,12 +93,7 @@ fn hessian_factor_benches(c: &mut Criterion) {
         let info = llt.info();
         eprintln!(
             "clutter-80 H: n {} contacts {} nnz(A lower) {} nnz(L) {} supernodal {} flops {}",
-            info.n,
-            prob.contacts.len(),
-            info.nnz_a,
-            info.nnz_l,
-            info.supernodal,
-            info.flops
+            info.n, prob.n_contacts, info.nnz_a, info.nnz_l, info.supernodal, info.flops
         );
         let name = if supernodal { "supernodal" } else { "simplicial" };
         group.bench_function(BenchmarkId::new(name, "clutter-80"), |b| {
