@@ -20,7 +20,8 @@ struct Cli {
 enum Command {
     /// List solvers and cases with their parameters and defaults.
     List,
-    /// Run a suite (default: every solver on every case) and write run records.
+    /// Run a suite (default: every solver on every case with its defaults, and on each case's
+    /// variants such as `clutter-rigid`) and write run records.
     Run(RunArgs),
     /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver, bench solvers on
     /// a directory of files.
@@ -176,7 +177,9 @@ struct RunArgs {
     #[arg(long, default_value = "default")]
     suite: String,
     /// Run only these cases (registry names, or suite labels; repeat the flag or separate
-    /// with commas), with every solver of the suite unless --solver is given.
+    /// with commas), with every solver of the suite unless --solver is given. In the default
+    /// suite a name selects the case's defaults and a variant runs by its label
+    /// (`--case clutter-rigid`; `signorini list` names the variants).
     #[arg(long, value_delimiter = ',')]
     case: Vec<String>,
     /// Run these solvers (repeat or separate with commas) on the suite's cases; with a suite
@@ -293,6 +296,10 @@ fn list() -> String {
         for (k, v) in &c.defaults().0 {
             s += &format!("  {:<16}   {k} = {v}\n", "");
         }
+        for v in c.variants() {
+            let set = v.set.replace('\n', "; ");
+            s += &format!("  {:<16}   variant {} ({set}): {}\n", "", v.label(c.name()), v.why);
+        }
     }
     s
 }
@@ -372,10 +379,16 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
         reg.find_solver(s).map_err(|e| e.to_string())?;
     }
     let mut suite = if suite == "default" {
-        for c in &case {
-            reg.find_case(c).map_err(|e| e.to_string())?;
-        }
         let mut all = Suite::default_suite(&reg);
+        for c in &case {
+            if !all.pairs.iter().any(|p| &p.label == c) {
+                reg.find_case(c).map_err(|e| e.to_string())?;
+            }
+        }
+        // a case name selects its defaults (label = name), a variant its label
+        if !case.is_empty() {
+            all.pairs.retain(|p| case.contains(&p.label));
+        }
         if !solver.is_empty() {
             all.pairs.retain(|p| solver.contains(&p.solver));
         }

@@ -236,3 +236,28 @@ fn run_summary_shows_unconverged_steps_and_the_matrix() {
         "{stdout}"
     );
 }
+
+/// The default suite runs each case's variants beside its defaults: a case name selects the
+/// defaults only, a variant runs by its label and records under it with the variant's settings.
+#[test]
+fn default_suite_variants_run_by_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |case: &str, out: &str| {
+        let o =
+            signorini(&["run", "--case", case, "--solver", "pgs", "--set", "duration=0.1", "--out", out], dir.path());
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut names: Vec<String> = std::fs::read_dir(dir.path().join(out))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with("__pgs.json"))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(run("spring_cylinder", "a"), ["spring_cylinder__pgs.json"]);
+    assert_eq!(run("spring_cylinder-rigid", "b"), ["spring_cylinder-rigid__pgs.json"]);
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("b/spring_cylinder-rigid__pgs.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["case"]["params"]["contact"], "rigid", "{}", record["case"]);
+}

@@ -21,6 +21,16 @@ fn every_case_is_in_the_quick_suite_and_every_gates_entry_names_a_runnable_pair(
     let in_suite: BTreeSet<&str> = pairs.iter().map(|p| p.spec.case.as_str()).collect();
     let missing_cases: Vec<&str> = reg.cases.iter().map(|c| c.name()).filter(|c| !in_suite.contains(c)).collect();
     assert!(missing_cases.is_empty(), "cases not in ci/quick.toml: {missing_cases:?}");
+    // every variant of the default suite (e.g. clutter-rigid) has a pair with its settings
+    for c in &reg.cases {
+        for v in c.variants() {
+            let set = v.params(c.name());
+            let covered = pairs
+                .iter()
+                .any(|p| p.spec.case == c.name() && set.0.iter().all(|(k, val)| p.case_params.0.get(k) == Some(val)));
+            assert!(covered, "variant {} has no pair in ci/quick.toml", v.label(c.name()));
+        }
+    }
 
     let gates_text = std::fs::read_to_string(root().join("ci/gates.toml")).unwrap();
     let gates = reports::gate::parse(&gates_text, "ci/gates.toml").unwrap();

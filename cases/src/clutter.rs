@@ -105,7 +105,7 @@
 use crate::PENETRATION_REL_TOL;
 use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, CaseVariant, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -487,6 +487,11 @@ impl CaseDef for Clutter {
     const SUMMARY: &'static str =
         "seeded spheres and boxes dropped in four columns into a container, with or without walls (SAP §VI-C)";
     const DEFAULTS_TOML: &'static str = DEFAULTS;
+    const VARIANTS: &'static [CaseVariant] = &[CaseVariant {
+        suffix: "rigid",
+        set: "contact = \"rigid\"",
+        why: "the same pile with rigid contact (rest penetration 0), for the rigid-contact solvers",
+    }];
     fn scenario(&self, p: &ClutterParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })

@@ -314,6 +314,31 @@ mod tests {
         }
     }
 
+    /// The default suite's variants: the three cases whose default contact is compliant have a
+    /// rigid-contact variant (issue 18), each builds, changes only what it says and asks for
+    /// rigid contact instead of compliant contact.
+    #[test]
+    fn compliant_cases_have_a_rigid_variant_that_builds() {
+        let mut labels = vec![];
+        for c in all() {
+            for v in c.variants() {
+                let mut params = c.defaults();
+                let set = v.params(c.name());
+                for (k, val) in &set.0 {
+                    assert!(params.0.contains_key(k), "{}: variant sets unknown key {k}", v.label(c.name()));
+                    params.0.insert(k.clone(), val.clone());
+                }
+                assert_ne!(params, c.defaults(), "{} equals the defaults", v.label(c.name()));
+                let default_needs = c.prepare(&c.defaults()).unwrap().scenario().needs;
+                let needs = c.prepare(&params).unwrap().scenario().needs;
+                assert!(default_needs.compliant_contact && !default_needs.rigid_contact);
+                assert!(needs.rigid_contact && !needs.compliant_contact, "{}", v.label(c.name()));
+                labels.push(v.label(c.name()));
+            }
+        }
+        assert_eq!(labels, ["spring_cylinder-rigid", "clutter-rigid", "pizza_saver-rigid"]);
+    }
+
     #[test]
     fn the_crate_doc_table_lists_every_case_in_registry_order() {
         let doc = include_str!("lib.rs");

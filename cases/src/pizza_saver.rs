@@ -89,7 +89,7 @@
 use crate::IMPULSE_REL_TOL;
 use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use harness::model::{RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, CaseVariant, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -339,6 +339,11 @@ impl CaseDef for PizzaSaver {
     const SUMMARY: &'static str =
         "flat box on 4 corner contacts at radius R twisted by a torque (Drake's pizza saver): torsional stick/slip";
     const DEFAULTS_TOML: &'static str = DEFAULTS;
+    const VARIANTS: &'static [CaseVariant] = &[CaseVariant {
+        suffix: "rigid",
+        set: "contact = \"rigid\"",
+        why: "the same stiction test with rigid contact (corner penetration 0), for the rigid-contact solvers",
+    }];
     fn scenario(&self, p: &PizzaSaverParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })

@@ -78,7 +78,7 @@
 
 use crate::{check, default_struct, trace_is_whole, unmeasured, ContactModel};
 use harness::model::{DofMask, RigidBody, Shape, Spring, StaticCollider, StaticShape, World};
-use harness::{CaseDef, CaseError, OracleCheck, Scenario, Settings, Trace};
+use harness::{CaseDef, CaseError, CaseVariant, OracleCheck, Scenario, Settings, Trace};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
@@ -377,6 +377,11 @@ impl CaseDef for SpringCylinder {
     const SUMMARY: &'static str =
         "cylinder on the ground pulled by a spring (SAP §VI-B): sliding or rolling oscillation, e_q, frequency, energy band";
     const DEFAULTS_TOML: &'static str = DEFAULTS;
+    const VARIANTS: &'static [CaseVariant] = &[CaseVariant {
+        suffix: "rigid",
+        set: "contact = \"rigid\"",
+        why: "the same rolling oscillation with rigid contact (no static penetration), for the rigid-contact solvers",
+    }];
     fn scenario(&self, p: &SpringCylinderParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
         Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: p.contact_model().needs() })

@@ -87,6 +87,32 @@ pub enum CaseError {
     },
 }
 
+/// A named variant of a case that the default suite runs beside the case's defaults, e.g. the
+/// rigid-contact form of a scene whose default contact is compliant: label `NAME-SUFFIX`, the
+/// defaults with `set` applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CaseVariant {
+    /// Label suffix (`rigid` gives the label `spring_cylinder-rigid`).
+    pub suffix: &'static str,
+    /// Parameter overrides as TOML text, top-level keys only (e.g. `contact = "rigid"`).
+    pub set: &'static str,
+    /// Why the variant is in the default suite (shown by `signorini list`).
+    pub why: &'static str,
+}
+
+impl CaseVariant {
+    /// The variant's label for case `name`.
+    pub fn label(&self, name: &str) -> String {
+        format!("{name}-{}", self.suffix)
+    }
+
+    /// The overrides as parameters (panics on invalid embedded TOML: a bug in the case).
+    pub fn params(&self, name: &str) -> Params {
+        Params::from_toml(self.set, &format!("variant '{}' of case '{name}'", self.suffix))
+            .unwrap_or_else(|e| panic!("embedded variant is invalid: {e}"))
+    }
+}
+
 /// The typed parameters of a case: a serde struct with `#[serde(deny_unknown_fields)]`, every
 /// choice a serde enum, `Default` = the case's TOML defaults, and [`Settings::validate`] for ranges
 /// and consistency (messages start with the field name).
@@ -108,6 +134,8 @@ pub trait CaseDef: Clone + Send + Sync + 'static {
     /// Default parameters as TOML text, top-level keys only (every key is a parameter, so every
     /// one can be overridden with `--set key=value`). Must decode into `Self::Params`.
     const DEFAULTS_TOML: &'static str;
+    /// Variants the default suite runs beside the defaults (none by default).
+    const VARIANTS: &'static [CaseVariant] = &[];
     /// Builds the scene from validated parameters.
     fn scenario(&self, p: &Self::Params) -> Result<Scenario, CaseError>;
     /// The scene's size computed from the parameters alone, before building it, for the
@@ -130,6 +158,8 @@ pub trait Case: Send + Sync {
     fn summary(&self) -> &'static str;
     /// Default parameters.
     fn defaults(&self) -> Params;
+    /// Variants the default suite runs beside the defaults ([`CaseDef::VARIANTS`]).
+    fn variants(&self) -> &'static [CaseVariant];
     /// Decodes and validates `params` (errors name the parameter) and builds the scene.
     fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError>;
     /// [`CaseDef::size_hint`] of the decoded `params`.
@@ -179,6 +209,9 @@ impl<D: CaseDef> Case for D {
     fn defaults(&self) -> Params {
         Params::from_toml(D::DEFAULTS_TOML, &format!("defaults of case '{}'", D::NAME))
             .unwrap_or_else(|e| panic!("embedded defaults are invalid: {e}"))
+    }
+    fn variants(&self) -> &'static [CaseVariant] {
+        D::VARIANTS
     }
     fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError> {
         let p: D::Params = params.decode(D::NAME)?;

@@ -31,7 +31,7 @@ pub mod runner;
 pub mod solver;
 pub mod stepper;
 
-pub use case::{Case, CaseDef, CaseError, CaseParams, OracleCheck, PreparedCase, Scenario, Trace};
+pub use case::{Case, CaseDef, CaseError, CaseParams, CaseVariant, OracleCheck, PreparedCase, Scenario, Trace};
 pub use contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
 pub use eval::{ElasticEval, ModelEval, Reevaluation};
 pub use log::IterationLog;

@@ -203,21 +203,22 @@ fn typed(p: &Params) -> Vec<(String, Override)> {
 }
 
 impl Suite {
-    /// Every registered case with its defaults, times every registered solver.
+    /// Every registered case with its defaults and then each of its variants
+    /// ([`crate::CaseVariant`], label `NAME-SUFFIX`), times every registered solver.
     pub fn default_suite(reg: &Registry) -> Suite {
-        let pairs = reg
-            .cases
-            .iter()
-            .flat_map(|c| {
-                reg.solvers.iter().map(move |s| PairSpec {
-                    label: c.name().to_string(),
+        let mut pairs = Vec::new();
+        for c in &reg.cases {
+            let variants = c.variants().iter().map(|v| (v.label(c.name()), typed(&v.params(c.name()))));
+            for (label, case_set) in std::iter::once((c.name().to_string(), vec![])).chain(variants) {
+                pairs.extend(reg.solvers.iter().map(|s| PairSpec {
+                    label: label.clone(),
                     case: c.name().to_string(),
-                    case_set: vec![],
+                    case_set: case_set.clone(),
                     solver: s.name.to_string(),
                     solver_set: vec![],
-                })
-            })
-            .collect();
+                }));
+            }
+        }
         Suite { name: "default".into(), pairs }
     }
 
