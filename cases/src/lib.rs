@@ -321,7 +321,7 @@ mod tests {
     fn compliant_cases_have_a_rigid_variant_that_builds() {
         let mut labels = vec![];
         for c in all() {
-            for v in c.variants() {
+            for v in c.variants().iter().filter(|v| v.suffix == "rigid") {
                 let mut params = c.defaults();
                 let set = v.params(c.name());
                 for (k, val) in &set.0 {

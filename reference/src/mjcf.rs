@@ -324,6 +324,9 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
             (JointKind::Axial { .. }, _) => {
                 return Err(refuse(case, format!("joint '{}' is an axial tie", joint.name)))
             }
+            (JointKind::Angular { .. }, _) => {
+                return Err(refuse(case, format!("joint '{}' is a torsional spring", joint.name)))
+            }
         }
     }
     let tree = Tree::of(case, w, &world_joint)?;

@@ -11,8 +11,14 @@
 //! | [`JointKind::Ball`] | 3 | `p_A - p_B` (world x, y, z), `p_X = x_X + R_X anchor_X` |
 //! | [`JointKind::Hinge`] | 5 | the 3 ball rows, then `(R_A u_1) . (R_B a_B)`, `(R_A u_2) . (R_B a_B)` with `u_1, u_2 ⊥ a_A` |
 //! | [`JointKind::Axial`] | 1 | `d . (p_A - p_B)`, `d` a fixed world direction (a one-dimensional tie, e.g. a foundation spring) |
+//! | [`JointKind::Angular`] | 1 | `atan2(a . (y × x), y . x)`, `x = R_A r_A`, `y = R_B r_B`, `a = R_A a_A`: the rotation of A relative to B about the axis since the joint was made |
 //!
 //! With `body_b = None` the "B side" is the world: `p_B = anchor_b` and `R_B = I`.
+//!
+//! An [`JointKind::Angular`] row with compliance is a torsional spring–damper about the axis (a
+//! hinge's bending stiffness, Macklin et al. Eqs. 7–8: `C + e λ = 0`, `e = 1/k`); together with a
+//! hinge it makes the hinge elastic. Its `C` is the spring's deflection, not a constraint error,
+//! so the drift metric leaves compliant angular rows out ([`BilateralSet::drift_max`]).
 //!
 //! A joint is rigid (`compliance = None`) or a stiff spring–damper along each row
 //! (`compliance = Some(JointCompliance { stiffness, damping })`): row force
@@ -42,6 +48,17 @@ pub enum JointKind {
     Axial {
         /// World direction (unit).
         direction: Vector3<f64>,
+    },
+    /// Relative rotation about an axis: the angle between the reference direction `ref_a` of A
+    /// and `ref_b` of B (equal when the joint was made), measured about A's axis (1 row). With
+    /// compliance it is a torsional spring–damper (the bending stiffness of a hinge).
+    Angular {
+        /// Axis in body A's frame (unit).
+        axis_a: Vector3<f64>,
+        /// Reference direction in body A's frame (unit, perpendicular to `axis_a`).
+        ref_a: Vector3<f64>,
+        /// The same direction in body B's frame, or in the world frame when B is the world (unit).
+        ref_b: Vector3<f64>,
     },
 }
 
@@ -219,6 +236,17 @@ impl BilateralSet {
     pub fn violation_max(&self) -> f64 {
         self.rows.iter().fold(0.0, |m, r| if r.violation.is_nan() { f64::NAN } else { m.max(r.violation.abs()) })
     }
+    /// Largest `|C|` over the constraint rows of `world`'s joints, leaving out springs
+    /// ([`Joint::is_spring`]: their `C` is a deflection, not a drift) (m or rad; 0 without rows).
+    pub fn drift_max(&self, world: &World) -> f64 {
+        self.rows.iter().filter(|r| !world.joints[r.joint].is_spring()).fold(0.0, |m, r| {
+            if r.violation.is_nan() {
+                f64::NAN
+            } else {
+                m.max(r.violation.abs())
+            }
+        })
+    }
 }
 
 /// First velocity index of every rigid body.
@@ -328,6 +356,38 @@ impl Joint {
         }
     }
 
+    /// A torsional spring–damper between `body_a` and `body_b` (or the world) about the world
+    /// direction `axis` (normalised here): one [`JointKind::Angular`] row, zero in the current
+    /// configuration of `world`, with `stiffness` (N m/rad) and `damping` (N m s/rad).
+    pub fn angular_at(
+        world: &World,
+        body_a: usize,
+        body_b: Option<usize>,
+        axis: Vector3<f64>,
+        stiffness: f64,
+        damping: f64,
+    ) -> Joint {
+        let axis = axis.normalize();
+        let (reference, _) = crate::contact::tangent_basis(&axis);
+        let local = |b: Option<usize>, v: Vector3<f64>| match b {
+            Some(i) => world.bodies[i].orientation.inverse() * v,
+            None => v,
+        };
+        Joint {
+            name: format!("angular{body_a}"),
+            kind: JointKind::Angular {
+                axis_a: local(Some(body_a), axis),
+                ref_a: local(Some(body_a), reference),
+                ref_b: local(body_b, reference),
+            },
+            body_a,
+            body_b,
+            anchor_a: Vector3::zeros(),
+            anchor_b: Vector3::zeros(),
+            compliance: Some(JointCompliance { stiffness, damping }),
+        }
+    }
+
     /// The same joint as a spring–damper with `stiffness` and `damping` per row.
     pub fn with_compliance(mut self, stiffness: f64, damping: f64) -> Joint {
         self.compliance = Some(JointCompliance { stiffness, damping });
@@ -360,8 +420,14 @@ impl Joint {
         match self.kind {
             JointKind::Ball => 3,
             JointKind::Hinge { .. } => 5,
-            JointKind::Axial { .. } => 1,
+            JointKind::Axial { .. } | JointKind::Angular { .. } => 1,
         }
+    }
+
+    /// Whether the joint is a spring (a compliant [`JointKind::Angular`] row), whose `C` is a
+    /// deflection rather than a constraint error.
+    pub fn is_spring(&self) -> bool {
+        matches!(self.kind, JointKind::Angular { .. }) && self.compliance.is_some()
     }
 
     /// `C(q)` of every row at the current configuration of `world` (m, rad).
@@ -410,6 +476,18 @@ impl Joint {
                 }
                 rows
             }
+            JointKind::Angular { axis_a, ref_a, ref_b } => {
+                // θ = atan2(a . (y × x), y . x): dθ/dt = a . (w_A - w_B) while the hinge keeps
+                // x, y ⊥ a; d2θ/dt2 velocity-product part (w_A × a) . (w_A - w_B)
+                let axis = a.rot * axis_a;
+                let (x, y) = (a.rot * ref_a, b.rot * ref_b);
+                vec![RawRow {
+                    c: axis.dot(&y.cross(&x)).atan2(y.dot(&x)),
+                    gdot_v: a.w.cross(&axis).dot(&(a.w - b.w)),
+                    ga: twist_row(Vector3::zeros(), axis),
+                    gb: twist_row(Vector3::zeros(), -axis),
+                }]
+            }
         }
     }
 
@@ -444,6 +522,14 @@ impl Joint {
                 unit(&axis_b, "axis_b")?;
             }
             JointKind::Axial { direction } => unit(&direction, "direction")?,
+            JointKind::Angular { axis_a, ref_a, ref_b } => {
+                unit(&axis_a, "axis_a")?;
+                unit(&ref_a, "ref_a")?;
+                unit(&ref_b, "ref_b")?;
+                if axis_a.dot(&ref_a).abs() > 1e-9 {
+                    return Err("ref_a must be perpendicular to axis_a".into());
+                }
+            }
         }
         if let Some(JointCompliance { stiffness, damping }) = self.compliance {
             if !(stiffness.is_finite() && damping.is_finite() && stiffness >= 0.0 && damping >= 0.0) {
@@ -544,6 +630,46 @@ mod tests {
             let acc = (cp[k] - 2.0 * c0[k] + cm[k]) / (h * h);
             assert!((r.gdot_v - acc).abs() < 1e-3 * (1.0 + acc.abs()), "row {k}: {} vs {acc}", r.gdot_v);
         }
+    }
+
+    /// A torsional spring measures A's rotation relative to B about its axis: `C` is the angle
+    /// (exact, not linearised), `G v = a . (w_A - w_B)` equals the finite-difference rate while
+    /// both bodies turn about the axis (what the hinge beside it enforces), and the drift metric
+    /// leaves the spring out.
+    #[test]
+    fn angular_spring_measures_the_relative_rotation() {
+        let mut w = world2();
+        let axis = Vector3::new(0.2, 1.0, -0.3).normalize();
+        let spring = Joint::angular_at(&w, 0, Some(1), axis, 250.0, 0.0);
+        assert!(spring.validate(2).is_ok() && spring.is_spring());
+        let turn = |b: &mut RigidBody, angle: f64| {
+            b.orientation = UnitQuaternion::from_scaled_axis(axis * angle) * b.orientation;
+        };
+        turn(&mut w.bodies[1], 0.3);
+        w.bodies[0].angular_velocity = axis * 1.7;
+        w.bodies[1].angular_velocity = axis * -0.4;
+        w.joints = vec![spring, Joint::ball_at(&world2(), 0, Some(1), Vector3::zeros())];
+        let set = BilateralSet::of(&w);
+        assert_eq!(set.len(), 4);
+        assert!((set.rows[0].violation + 0.3).abs() < 1e-12, "{}", set.rows[0].violation);
+        let (q, v) = (w.positions(), w.velocities());
+        let h = 1e-5;
+        let at = |s: f64| {
+            let mut ws = w.clone();
+            ws.set_state(&w.integrate_positions(&q, &v, s), &v);
+            ws.joints[0].violations(&ws)[0]
+        };
+        let rate = (at(h) - at(-h)) / (2.0 * h);
+        assert!((set.rows[0].velocity(&v) - 2.1).abs() < 1e-12 && (rate - 2.1).abs() < 1e-8, "{rate}");
+        assert!(set.rows[0].gdot_v.abs() < 1e-12);
+        // the drift leaves the spring's 0.3 rad out and keeps the ball joint's rows
+        assert_eq!(set.drift_max(&w), set.rows[1..].iter().map(|r| r.violation.abs()).fold(0.0, f64::max));
+        assert!(set.drift_max(&w) < 0.3);
+        let mut bad = Joint::angular_at(&w, 0, None, axis, 1.0, 0.0);
+        if let JointKind::Angular { ref mut ref_a, .. } = bad.kind {
+            *ref_a = (*ref_a + axis).normalize();
+        }
+        assert!(bad.validate(2).unwrap_err().contains("perpendicular"));
     }
 
     #[test]
