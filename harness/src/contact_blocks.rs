@@ -10,6 +10,10 @@
 //! - the Delassus block `W_ii = Σ_b J_b G_b` and the normal law of the step form the contact's
 //!   [`LocalProblem`] (`kernels::contact_local`).
 //!
+//! The step's bilateral (joint) rows get the same treatment as scalar blocks
+//! ([`BilateralBlock`]): `G_k v`, `v += M⁻¹ G_kᵀ Δγ` and the Delassus entry `w_k = G_k M⁻¹ G_kᵀ`
+//! with the row's law `G_k v − v̂_k + r_k γ_k = 0` ([`crate::model::BilateralRow::law`]).
+//!
 //! A contact between bodies has one or two sides, stored inline; a contact of a linear problem
 //! may act on any number of DOF blocks (the Cholesky view of an FCLIB local problem: `fclib`
 //! crate), whose sides spill to the heap, so scenes keep their layout and allocate nothing more.
@@ -66,11 +70,66 @@ impl ContactBlock {
     }
 }
 
+/// One body's part of a bilateral row: `G_b` and `M_b⁻¹ G_bᵀ`.
+#[derive(Debug, Clone, Copy, Default)]
+struct RowSide {
+    /// First velocity index of the body.
+    v_offset: usize,
+    /// Number of velocity DOFs of the body (≤ 6).
+    ncols: usize,
+    /// `G_b`.
+    g: [f64; 6],
+    /// `M_b⁻¹ G_bᵀ`.
+    mg: [f64; 6],
+}
+
+/// One bilateral row of the step: law `G v − v̂ + r γ = 0` ([`crate::model::BilateralRow::law`]).
+#[derive(Debug, Clone, Default)]
+pub struct BilateralBlock {
+    /// One side per body the row acts on (one or two).
+    sides: SmallVec<[RowSide; 2]>,
+    /// Delassus entry `w = G M⁻¹ Gᵀ` (> 0; 1/kg or 1/(kg m²)).
+    pub w: f64,
+    /// Target velocity `v̂` (m/s or rad/s).
+    pub v_hat: f64,
+    /// Regularisation `r ≥ 0` (0: rigid row).
+    pub r: f64,
+}
+
+impl BilateralBlock {
+    /// `G v`.
+    pub fn velocity(&self, v: &[f64]) -> f64 {
+        self.sides.iter().map(|s| s.g[..s.ncols].iter().zip(&v[s.v_offset..]).map(|(a, b)| a * b).sum::<f64>()).sum()
+    }
+
+    /// `v += M⁻¹ Gᵀ d`: touches only the row's bodies.
+    pub fn apply(&self, d: f64, v: &mut [f64]) {
+        for s in &self.sides {
+            for (vc, m) in v[s.v_offset..s.v_offset + s.ncols].iter_mut().zip(&s.mg) {
+                *vc += m * d;
+            }
+        }
+    }
+
+    /// The law's residual `G v − v̂ + r γ` (m/s or rad/s).
+    pub fn residual(&self, v: &[f64], gamma: f64) -> f64 {
+        self.velocity(v) - self.v_hat + self.r * gamma
+    }
+
+    /// The impulse that zeroes the residual with the other rows held: `γ − (G v − v̂ + r γ) / (w + r)`
+    /// (the exact scalar solve of the row, unclamped).
+    pub fn solve(&self, v: &[f64], gamma: f64) -> f64 {
+        gamma - self.residual(v, gamma) / (self.w + self.r)
+    }
+}
+
 /// Every contact block of a step, with the buffers reused from step to step.
 #[derive(Debug, Clone, Default)]
 pub struct ContactBlocks {
     /// One block per contact of the problem, in problem order.
     pub blocks: Vec<ContactBlock>,
+    /// One block per bilateral row of the problem, in problem order.
+    pub bilateral: Vec<BilateralBlock>,
     /// Inverse mass block of every body, dense 6×6 (only the leading `nv` × `nv` part is used).
     minv: Vec<[[f64; 6]; 6]>,
 }
@@ -144,6 +203,40 @@ impl ContactBlocks {
             }
             block.local = LocalProblem::new(w, c.mu, v_hat, r_n);
             self.blocks.push(block);
+        }
+        self.bilateral.clear();
+        for (k, row) in p.bilateral.rows.iter().enumerate() {
+            let (v_hat, r) = row.law(p.dt);
+            let mut block = BilateralBlock { v_hat, r, ..BilateralBlock::default() };
+            for gb in &row.jacobian {
+                let b = layout
+                    .blocks
+                    .binary_search_by_key(&gb.v_offset, |b| b.v_offset)
+                    .map_err(|_| unsupported(format!("bilateral row {k}: no DOF block starts at {}", gb.v_offset)))?;
+                if gb.ncols != layout.blocks[b].nv {
+                    return Err(unsupported(format!(
+                        "bilateral row {k}: Jacobian block width {} != {}",
+                        gb.ncols, layout.blocks[b].nv
+                    )));
+                }
+                let (n, minv) = (gb.ncols, &self.minv[b]);
+                let mut side = RowSide { v_offset: gb.v_offset, ncols: n, g: gb.row, mg: [0.0; 6] };
+                for (col, m) in side.mg.iter_mut().enumerate().take(n) {
+                    *m = (0..n).map(|c| minv[col][c] * gb.row[c]).sum();
+                }
+                block.w += (0..n).map(|c| gb.row[c] * side.mg[c]).sum::<f64>();
+                block.sides.push(side);
+            }
+            if ![block.w, v_hat, r].iter().all(|x| x.is_finite()) {
+                return Err(SolveError::NonFinite { what: format!("data of bilateral row {k} (G, law)") });
+            }
+            if block.w + r <= 0.0 || r < 0.0 {
+                return Err(unsupported(format!(
+                    "bilateral row {k}: w = {} and r = {r} (a row that moves no DOF)",
+                    block.w
+                )));
+            }
+            self.bilateral.push(block);
         }
         Ok(())
     }

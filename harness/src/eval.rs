@@ -14,7 +14,7 @@
 
 use crate::contact::ContactSet;
 use crate::geometry;
-use crate::model::{GradientOperator, World};
+use crate::model::{BilateralSet, GradientOperator, World};
 use kernels::sparse::Csr;
 use nalgebra::Matrix3;
 use std::sync::Mutex;
@@ -74,6 +74,10 @@ pub trait ModelEval: Send + Sync {
     /// `q` as `how` says.
     fn contacts_at(&self, q: &[f64], contacts: &ContactSet, how: Reevaluation) -> ContactSet;
 
+    /// The bilateral rows `rows` (evaluated at the start of the step) re-evaluated at
+    /// configuration `q`: same joints, row indices and order ([`BilateralSet::like`]).
+    fn bilateral_at(&self, q: &[f64], rows: &BilateralSet) -> BilateralSet;
+
     /// Elastic energy `U(q)` of the deformable bodies (J); 0 without them.
     fn elastic_energy_at(&self, q: &[f64]) -> f64;
 
@@ -130,6 +134,10 @@ impl ModelEval for WorldEval<'_> {
         })
     }
 
+    fn bilateral_at(&self, q: &[f64], rows: &BilateralSet) -> BilateralSet {
+        self.at(q, |w| BilateralSet::like(w, rows))
+    }
+
     fn elastic_energy_at(&self, q: &[f64]) -> f64 {
         self.at(q, World::elastic_energy)
     }
@@ -178,11 +186,12 @@ impl ModelEval for WorldEval<'_> {
 mod tests {
     use super::*;
     use crate::model::{
-        DeformableBody, ElasticMaterial, ElasticModel, Material, RigidBody, Shape, StaticCollider, StaticShape,
+        DeformableBody, ElasticMaterial, ElasticModel, Joint, Material, RigidBody, Shape, StaticCollider, StaticShape,
     };
     use nalgebra::Vector3;
 
-    /// A sphere and a small FEM box resting on the ground (contacts on the sphere and the nodes).
+    /// A sphere and a small FEM box resting on the ground (contacts on the sphere and the nodes),
+    /// the sphere hinged to the world at its side (5 joint rows).
     fn scene() -> World {
         let mut w = World::new();
         w.statics.push(StaticCollider {
@@ -198,6 +207,8 @@ mod tests {
             Material::rigid(0.5),
         );
         w.bodies.push(ball);
+        let hinge = Joint::hinge_at(&w, 0, None, Vector3::new(0.1, 0.0, 0.101), Vector3::new(0.0, 1.0, 0.2));
+        w.joints.push(hinge);
         let mat = ElasticMaterial { model: ElasticModel::Arap, youngs_modulus: 1e5, poisson_ratio: 0.3 };
         let size = Vector3::new(0.1, 0.1, 0.1);
         let origin = Vector3::new(0.5, 0.0, 0.001);
@@ -221,10 +232,13 @@ mod tests {
         assert!(contacts.contacts.iter().any(|c| c.body_a == Some(0)), "sphere contact");
         assert!(contacts.len() > 1, "node contacts");
         let eval = WorldEval::new(&w);
+        let rows = BilateralSet::of(&w);
+        assert_eq!(rows.len(), 5, "hinge rows");
         // repeated calls at different q reuse one scratch world: each must equal a fresh copy
         for s in [1.0, -2.0, 0.5, 0.0] {
             let q = moved(&w.positions(), s);
             let at = w.at_positions(&q);
+            assert_eq!(eval.bilateral_at(&q, &rows), BilateralSet::of(&at));
             assert_eq!(eval.contacts_at(&q, &contacts, Reevaluation::Features), geometry::reevaluate(&at, &contacts));
             assert_eq!(eval.contacts_at(&q, &contacts, Reevaluation::Carried), geometry::carried(&w, &at, &contacts));
             assert_eq!(eval.elastic_energy_at(&q).to_bits(), at.elastic_energy().to_bits());

@@ -46,6 +46,10 @@ impl ModelEval for LinearEval {
         contacts.clone()
     }
 
+    fn bilateral_at(&self, _q: &[f64], rows: &BilateralSet) -> BilateralSet {
+        rows.clone()
+    }
+
     fn elastic_energy_at(&self, _q: &[f64]) -> f64 {
         0.0
     }

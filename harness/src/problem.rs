@@ -31,6 +31,9 @@ pub struct WarmStart {
     pub impulses: HashMap<ContactKey, [f64; 3]>,
     /// Previous step's velocity `v+` (the velocity at the start of this step).
     pub velocity: Vec<f64>,
+    /// Previous step's bilateral impulses (N s) by row identity `(joint, index)`
+    /// ([`crate::model::BilateralRow`]).
+    pub bilateral: HashMap<(usize, usize), f64>,
 }
 
 /// One time step's problem: borrowed contacts, the matrices and vectors derived from the model
@@ -182,6 +185,18 @@ impl<'a> StepProblem<'a> {
     /// (position-level methods re-evaluate them at every iterate).
     pub fn elastic_at(&self, q: &[f64]) -> ElasticEval {
         ElasticEval { gradient: self.model.elastic_gradient_at(q), hessian: self.model.elastic_hessian_at(q) }
+    }
+
+    /// The bilateral rows re-evaluated at configuration `q` (same rows and order as
+    /// [`Self::bilateral`]; position-level methods evaluate `C(q)` and `G(q)` at their iterates).
+    pub fn bilateral_at(&self, q: &[f64]) -> BilateralSet {
+        self.model.bilateral_at(q, &self.bilateral)
+    }
+
+    /// The previous step's impulse of bilateral row `k` (N s), if that row existed then.
+    pub fn warm_bilateral(&self, k: usize) -> Option<f64> {
+        let r = &self.bilateral.rows[k];
+        self.warm_start.and_then(|w| w.bilateral.get(&(r.joint, r.index)).copied())
     }
 
     /// The previous step's impulse for contact `i`, if that contact existed then.

@@ -20,7 +20,7 @@ use crate::case::{Scenario, Trace};
 use crate::geometry;
 use crate::log::IterationLog;
 use crate::metrics::{self, StepMetrics};
-use crate::model::World;
+use crate::model::{BilateralSet, World};
 use crate::problem::{StepProblem, WarmStart};
 use crate::record::{StageTimes, StepRecord};
 use crate::solver::{SolveError, Solver, SolverContext, StepSolution};
@@ -124,11 +124,17 @@ impl Stepper {
     }
 
     /// Moves to `end` (from [`Self::end_of_step`] with the same `sol`), keeping `sol`'s impulses
-    /// (by contact key) and velocity for the next step's warm start.
+    /// (by contact key; bilateral impulses by row identity) and velocity for the next step's warm start.
     pub fn advance_to(&mut self, end: StepEnd, sol: &StepSolution) {
         self.warm = Some(WarmStart {
             impulses: self.contacts.contacts.iter().zip(&sol.impulses).map(|(c, l)| (c.key, *l)).collect(),
             velocity: sol.v.clone(),
+            bilateral: if sol.bilateral.is_empty() {
+                Default::default()
+            } else {
+                let rows = BilateralSet::of(&self.world).rows;
+                rows.iter().zip(&sol.bilateral).map(|(r, g)| ((r.joint, r.index), *g)).collect()
+            },
         });
         self.world = end.world;
         self.contacts = end.contacts;

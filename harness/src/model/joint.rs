@@ -121,6 +121,25 @@ pub struct BilateralRow {
 }
 
 impl BilateralRow {
+    /// Row `index` of joint `ji` from its raw row on the full twists: the Jacobian restricted to
+    /// each body's free DOFs, blocks that vanish there left out.
+    fn from_raw(world: &World, offsets: &[usize], ji: usize, index: usize, raw: RawRow) -> BilateralRow {
+        let j = &world.joints[ji];
+        let mut jacobian = Vec::with_capacity(2);
+        for (bi, g) in [(Some(j.body_a), raw.ga), (j.body_b, raw.gb)] {
+            let Some(bi) = bi else { continue };
+            let b = &world.bodies[bi];
+            let mut row = [0.0; 6];
+            for (c, full) in b.dofs.free_indices().enumerate() {
+                row[c] = g[full];
+            }
+            if row.iter().any(|x| *x != 0.0) {
+                jacobian.push(GBlock { v_offset: offsets[bi], ncols: b.dofs.count(), row });
+            }
+        }
+        BilateralRow { joint: ji, index, violation: raw.c, gdot_v: raw.gdot_v, jacobian, compliance: j.compliance }
+    }
+
     /// `G v` for this row.
     pub fn velocity(&self, v: &[f64]) -> f64 {
         self.jacobian.iter().map(|b| (0..b.ncols).map(|c| b.row[c] * v[b.v_offset + c]).sum::<f64>()).sum()
@@ -169,31 +188,30 @@ impl BilateralSet {
         let mut rows = Vec::new();
         for (ji, j) in world.joints.iter().enumerate() {
             for (index, raw) in j.raw_rows(world).into_iter().enumerate() {
-                let mut jacobian = Vec::with_capacity(2);
-                for (bi, g) in [(Some(j.body_a), raw.ga), (j.body_b, raw.gb)] {
-                    let Some(bi) = bi else { continue };
-                    let b = &world.bodies[bi];
-                    let mut row = [0.0; 6];
-                    for (c, full) in b.dofs.free_indices().enumerate() {
-                        row[c] = g[full];
-                    }
-                    if row.iter().any(|x| *x != 0.0) {
-                        jacobian.push(GBlock { v_offset: offsets[bi], ncols: b.dofs.count(), row });
-                    }
+                let row = BilateralRow::from_raw(world, &offsets, ji, index, raw);
+                if !row.jacobian.is_empty() {
+                    rows.push(row);
                 }
-                if jacobian.is_empty() {
-                    continue;
-                }
-                rows.push(BilateralRow {
-                    joint: ji,
-                    index,
-                    violation: raw.c,
-                    gdot_v: raw.gdot_v,
-                    jacobian,
-                    compliance: j.compliance,
-                });
             }
         }
+        BilateralSet { rows }
+    }
+
+    /// The rows of `like` (same joints, row indices and order) re-evaluated at the current state
+    /// of `world`: violations, `dG/dt v` and Jacobians there. A row keeps its place even where
+    /// its Jacobian happens to vanish (it then has no block), so position-level solvers can
+    /// evaluate `C(q)` and `G(q)` at their iterates and match rows by position.
+    pub fn like(world: &World, like: &BilateralSet) -> BilateralSet {
+        let offsets = velocity_offsets(world);
+        let mut raw: Vec<Option<Vec<RawRow>>> = (0..world.joints.len()).map(|_| None).collect();
+        let rows = like
+            .rows
+            .iter()
+            .map(|r| {
+                let joint_rows = raw[r.joint].get_or_insert_with(|| world.joints[r.joint].raw_rows(world));
+                BilateralRow::from_raw(world, &offsets, r.joint, r.index, joint_rows[r.index])
+            })
+            .collect();
         BilateralSet { rows }
     }
 
@@ -261,6 +279,7 @@ fn velocity_offsets(world: &World) -> Vec<usize> {
 }
 
 /// A row on the full twists `(v, w)` of both sides.
+#[derive(Clone, Copy)]
 struct RawRow {
     c: f64,
     gdot_v: f64,

@@ -556,6 +556,7 @@ fn dish_trajectory(mu: f64, steps: usize, kick: f64, rnd: &mut impl FnMut() -> f
         let next = WarmStart {
             impulses: cs.contacts.iter().zip(&sol.impulses).map(|(c, l)| (c.key, *l)).collect(),
             velocity: sol.v.clone(),
+            bilateral: Default::default(),
         };
         let prev = warm.replace(next);
         if k > 0 {

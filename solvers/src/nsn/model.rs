@@ -1,9 +1,13 @@
 //! The Newton system at one iterate `(u, λ, q)`: the raw contact rows at `q`, the NCP rows
-//! `η`, `C` and the scalings `α` (Eqs. 93–98, 103–106), the NCP Jacobians `J_n`, `J_z`, and the
-//! momentum residual `g = M (u − ũ) + h ∇U(q) − h Jᵀ λ` (Eq. 57 with implicit elasticity).
+//! `η`, `C` and the scalings `α` (Eqs. 93–98, 103–106), the joint rows (Eqs. 47, 55, 58), the
+//! NCP Jacobians `J_n`, `J_z`, and the momentum residual `g = M (u − ũ) + h ∇U(q) − h Jᵀ λ`
+//! (Eq. 57 with implicit elasticity).
+//!
+//! Row order: three rows `(n, t1, t2)` per contact, then one row per bilateral (joint) row.
 
 use super::ncp::{fb_row_smoothed, friction_rows, friction_w, normal_row, FrictionRows, Ncp};
 use super::problem::NsnProblem;
+use harness::model::BilateralSet;
 use harness::ContactSet;
 use kernels::sparse::Csr;
 
@@ -17,11 +21,18 @@ pub(super) fn dot2(a: [f64; 2], b: [f64; 2]) -> f64 {
     a[0] * b[0] + a[1] * b[1]
 }
 
+/// The joint Jacobian `J_b = ∇c_b G` (Eq. 41) of `rows` (`nb × nv`), prescribed columns dropped.
+pub(super) fn joint_jacobian(rows: &BilateralSet, nv: usize, fixed: &[bool]) -> Csr {
+    let t: Vec<_> = rows.jacobian_triplets().into_iter().filter(|&(_, c, _)| !fixed[c]).collect();
+    Csr::from_triplets(rows.len(), nv, &t)
+}
+
 /// The NCP Jacobian `J_n` (normal rows scaled by `α`, friction rows by their [`FrictionRows`]
-/// mode: scaled, or rotated into `(z, ⊥)` with the magnitude row left empty) and `J_z`, the raw
-/// rows `ẑᵀ J_f` of the magnitude rows of projected contacts (their force enters `g`, their row
-/// is decoupled).
-pub(super) fn ncp_jacobians(jraw: &Csr, alphas: &[f64], rows: &[FrictionRows]) -> (Csr, Csr) {
+/// mode: scaled, or rotated into `(z, ⊥)` with the magnitude row left empty), with the joint
+/// rows `J_b` stacked below (Eq. 55, `J = [J_b; J_n; J_f]` in the paper's order), and `J_z`, the
+/// raw rows `ẑᵀ J_f` of the magnitude rows of projected contacts (their force enters `g`, their
+/// row is decoupled), with as many (empty) rows as `J_n`.
+pub(super) fn ncp_jacobians(jraw: &Csr, alphas: &[f64], rows: &[FrictionRows], jb: &Csr) -> (Csr, Csr) {
     let (mut tn, mut tz) = (Vec::with_capacity(jraw.data.len()), Vec::new());
     let entries = |r: usize| (jraw.indptr[r]..jraw.indptr[r + 1]).map(move |k| (jraw.indices[k], jraw.data[k]));
     for (i, fr) in rows.iter().enumerate() {
@@ -41,7 +52,11 @@ pub(super) fn ncp_jacobians(jraw: &Csr, alphas: &[f64], rows: &[FrictionRows]) -
             }
         }
     }
-    (Csr::from_triplets(jraw.nrows, jraw.ncols, &tn), Csr::from_triplets(jraw.nrows, jraw.ncols, &tz))
+    let m = jraw.nrows + jb.nrows;
+    for k in 0..jb.nrows {
+        tn.extend((jb.indptr[k]..jb.indptr[k + 1]).map(|p| (jraw.nrows + k, jb.indices[p], jb.data[p])));
+    }
+    (Csr::from_triplets(m, jraw.ncols, &tn), Csr::from_triplets(m, jraw.ncols, &tz))
 }
 
 /// The NCP rows of one iterate.
@@ -57,6 +72,8 @@ pub(super) struct NcpRows {
     /// `max |φ_n|` (m) and `max |η_f|` over the contacts.
     pub phi_n_max: f64,
     pub phi_f_max: f64,
+    /// `max |h η_b|` over the joint rows (m or rad; [`append_joint_rows`]).
+    pub phi_b_max: f64,
     /// Contacts classified as sticking and sliding.
     pub n_stick: usize,
     pub n_slip: usize,
@@ -154,17 +171,58 @@ pub(super) fn ncp_rows(
         };
         phi_f_max = phi_f_max.max(eta[3 * i + 1].abs()).max(eta[3 * i + 2].abs());
     }
-    NcpRows { eta, cdiag, alphas, rows, phi_n_max, phi_f_max, n_stick, n_slip }
+    NcpRows { eta, cdiag, alphas, rows, phi_n_max, phi_f_max, phi_b_max: 0.0, n_stick, n_slip }
 }
 
-/// The multipliers in the rows' coordinates (rotated `(z, ⊥)` for projected contacts).
-pub(super) fn multipliers_in_rows(lam: &[[f64; 3]], rows: &[FrictionRows]) -> Vec<f64> {
+/// Appends the joint rows to `out` (after the contacts' rows). Each row is an equality, its NCP
+/// function the identity (§3.1–3.2): `c_b(q) + E λ_b = 0` (Eq. 47), entering `η` as
+/// `(c_b + E λ_b)/h` (Eq. 58) with compliance block `E/h²` (Eq. 55).
+///
+/// `at_q`: the rows at the iterate's `q` (`C(q)`, `G(q)`); `start`: at `q⁻`; `gu = G(q) u`;
+/// `lam_b`: the multipliers (forces). With `nonlinear = false` the constraint is linearised,
+/// `C ≈ C(q⁻) + h G(q⁻) u`.
+///
+/// Rigid row: `η = C/h`, `C`-block 0. Compliant row (stiffness `k`, damping `b`): the harness's
+/// spring–damper (`harness::model::BilateralRow::law`) is `λ = −k C(q) − b G u`; the paper's
+/// compliance form has no damping (Eq. 7, `E = 1/k`), so the row is that law divided by
+/// `hk + b` to stay symmetric with the unscaled Jacobian `J_b`:
+/// `η = (k C(q) + b G u + λ)/(hk + b)`, `∂η/∂(hλ) = 1/(h(hk + b))`, `∂η/∂u = J_b` (with
+/// `∂C/∂u = h J_b`). With `b = 0` this is exactly Eqs. 58 and 55, `η = (C + E λ)/h`, block `E/h²`;
+/// linearised it is the law `G u − v̂ + r h λ` itself.
+pub(super) fn append_joint_rows(
+    out: &mut NcpRows,
+    h: f64,
+    nonlinear: bool,
+    at_q: &BilateralSet,
+    start: &BilateralSet,
+    gu: &[f64],
+    lam_b: &[f64],
+) {
+    for (k, (row, row0)) in at_q.rows.iter().zip(&start.rows).enumerate() {
+        let c = if nonlinear { row.violation } else { row0.violation + h * gu[k] };
+        let (eta, cdiag) = match row0.compliance {
+            None => (c / h, 0.0),
+            Some(jc) => {
+                let w = h * jc.stiffness + jc.damping;
+                ((jc.stiffness * c + jc.damping * gu[k] + lam_b[k]) / w, 1.0 / (h * w))
+            }
+        };
+        out.eta.push(eta);
+        out.cdiag.push(cdiag);
+        out.phi_b_max = out.phi_b_max.max((h * eta).abs());
+    }
+}
+
+/// The multipliers in the rows' coordinates (rotated `(z, ⊥)` for projected contacts), the
+/// joint multipliers `lam_b` after them.
+pub(super) fn multipliers_in_rows(lam: &[[f64; 3]], rows: &[FrictionRows], lam_b: &[f64]) -> Vec<f64> {
     lam.iter()
         .zip(rows)
         .flat_map(|(&l, fr)| match *fr {
             FrictionRows::Projected { z, p: pp, .. } => [l[0], dot2(z, [l[1], l[2]]), dot2(pp, [l[1], l[2]])],
             FrictionRows::Scaled(_) | FrictionRows::Stick => l,
         })
+        .chain(lam_b.iter().copied())
         .collect()
 }
 

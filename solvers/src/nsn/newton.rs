@@ -93,7 +93,8 @@ pub(super) fn direction(
 ) -> Result<Direction, SolveError> {
     let (h, nv, nc) = (pb.h, pb.nv, pb.nc);
     let (rows, eta, cdiag) = (&sys.rows.rows, &sys.rows.eta, &sys.rows.cdiag);
-    let m = 3 * nc;
+    // 3 rows per contact, then the joint rows
+    let m = eta.len();
     let backend = work.backend;
     // 4. H and its block-diagonal inverse (preconditioner)
     let (mut hf, hinv) = system_matrix(pb, mass, sys.hess, sys.gs, work.hfac)?;

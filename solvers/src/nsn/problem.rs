@@ -3,7 +3,7 @@
 //! with the elastic force implicit), the inverse mass blocks, the complementarity preconditioner
 //! `r` (Eq. 66) and the residual scales.
 
-use super::model::raw_jacobian;
+use super::model::{joint_jacobian, raw_jacobian};
 use super::schur::schur_diagonal;
 use super::settings::RMode;
 use harness::model::ContactCompliance;
@@ -18,11 +18,8 @@ pub(super) fn inf_norm(x: &[f64]) -> f64 {
     x.iter().fold(0.0, |m, v| m.max(v.abs()))
 }
 
-/// What nsn does not handle: bilateral constraints and compliant contact.
+/// What nsn does not handle: compliant contact.
 pub(super) fn check_supported(p: &StepProblem<'_>) -> Result<(), SolveError> {
-    if p.nb() > 0 {
-        return Err(SolveError::Unsupported { what: "bilateral constraints (joints)".into() });
-    }
     if let Some(c) = p.contacts.contacts.iter().find(|c| c.compliance != ContactCompliance::Rigid) {
         return Err(SolveError::Unsupported { what: format!("compliant contact {:?}", c.key) });
     }
@@ -49,7 +46,8 @@ pub(super) struct NsnProblem {
     pub r_f: Vec<f64>,
     /// The start iterate `u⁰` (prescribed DOFs at their values, zero elsewhere).
     pub u0: Vec<f64>,
-    /// Residual scales: momentum (N s), velocity (m/s) and position (m).
+    /// Residual scales: momentum (N s), velocity (m/s) and position (m), with the joints' share
+    /// (README "Joints").
     pub scale_g: f64,
     pub scale_v: f64,
     pub scale_x: f64,
@@ -98,11 +96,24 @@ impl NsnProblem {
         for &(k, val) in &p.prescribed {
             u0[k] = val;
         }
+        // joints: the velocity their laws ask for, |v̂_k| (|C|/h for a rigid row), and the impulse
+        // that would give it, |v̂_k| / [G M⁻¹ Gᵀ]_kk (a displaced spring at rest moves nothing
+        // else: without these the scales would vanish)
+        let wb = schur_diagonal(&joint_jacobian(&p.bilateral, nv, &fixed), &minv, &block_of);
+        let (mut joint_v, mut joint_g) = (0.0f64, 0.0f64);
+        for (row, w) in p.bilateral.rows.iter().zip(&wb) {
+            let v_hat = row.law(h).0.abs();
+            joint_v = joint_v.max(v_hat);
+            if *w > 0.0 {
+                joint_g = joint_g.max(v_hat / w);
+            }
+        }
         let mass_dv: Vec<f64> = p.mass.mul(&u_tilde.iter().zip(&p.v0).map(|(a, b)| a - b).collect::<Vec<_>>());
-        let scale_g = inf_norm(&mass_dv) + inf_norm(&p.mass.mul(&p.v0)) + TINY;
+        let scale_g = inf_norm(&mass_dv) + inf_norm(&p.mass.mul(&p.v0)) + joint_g + TINY;
         let scale_v = inf_norm(&u_tilde.iter().zip(&p.v0).map(|(a, b)| a - b).collect::<Vec<_>>())
             + inf_norm(&p.v0)
             + inf_norm(&u0)
+            + joint_v
             + TINY;
         let scale_x = h * scale_v;
         Ok(Self { h, nv, nc, has_def, fixed, u_tilde, minv, block_of, r_n, r_f, u0, scale_g, scale_v, scale_x })

@@ -1,11 +1,15 @@
 //! [`Nsn`]: one time step of Macklin et al.'s non-smooth Newton method (Algorithm 1).
 
-use super::model::{multipliers_in_rows, ncp_jacobians, ncp_rows, raw_jacobian, rows_to_frame, NcpRows, RowOptions};
+use super::model::{
+    append_joint_rows, joint_jacobian, multipliers_in_rows, ncp_jacobians, ncp_rows, raw_jacobian, rows_to_frame,
+    NcpRows, RowOptions,
+};
 use super::ncp::Ncp;
 use super::newton::{direction, Direction, NewtonSystem, NewtonWork};
 use super::problem::{check_supported, inf_norm, NsnProblem};
 use super::schur::LinearWorkspace;
 use super::settings::{ContactEval, Friction, LinearSolver, Mode, NsnSettings, RMode};
+use harness::model::BilateralSet;
 use harness::{
     ContactSet, ElasticEval, IterationLog, Reevaluation, SolveError, SolveStatus, Solver, StepProblem, StepSolution,
 };
@@ -59,13 +63,15 @@ impl Nsn {
     }
 }
 
-/// One Newton iterate: velocity `u`, multipliers `λ` (forces, contact frames of `cs`),
-/// positions `q = q⁻ + h G u` and the contacts at `q`.
+/// One Newton iterate: velocity `u`, multipliers `λ` (forces, contact frames of `cs`), joint
+/// multipliers `λ_b` (forces), positions `q = q⁻ + h G u`, the contacts and the joint rows at `q`.
 struct Iterate {
     u: Vec<f64>,
     lam: Vec<[f64; 3]>,
+    lam_b: Vec<f64>,
     q: Vec<f64>,
     cs: ContactSet,
+    bil: BilateralSet,
 }
 
 /// The residual of one iterate: `g` (Eq. 57), the merit `‖(g, η)‖₂` and the scaled maxima.
@@ -75,20 +81,22 @@ struct Residual {
     res_g: f64,
     res_n: f64,
     res_f: f64,
+    res_b: f64,
 }
 
 impl Residual {
     fn max(&self) -> f64 {
-        self.res_g.max(self.res_n).max(self.res_f)
+        self.res_g.max(self.res_n).max(self.res_f).max(self.res_b)
     }
 
     /// The log row of this residual and the rows' stick/slip counts.
-    fn log_row(&self, rows: &NcpRows) -> [(&'static str, f64); 6] {
+    fn log_row(&self, rows: &NcpRows) -> [(&'static str, f64); 7] {
         [
             ("merit_l2", self.merit),
             ("momentum_rel_linf", self.res_g),
             ("ncp_normal_rel_linf", self.res_n),
             ("ncp_friction_rel_linf", self.res_f),
+            ("joint_rel_linf", self.res_b),
             ("n_stick", rows.n_stick as f64),
             ("n_slip", rows.n_slip as f64),
         ]
@@ -109,9 +117,12 @@ impl Solver for Nsn {
         let carried = s.contacts == ContactEval::Carried;
         let how = if carried { Reevaluation::Carried } else { Reevaluation::Features };
         let at = |q: &[f64]| p.contacts_at(q, how);
+        // joint rows at an iterate: re-evaluated at q (Eq. 47, no index reduction) or fixed
+        let bil_at = |q: &[f64]| if nonlinear && p.nb() > 0 { p.bilateral_at(q) } else { p.bilateral.clone() };
         let q = p.integrate(&pb.u0);
         let cs = if nonlinear { at(&q) } else { p.contacts.clone() };
-        let mut it = Iterate { u: pb.u0.clone(), lam: vec![[0.0f64; 3]; nc], q, cs };
+        let bil = bil_at(&q);
+        let mut it = Iterate { u: pb.u0.clone(), lam: vec![[0.0f64; 3]; nc], lam_b: vec![0.0; p.nb()], q, cs, bil };
         let mut gs = vec![0.0; nv];
         let mut status = SolveStatus::MaxIterations;
         // the previous iterate's largest scaled residual (1 before the first): sets the FB
@@ -127,13 +138,16 @@ impl Solver for Nsn {
             let jraw = raw_jacobian(&it.cs, nv, &pb.fixed);
             let ju = jraw.mul(&it.u);
             // 2. NCP rows (Eqs. 93-98, 103-106); friction on or outside the cone: projection rows
-            let rows = ncp_rows(&pb, &o, &it.cs, p.contacts, &ju, &mut it.lam);
-            let (jn, jz) = ncp_jacobians(&jraw, &rows.alphas, &rows.rows);
+            let mut rows = ncp_rows(&pb, &o, &it.cs, p.contacts, &ju, &mut it.lam);
+            // joint rows: identity NCP functions (Eqs. 47, 55, 58)
+            let jb = joint_jacobian(&it.bil, nv, &pb.fixed);
+            append_joint_rows(&mut rows, h, nonlinear, &it.bil, &p.bilateral, &it.bil.velocities(&it.u), &it.lam_b);
+            let (jn, jz) = ncp_jacobians(&jraw, &rows.alphas, &rows.rows, &jb);
             let (jnt, jzt) = (jn.transpose(), jz.transpose());
             // 3. elastic terms at q; g = M (u − ũ) + h ∇U(q) − h Jᵀ λ (Eq. 57 with implicit elasticity)
             let elastic =
                 if pb.has_def { p.elastic_at(&it.q) } else { ElasticEval { gradient: vec![0.0; nv], hessian: None } };
-            let lam_rows = multipliers_in_rows(&it.lam, &rows.rows);
+            let lam_rows = multipliers_in_rows(&it.lam, &rows.rows, &it.lam_b);
             let r = self.residual(p, &pb, &it.u, &elastic.gradient, &jnt, &jzt, &lam_rows, &rows);
             if !r.g.iter().chain(&rows.eta).all(|v| v.is_finite()) {
                 self.chol = hfac;
@@ -147,7 +161,7 @@ impl Solver for Nsn {
                 }
                 log.record(&r.log_row(&rows));
                 if log.wants_iterates() {
-                    log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &[]);
+                    log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &joint_impulses(h, &it));
                 }
                 break;
             }
@@ -175,7 +189,9 @@ impl Solver for Nsn {
             }
             // 7. damped update (Eqs. 61-63; q from q⁻, README §Errata)
             let t = s.damping;
-            let next = damped_update(p, &pb, &it, &rows, &x, &du, t, |q| if nonlinear { at(q) } else { it.cs.clone() });
+            let next = damped_update(p, &pb, &it, &rows, &x, &du, t, |q| {
+                (if nonlinear { at(q) } else { it.cs.clone() }, bil_at(q))
+            });
             // 8. geometric stiffness (§8.3, Eqs. 71-74 with the sign of README §Errata): deformable DOFs only
             if s.geometric_stiffness && nonlinear && pb.has_def && nc > 0 {
                 geometric_stiffness(p, &pb, &it.cs, &next.cs, &next.lam, &du, t, &mut gs);
@@ -189,7 +205,7 @@ impl Solver for Nsn {
             ]);
             log.record(&row);
             if log.wants_iterates() {
-                log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &[]);
+                log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &joint_impulses(h, &it));
             }
             log.check_deadline()?;
             if self.last_linear_histories.len() < KEPT_HISTORIES {
@@ -200,8 +216,14 @@ impl Solver for Nsn {
         }
         self.chol = hfac;
         let impulses = impulses_in_problem_frames(p, &it);
-        Ok(StepSolution { v: it.u, q: None, impulses, bilateral: vec![], iterations, status })
+        let bilateral = joint_impulses(h, &it);
+        Ok(StepSolution { v: it.u, q: None, impulses, bilateral, iterations, status })
     }
+}
+
+/// The joint impulses `h λ_b` (N s), one per bilateral row.
+fn joint_impulses(h: f64, it: &Iterate) -> Vec<f64> {
+    it.lam_b.iter().map(|l| h * l).collect()
 }
 
 /// The impulses `h λ`, rotated from the final frames of `it` into the problem's frames.
@@ -216,8 +238,9 @@ fn impulses_in_problem_frames(p: &StepProblem<'_>, it: &Iterate) -> Vec<[f64; 3]
 }
 
 /// The damped update (Eqs. 61–63; `q` from `q⁻`, README §Errata): `λ += t x / h` (friction
-/// components rotated back into the contact frame), `u += t Δu`, `q = q⁻ + h G u`, and the
-/// contacts at the new `q` (`contacts_at`).
+/// components rotated back into the contact frame; joint multipliers from the rows after the
+/// contacts'), `u += t Δu`, `q = q⁻ + h G u`, and the contacts and joint rows at the new `q`
+/// (`rows_at`).
 #[allow(clippy::too_many_arguments)]
 fn damped_update(
     p: &StepProblem<'_>,
@@ -227,7 +250,7 @@ fn damped_update(
     x: &[f64],
     du: &[f64],
     t: f64,
-    contacts_at: impl Fn(&[f64]) -> ContactSet,
+    rows_at: impl Fn(&[f64]) -> (ContactSet, BilateralSet),
 ) -> Iterate {
     let h = pb.h;
     let mut lam = it.lam.clone();
@@ -237,10 +260,11 @@ fn damped_update(
         lam[i][1] += t * dt_frame[0] / h;
         lam[i][2] += t * dt_frame[1] / h;
     }
+    let lam_b: Vec<f64> = it.lam_b.iter().zip(&x[3 * pb.nc..]).map(|(l, xb)| l + t * xb / h).collect();
     let u: Vec<f64> = it.u.iter().zip(du).map(|(a, d)| a + t * d).collect();
     let q = p.integrate(&u);
-    let cs = contacts_at(&q);
-    Iterate { u, lam, q, cs }
+    let (cs, bil) = rows_at(&q);
+    Iterate { u, lam, lam_b, q, cs, bil }
 }
 
 /// The geometric stiffness diagonal (§8.3, Eqs. 71–74 with the sign of README §Errata) on the
@@ -298,9 +322,13 @@ impl Nsn {
             }
         }
         let merit = (g.iter().chain(&rows.eta).map(|v| v * v).sum::<f64>()).sqrt();
-        let (res_g, res_n, res_f) =
-            (inf_norm(&g) / pb.scale_g, rows.phi_n_max / pb.scale_x, rows.phi_f_max / pb.scale_v);
-        Residual { g, merit, res_g, res_n, res_f }
+        let (res_g, res_n, res_f, res_b) = (
+            inf_norm(&g) / pb.scale_g,
+            rows.phi_n_max / pb.scale_x,
+            rows.phi_f_max / pb.scale_v,
+            rows.phi_b_max / pb.scale_x,
+        );
+        Residual { g, merit, res_g, res_n, res_f, res_b }
     }
 }
 

@@ -6,6 +6,12 @@
 //! law `u_n − v̂ + r_n λ_n ≥ 0 ⊥ λ_n ≥ 0` (`(v̂, r_n)` = [`harness::StepProblem::normal_law`],
 //! `r_n = 0` for rigid contact) and Coulomb friction `||λ_t|| ≤ μ λ_n` with maximal dissipation.
 //!
+//! Bilateral (joint) rows `G_k v − v̂_k + r_k γ_k = 0` ([`harness::model::BilateralRow::law`])
+//! are solved in the same sweep, before the contacts, as ODE, Bullet and Box2D do: the row's
+//! exact scalar update `γ_k ← γ_k − ω (G_k v − v̂_k + r_k γ_k) / (w_k + r_k)`, unclamped, with
+//! `w_k = G_k M⁻¹ G_kᵀ` (`harness::contact_blocks::BilateralBlock`), warm-started from the
+//! previous step's impulse of the same row.
+//!
 //! One sweep visits the contacts in problem order; for contact `i` it computes `u_i = J_i v`, the
 //! local update `λ_i ← P_K(λ_i + ω (local(u_i, λ_i) − λ_i))` and then `v += M⁻¹ J_iᵀ Δλ_i`, which
 //! touches only the contact's bodies (one or two in a scene; any number of DOF blocks in the
@@ -30,13 +36,15 @@ pub const PAPER: &str = "Projected (nonsmooth) Gauss-Seidel, per-contact blocks,
 M. Jean, The non-smooth contact dynamics method, CMAME 177 (1999); Acary & Brogliato, Numerical Methods \
 for Nonsmooth Dynamical Systems (2008), ch. 13 (NSGS); De Saxce & Feng (1991) for the cone fixed point";
 
-/// What PGS handles: rigid bodies with rigid or compliant contact and the exact cone.
+/// What PGS handles: rigid bodies with rigid or compliant contact, the exact cone, and bilateral
+/// joint rows in the same sweep.
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
         rigid_contact: true,
         compliant_contact: true,
         exact_friction_cone: true,
+        bilateral_constraints: true,
         ..Capabilities::default()
     }
 }

@@ -1,4 +1,5 @@
-//! [`Pgs`]: per-step setup (Delassus blocks, warm start), the Gauss–Seidel sweeps and the stopping test.
+//! [`Pgs`]: per-step setup (Delassus blocks, warm start), the Gauss–Seidel sweeps over joint rows
+//! and contacts, and the stopping test.
 
 use super::settings::PgsSettings;
 use harness::contact_blocks::ContactBlocks;
@@ -20,9 +21,11 @@ pub struct Pgs {
     contacts: ContactBlocks,
     /// Impulses of the current iterate, `(n, t1, t2)` per contact (N s).
     lambda: Vec<[f64; 3]>,
+    /// Impulses of the current iterate, one per bilateral row (N s).
+    gamma: Vec<f64>,
     /// Free velocity `v*`.
     vstar: Vec<f64>,
-    /// Velocity of the current iterate, `v = v* + M⁻¹ Jᵀ λ`.
+    /// Velocity of the current iterate, `v = v* + M⁻¹ (Jᵀ λ + Gᵀ γ)`.
     v: Vec<f64>,
 }
 
@@ -30,7 +33,7 @@ impl Pgs {
     /// A solver with the given settings (validated by the registry before this is called; `step`
     /// checks them again and refuses invalid ones).
     pub fn new(settings: PgsSettings) -> Self {
-        Self { settings, contacts: ContactBlocks::default(), lambda: vec![], vstar: vec![], v: vec![] }
+        Self { settings, contacts: ContactBlocks::default(), lambda: vec![], gamma: vec![], vstar: vec![], v: vec![] }
     }
 
     /// The settings.
@@ -38,7 +41,7 @@ impl Pgs {
         &self.settings
     }
 
-    /// Builds the per-contact blocks, `v*`, and the starting impulses and velocity.
+    /// Builds the per-contact and per-joint-row blocks, `v*`, and the starting impulses and velocity.
     fn setup(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
         self.contacts.assemble(p)?;
         self.vstar = p.free_velocity();
@@ -62,6 +65,13 @@ impl Pgs {
             b.apply(lambda0, &mut self.v);
             self.lambda.push(lambda0);
         }
+        self.gamma.clear();
+        for (k, b) in self.contacts.bilateral.iter().enumerate() {
+            let warm = if self.settings.warm_start { p.warm_bilateral(k) } else { None };
+            let gamma0 = warm.filter(|g| g.is_finite()).unwrap_or(0.0);
+            b.apply(gamma0, &mut self.v);
+            self.gamma.push(gamma0);
+        }
         Ok(())
     }
 }
@@ -75,10 +85,24 @@ impl Solver for Pgs {
 
         let mut iterations = 0;
         let mut status = SolveStatus::Solved;
-        if !self.contacts.blocks.is_empty() {
+        if !self.contacts.blocks.is_empty() || !self.contacts.bilateral.is_empty() {
             status = SolveStatus::MaxIterations;
             for k in 1..=self.settings.max_iterations {
                 let (mut change, mut size) = (0.0f64, 0.0f64);
+                // joint rows first, then the contacts, in one sweep (as Box2D and Bullet order
+                // them): the row's exact scalar solve, unclamped, relaxed by ω
+                for (j, (b, g)) in self.contacts.bilateral.iter().zip(self.gamma.iter_mut()).enumerate() {
+                    let new = *g + omega * (b.solve(&self.v, *g) - *g);
+                    if !new.is_finite() {
+                        return Err(SolveError::NonFinite {
+                            what: format!("impulse of bilateral row {j} at sweep {k}"),
+                        });
+                    }
+                    b.apply(new - *g, &mut self.v);
+                    change = change.max((new - *g).abs());
+                    size = size.max(new.abs());
+                    *g = new;
+                }
                 for (i, (b, lam)) in self.contacts.blocks.iter().zip(self.lambda.iter_mut()).enumerate() {
                     if b.local.is_inert() {
                         continue;
@@ -97,12 +121,19 @@ impl Solver for Pgs {
                 }
                 let rel_change = change / size.max(TINY);
                 let (natmap_ref, natmap_model) = self.contacts.residuals(&self.v, &self.lambda);
+                let joint_residual = self
+                    .contacts
+                    .bilateral
+                    .iter()
+                    .zip(&self.gamma)
+                    .fold(0.0f64, |m, (b, g)| m.max(b.residual(&self.v, *g).abs()));
                 log.record(&[
                     ("rel_change_linf", rel_change),
                     ("natmap_abs_l2", natmap_ref),
                     ("natmap_model_abs_l2", natmap_model),
+                    ("bilateral_abs_linf", joint_residual),
                 ]);
-                log.iterate(&self.v, &self.lambda, &[]);
+                log.iterate(&self.v, &self.lambda, &self.gamma);
                 log.check_deadline()?;
                 iterations = k;
                 if rel_change < tolerance {
@@ -112,10 +143,14 @@ impl Solver for Pgs {
             }
         }
 
-        // Recompute v = v* + M⁻¹ Jᵀ λ from scratch, dropping the round-off of the incremental updates.
+        // Recompute v = v* + M⁻¹ (Jᵀ λ + Gᵀ γ) from scratch, dropping the round-off of the
+        // incremental updates.
         self.v.copy_from_slice(&self.vstar);
         for (b, lam) in self.contacts.blocks.iter().zip(&self.lambda) {
             b.apply(*lam, &mut self.v);
+        }
+        for (b, g) in self.contacts.bilateral.iter().zip(&self.gamma) {
+            b.apply(*g, &mut self.v);
         }
         if !self.v.iter().all(|x| x.is_finite()) {
             return Err(SolveError::NonFinite { what: "velocity v+".into() });
@@ -124,7 +159,7 @@ impl Solver for Pgs {
             v: self.v.clone(),
             q: None,
             impulses: self.lambda.clone(),
-            bilateral: vec![],
+            bilateral: self.gamma.clone(),
             iterations,
             status,
         })

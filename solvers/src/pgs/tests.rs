@@ -217,6 +217,7 @@ fn warm_start_from_the_solution_converges_in_one_sweep(#[values(Local::Split, Lo
     let warm = WarmStart {
         impulses: cs.contacts.iter().zip(&cold.impulses).map(|(c, l)| (c.key, *l)).collect(),
         velocity: cold.v.clone(),
+        bilateral: Default::default(),
     };
     let (hot, _) = solve(&w, &cs, settings(local), Some(&warm));
     assert_eq!((hot.status, hot.iterations), (SolveStatus::Solved, 1));
@@ -375,4 +376,28 @@ fn entry_builds_from_defaults_and_rejects_unknown_keys() {
     let mut typo = defaults.clone();
     typo.0.insert("omgea".into(), serde_json::json!(1.0));
     assert!(e.build(&typo).is_err());
+}
+
+/// A sphere hanging at rest from a rigid ball joint at its top point: the joint's vertical row
+/// carries the weight, `γ_z = m g dt`, the others nothing, and `v+ = 0`; warm-started from that
+/// impulse (matched by joint and row) the next solve stops after one sweep with the same answer.
+#[test]
+fn hanging_sphere_on_a_ball_joint_carries_its_weight() {
+    let (m, r) = (2.0, 0.1);
+    let mut w = world_with_ground(Vector3::z(), Material::rigid(0.5));
+    w.bodies.push(sphere("ball", m, r, Vector3::new(0.0, 0.0, 1.0), Material::rigid(0.5)));
+    let joint = harness::model::Joint::ball_at(&w, 0, None, Vector3::new(0.0, 0.0, 1.0 + r));
+    w.joints.push(joint);
+    let cs = ContactSet { contacts: vec![] };
+    let (sol, _) = solve(&w, &cs, settings(Local::Split), None);
+    assert_eq!(sol.status, SolveStatus::Solved);
+    let weight = m * G * DT;
+    assert_eq!(sol.bilateral.len(), 3);
+    assert!((sol.bilateral[2] - weight).abs() <= EPS * weight, "{:?}", sol.bilateral);
+    assert!(sol.bilateral[..2].iter().all(|g| g.abs() <= EPS * weight), "{:?}", sol.bilateral);
+    assert!(sol.v.iter().all(|v| v.abs() <= EPS * G * DT), "{:?}", sol.v);
+    let warm = WarmStart { bilateral: (0..3).map(|k| ((0, k), sol.bilateral[k])).collect(), ..WarmStart::default() };
+    let (hot, _) = solve(&w, &cs, settings(Local::Split), Some(&warm));
+    assert_eq!((hot.status, hot.iterations), (SolveStatus::Solved, 1));
+    assert!((hot.bilateral[2] - weight).abs() <= EPS * weight);
 }
