@@ -3,25 +3,26 @@
 //! small dense row block `J_i` (3 rows for a contact, 1 for a bilateral row) on the velocity
 //! indices of the bodies it touches, with its law.
 //!
-//! - Contact `i` (rows `(n, t1, t2)`): `u_i = J_i v + (w_i, 0, 0)`, `w_i = phi0_i / dt`
-//!   ([`StepProblem::bias`]), rigid Coulomb law with `mu_i`.
+//! - Contact `i` (rows `(n, t1, t2)`): `u_i = J_i v + (w_i, 0, 0)` with the normal law
+//!   `u_n + r_n lambda_n >= 0 ⊥ lambda_n >= 0` and Coulomb friction with `mu_i`; `(w_i, r_n)` =
+//!   `(-v_hat, r_n)` of [`StepProblem::normal_law`]: rigid `w_i = phi0_i / dt`, `r_n = 0`
+//!   ([`StepProblem::bias`]); compliant `w_i = phi0_i / (dt + tau_d)`, `r_n = 1/(dt k (dt + tau_d))`.
 //! - Bilateral row `k`: `G_k v - v_hat_k + r_k gamma_k = 0` ([`crate::model::BilateralRow::law`]).
 
-use crate::model::ContactCompliance;
 use crate::problem::StepProblem;
 
 /// The law of one constraint.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RowLaw {
     /// Frictional contact, rigid or compliant (a solver that supports only rigid contact checks
-    /// `rigid`).
+    /// `r_n == 0`).
     Contact {
         /// Friction coefficient.
         mu: f64,
-        /// Normal bias `w = phi0 / dt` (m/s).
+        /// Normal bias `w = -v_hat` (m/s): `phi0 / dt` rigid, `phi0 / (dt + tau_d)` compliant.
         bias: f64,
-        /// Whether the contact is rigid.
-        rigid: bool,
+        /// Normal compliance `r_n` (s/kg; 0: rigid).
+        r_n: f64,
     },
     /// Bilateral row: `G v - v_hat + r gamma = 0`.
     Bilateral {
@@ -106,7 +107,8 @@ pub fn contact_rows(p: &StepProblem<'_>) -> Vec<ConstraintRows> {
     p.contacts
         .contacts
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             let m: usize = c.jacobian.iter().map(|b| b.ncols).sum();
             let mut dofs = Vec::with_capacity(m);
             let mut rows = vec![0.0; 3 * m];
@@ -121,11 +123,8 @@ pub fn contact_rows(p: &StepProblem<'_>) -> Vec<ConstraintRows> {
                     }
                 }
             }
-            let law = RowLaw::Contact {
-                mu: c.mu,
-                bias: c.gap / p.dt,
-                rigid: matches!(c.compliance, ContactCompliance::Rigid),
-            };
+            let (v_hat, r_n) = p.normal_law(i);
+            let law = RowLaw::Contact { mu: c.mu, bias: -v_hat, r_n };
             ConstraintRows { dofs, dim: 3, rows, blocks, law }
         })
         .collect()

@@ -1,8 +1,9 @@
 //! `canal`: Cascaded Newton-based Augmented Lagrangian (Lee et al. 2025, Algorithm 1).
 //!
 //! Problem (harness/src/problem.rs, `θ = 0` so `v̂ = v+`, `A = M`, `b = M v*`):
-//! `M v = b + Jᵀ λ + Gᵀ γ` with the rigid Signorini–Coulomb law per contact and the
-//! velocity-level law per bilateral row. Each AL iteration freezes the De Saxcé term
+//! `M v = b + Jᵀ λ + Gᵀ γ` with the Signorini–Coulomb law per contact (rigid, or the compliant
+//! normal law as the regularisation of the normal row, an extension) and the velocity-level law
+//! per bilateral row. Each AL iteration freezes the De Saxcé term
 //! `p_i = μ_i ||z_{i,t}||` at the previous slack, which turns the surrogate into the minimisation
 //! of a strongly convex piecewise-quadratic `h(v)` (Eq. 22) whose gradient is the residual (21);
 //! `h` is minimised by Newton steps with the Hessian (24), factored by the sparse Cholesky of
@@ -27,11 +28,14 @@ use harness::{Capabilities, SolverContext, SolverDef};
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
 Robotic Multi-Contact Simulation (2025): CANAL, Algorithm 1, Eqs. (11)-(27)";
 
-/// What CANAL handles: rigid bodies, rigid contact with the exact cone, bilateral joints.
+/// What CANAL handles: rigid bodies, rigid contact with the exact cone, compliant contact (an
+/// extension: the Kelvin–Voigt law as the regularisation of the normal row, README §2), bilateral
+/// joints.
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
         rigid_contact: true,
+        compliant_contact: true,
         exact_friction_cone: true,
         bilateral_constraints: true,
         ..Capabilities::default()

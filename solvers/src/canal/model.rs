@@ -9,9 +9,16 @@
 //! - contact, CANAL: `Π^prox_C` (Euclidean cone projection, Jacobian Eq. 23);
 //! - contact, strict variants: `Π^strict_C` (Eq. 17);
 //! - bilateral row `G v − v̂ + r γ = 0`: `γ = λ̃* / (1 + β r)` (T = identity for a rigid row).
+//!
+//! A compliant contact (normal law `u_n + r_n λ_n ≥ 0 ⊥ λ_n ≥ 0`, README §2, an extension) has
+//! `op(x) = argmin_{λ ∈ C} ½ r_n λ_n² + ||λ − x||² / (2β)`, the bilateral row's closed form on the
+//! normal axis: with `a = 1 + β r_n` and `S = diag(1/√a, 1, 1)` it is `λ = S Π_{C(μ/√a)}(S x)`
+//! (the cone projection in the metric `diag(a, 1, 1)`), Jacobian `S J_Π S` (symmetric), potential
+//! `||Π_{C(μ/√a)}(S x)||² / (2β)`. Strict variants: `Π^strict_C(x_n / a, x_t)`. At `r_n = 0`,
+//! `a = 1`, `S = I` and every operation is the rigid one bit for bit.
 
 use harness::constraints::{bilateral_rows, contact_rows, ConstraintRows, RowLaw};
-use harness::{SolveError, StepProblem};
+use harness::StepProblem;
 use kernels::cone;
 
 /// Which contact operator.
@@ -35,12 +42,9 @@ pub struct Model {
 }
 
 impl Model {
-    /// Builds the model; rejects compliant contacts.
-    pub fn new(p: &StepProblem<'_>) -> Result<Self, SolveError> {
+    /// Builds the model (rigid and compliant contacts, bilateral rows).
+    pub fn new(p: &StepProblem<'_>) -> Self {
         let mut rows = contact_rows(p);
-        if rows.iter().any(|r| matches!(r.law, RowLaw::Contact { rigid: false, .. })) {
-            return Err(SolveError::Unsupported { what: "compliant contact (rigid contact only)".into() });
-        }
         let nc = rows.len();
         rows.extend(bilateral_rows(p));
         let mut off = Vec::with_capacity(rows.len() + 1);
@@ -50,7 +54,7 @@ impl Model {
             o += r.dim;
             off.push(o);
         }
-        Ok(Self { rows, nc, off })
+        Self { rows, nc, off }
     }
 
     /// Length of the flattened impulse vector.
@@ -70,18 +74,34 @@ impl Model {
     /// `λ = op(x)` and, if `jac` is given, `dλ/dx` (row-major `dim x dim`) for constraint `i`.
     pub fn apply(&self, i: usize, op: Op, beta: f64, x: &[f64], out: &mut [f64], jac: Option<&mut [f64]>) {
         match self.rows[i].law {
-            RowLaw::Contact { mu, .. } => {
-                let x3 = [x[0], x[1], x[2]];
-                let (l, j) = match op {
-                    Op::Prox => (cone::project(x3, mu), jac.is_some().then(|| cone::project_jacobian(x3, mu))),
+            RowLaw::Contact { mu, r_n, .. } => {
+                let a = 1.0 + beta * r_n;
+                // row and column scales of the normal axis: S = diag(1/√a, 1, 1) (prox), the
+                // normal clamp of x_n / a (strict); 1 for a rigid contact
+                let (sr, sc, l, j) = match op {
+                    Op::Prox => {
+                        let s = 1.0 / a.sqrt();
+                        let (y, mu_s) = ([s * x[0], x[1], x[2]], mu * s);
+                        let l = cone::project(y, mu_s);
+                        (s, s, [s * l[0], l[1], l[2]], jac.is_some().then(|| cone::project_jacobian(y, mu_s)))
+                    }
                     Op::Strict => {
-                        (cone::project_strict(x3, mu), jac.is_some().then(|| cone::project_strict_jacobian(x3, mu)))
+                        let y = [x[0] / a, x[1], x[2]];
+                        (
+                            1.0,
+                            1.0 / a,
+                            cone::project_strict(y, mu),
+                            jac.is_some().then(|| cone::project_strict_jacobian(y, mu)),
+                        )
                     }
                 };
                 out[..3].copy_from_slice(&l);
                 if let (Some(dst), Some(j)) = (jac, j) {
                     for r in 0..3 {
-                        dst[3 * r..3 * r + 3].copy_from_slice(&j[r]);
+                        for c in 0..3 {
+                            let f = if r == 0 { sr } else { 1.0 } * if c == 0 { sc } else { 1.0 };
+                            dst[3 * r + c] = f * j[r][c];
+                        }
                     }
                 }
             }
@@ -97,11 +117,13 @@ impl Model {
 
     #[cfg(test)]
     /// The potential term `ψ_i(x)` of Eq. (22) whose gradient in `x` is `λ_i / β`:
-    /// `||Π(x)||² / (2β)` for a contact, `x² / (2β(1 + βr))` for a bilateral row.
+    /// `||Π_{C(μ/√a)}(S x)||² / (2β)` for a contact (`S`, `a` in the module doc; `||Π(x)||² / (2β)`
+    /// rigid), `x² / (2β(1 + βr))` for a bilateral row.
     pub fn potential(&self, i: usize, beta: f64, x: &[f64]) -> f64 {
         match self.rows[i].law {
-            RowLaw::Contact { mu, .. } => {
-                let l = cone::project([x[0], x[1], x[2]], mu);
+            RowLaw::Contact { mu, r_n, .. } => {
+                let s = 1.0 / (1.0 + beta * r_n).sqrt();
+                let l = cone::project([s * x[0], x[1], x[2]], mu * s);
                 (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]) / (2.0 * beta)
             }
             RowLaw::Bilateral { r, .. } => x[0] * x[0] / (2.0 * beta * (1.0 + beta * r)),

@@ -110,7 +110,7 @@ impl Canal {
         if p.layout.blocks.iter().any(|b| !matches!(b.kind, harness::model::BlockKind::RigidBody { .. })) {
             return Err(SolveError::Unsupported { what: "deformable bodies (rigid bodies only)".into() });
         }
-        self.model = Model::new(p)?;
+        self.model = Model::new(p);
         self.nv = p.nv();
         let n = self.model.len();
         let v_star = p.free_velocity();

@@ -2,7 +2,9 @@
 //! are tied to the solver's tolerances or to the AL identity `||Δλ|| = β ||J v − z||` (README §10).
 
 use super::*;
-use harness::model::{DofMask, Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
+use harness::model::{
+    ContactCompliance, DofMask, Joint, Material, RigidBody, Shape, StaticCollider, StaticShape, World,
+};
 use harness::{
     ColliderId, Contact, ContactKey, ContactSet, IterationLog, Params, Settings, SolveError, SolveStatus, Solver,
     StepProblem, StepSolution, WarmStart,
@@ -23,6 +25,32 @@ pub(crate) fn ground(mu: f64) -> World {
         material: Material::rigid(mu),
     });
     w
+}
+
+/// The compliant-contact rest check shared by the solvers that support compliant contact: a
+/// sphere (`m = 2` kg, `r = 0.1` m) released touching compliant ground (`k = 1e4` N/m,
+/// `τ_d = 0.01` s, `μ = 0.5`, `δt = 0.01` s) and simulated for 3 s by `solver`. Returns the final
+/// gap `φ` and the Kelvin–Voigt law's static gap `−m g / k`.
+///
+/// Why `−m g / k` exactly: the discrete law of `StepProblem::normal_law` is
+/// `J_n v + φ0/(δt + τ_d) + r_n λ_n ≥ 0 ⊥ λ_n ≥ 0` with `r_n = 1/(δt k (δt + τ_d))`; at rest
+/// (`J_n v = 0`) the impulse carries the weight, `λ_n = m g δt`, so
+/// `φ0 = −(δt + τ_d) r_n λ_n = −m g / k`. The transient (`ω = √(k/m) = 70.7` rad/s, damping ratio
+/// `τ_d ω / 2 = 0.35`) decays like `e^{−τ_d ω² t / 2} = e^{−75}` in 3 s, far below any solver
+/// tolerance; what is left is each solver's impulse error relative to `m g δt`, which moves `φ`
+/// by the same relative amount.
+pub(crate) fn compliant_rest_gap(solver: &mut dyn Solver) -> (f64, f64) {
+    let (m, r, k, tau_d) = (2.0, 0.1, 1e4, 0.01);
+    let mat = Material::compliant(0.5, k, tau_d);
+    let mut w = ground(0.5);
+    w.statics[0].material = mat;
+    w.bodies.push(RigidBody::new("ball", Shape::Sphere { radius: r }, m, Vector3::new(0.0, 0.0, r), mat));
+    let needs = harness::Capabilities { rigid_bodies: true, compliant_contact: true, ..Default::default() };
+    let sc = harness::Scenario { world: w, dt: 0.01, steps: 300, margin: 0.01, needs };
+    let opts = harness::stepper::RunOptions { logged_steps: 0, ..Default::default() };
+    let o = harness::stepper::simulate(&sc, solver, opts, &mut || {});
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    (o.stepper.world().bodies[0].position.z - r, -m * G / k)
 }
 
 /// Radius of the spheres of [`mass_ratio_column`] (m).
@@ -300,10 +328,17 @@ fn bilateral_pendulum_row_law_holds() {
 }
 
 /// Prop. 3: the finite-difference gradient of `h` (22) equals `r` (21), here through the line
-/// search's φ: after a Newton step from a cold start the residual fell (h decreased).
-#[test]
-fn potential_gradient_is_the_residual() {
-    let (w, cs) = dense_box(0.5, 3);
+/// search's φ: after a Newton step from a cold start the residual fell (h decreased). Also with
+/// compliant contacts (README §2: `k = 1e7` N/m, `τ_d = 0.01` s, so `β r_n = 17` at `β = 1e4` and
+/// the metric `diag(1 + β r_n, 1, 1)` of the compliant projection is far from the identity).
+#[rstest]
+fn potential_gradient_is_the_residual(#[values(false, true)] compliant: bool) {
+    let (w, mut cs) = dense_box(0.5, 3);
+    if compliant {
+        for c in &mut cs.contacts {
+            c.compliance = ContactCompliance::Compliant { stiffness: 1e7, dissipation_time: 0.01 };
+        }
+    }
     let p = StepProblem::new(&w, &cs, DT, None).unwrap();
     let mut s = Canal::new(CanalSettings::default());
     s.setup_for_tests(&p);
@@ -701,4 +736,15 @@ fn table_ii_canal_never_fails_and_beats_strict_newton() {
             assert!(canal.0 < strict.0, "kick {a} g dt: CANAL {canal:?} vs {name} {strict:?}");
         }
     }
+}
+
+/// Compliant contact (README §2, an extension beyond the paper): a sphere on compliant ground
+/// settles at the static gap `−m g / k` ([`compliant_rest_gap`]). CANAL stops at a relative
+/// impulse change of `impulse_tolerance = 1e-9` (floored by `||M v*|| = m g δt`, the resting
+/// impulse itself) with superlinear AL convergence on a sticking contact (README §7), so the impulse
+/// error is of the order of 1e-9 relative; 1e-6 relative allows a thousandfold more.
+#[test]
+fn compliant_contact_rests_at_mg_over_k() {
+    let (phi, expected) = compliant_rest_gap(&mut Canal::new(CanalSettings::default()));
+    assert!((phi - expected).abs() <= 1e-6 * expected.abs(), "φ = {phi:e}, expected {expected:e}");
 }

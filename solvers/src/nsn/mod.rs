@@ -36,13 +36,16 @@ use harness::{Capabilities, SolverContext, SolverDef};
 pub const PAPER: &str = "M. Macklin, K. Erleben, M. Mueller, N. Chentanez, S. Jeschke, V. Makoviychuk: \
 Non-Smooth Newton Methods for Deformable Multi-Body Dynamics, ACM TOG 38(5) 140 (2019)";
 
-/// What nsn handles: rigid and deformable bodies with rigid contact, the exact (smooth) cone, and
-/// bilateral joints (rigid or compliant) as equality rows of the same Newton system.
+/// What nsn handles: rigid and deformable bodies with rigid or compliant contact (Eq. 7's
+/// compliance on the contact rows plus Kelvin–Voigt damping, README "Compliant contact"), the
+/// exact (smooth) cone, and bilateral joints (rigid or compliant) as equality rows of the same
+/// Newton system.
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
         deformable_bodies: true,
         rigid_contact: true,
+        compliant_contact: true,
         exact_friction_cone: true,
         bilateral_constraints: true,
         ..Capabilities::default()

@@ -118,15 +118,21 @@ pub(super) fn ncp_rows(
             lam[i][1] = 0.0;
             lam[i][2] = 0.0;
         }
+        // the compliant normal constraint C_n + τ_d J_n u + e λ_n (Eq. 7 with Kelvin–Voigt
+        // damping, README "Compliant contact"; C_n alone for a rigid contact, e = τ_d = 0)
+        let (e, tau) = (pb.compliance[i], pb.tau_d[i]);
+        let c_arg = gap + tau * ju[3 * i] + e * lam[i][0];
         // FB with Jacobian smoothing of radius μ (README "Redundant contacts"), or the
         // paper's rows (Eqs. 93–98)
         let row = if o.ncp == Ncp::FischerBurmeister {
-            fb_row_smoothed(gap, lam[i][0], r_n[i], o.smoothing)
+            fb_row_smoothed(c_arg, lam[i][0], r_n[i], o.smoothing)
         } else {
-            normal_row(o.ncp, gap, lam[i][0], r_n[i])
+            normal_row(o.ncp, c_arg, lam[i][0], r_n[i])
         };
-        eta[3 * i] = row.phi / h;
-        cdiag[3 * i] = row.s / (h * h);
+        // ∂φ/∂u = α (h + τ_d) J_n, ∂φ/∂λ = α e + S: the row divided by h + τ_d keeps the Jacobian
+        // α J_n of Eq. 28 and gets the compliance (α e + S)/(h (h + τ_d)) (S/h² when rigid, Eq. 59)
+        eta[3 * i] = row.phi / (h + tau);
+        cdiag[3 * i] = (row.alpha * e + row.s) / (h * (h + tau));
         alphas[i] = row.alpha;
         phi_n_max = phi_n_max.max(row.phi.abs());
         rows[i] = if bound > 0.0 {

@@ -18,14 +18,6 @@ pub(super) fn inf_norm(x: &[f64]) -> f64 {
     x.iter().fold(0.0, |m, v| m.max(v.abs()))
 }
 
-/// What nsn does not handle: compliant contact.
-pub(super) fn check_supported(p: &StepProblem<'_>) -> Result<(), SolveError> {
-    if let Some(c) = p.contacts.contacts.iter().find(|c| c.compliance != ContactCompliance::Rigid) {
-        return Err(SolveError::Unsupported { what: format!("compliant contact {:?}", c.key) });
-    }
-    Ok(())
-}
-
 /// The per-step data (see the module doc).
 pub(super) struct NsnProblem {
     /// Time step `h` (s).
@@ -44,6 +36,10 @@ pub(super) struct NsnProblem {
     /// Complementarity preconditioner per contact: normal `r_n` and friction `r_f` (Eq. 66).
     pub r_n: Vec<f64>,
     pub r_f: Vec<f64>,
+    /// Normal compliance per contact (README "Compliant contact"): `e = 1/k` (m/N) of Eq. 7 and
+    /// the Kelvin–Voigt dissipation time `τ_d` (s); both 0 for a rigid contact.
+    pub compliance: Vec<f64>,
+    pub tau_d: Vec<f64>,
     /// The start iterate `u⁰` (prescribed DOFs at their values, zero elsewhere).
     pub u0: Vec<f64>,
     /// Residual scales: momentum (N s), velocity (m/s) and position (m), with the joints' share
@@ -91,6 +87,15 @@ impl NsnProblem {
             r_n[i] = if rn > 0.0 && rn.is_finite() { rn } else { h * h };
             r_f[i] = if rf > 0.0 && rf.is_finite() { rf } else { h };
         }
+        let (compliance, tau_d) = p
+            .contacts
+            .contacts
+            .iter()
+            .map(|c| match c.compliance {
+                ContactCompliance::Rigid => (0.0, 0.0),
+                ContactCompliance::Compliant { stiffness, dissipation_time } => (1.0 / stiffness, dissipation_time),
+            })
+            .unzip();
         // iterate: u⁰ = 0 (prescribed DOFs at their values), λ⁰ = 0 (§8.1)
         let mut u0 = vec![0.0; nv];
         for &(k, val) in &p.prescribed {
@@ -116,7 +121,24 @@ impl NsnProblem {
             + joint_v
             + TINY;
         let scale_x = h * scale_v;
-        Ok(Self { h, nv, nc, has_def, fixed, u_tilde, minv, block_of, r_n, r_f, u0, scale_g, scale_v, scale_x })
+        Ok(Self {
+            h,
+            nv,
+            nc,
+            has_def,
+            fixed,
+            u_tilde,
+            minv,
+            block_of,
+            r_n,
+            r_f,
+            compliance,
+            tau_d,
+            u0,
+            scale_g,
+            scale_v,
+            scale_x,
+        })
     }
 
     /// Number of mass blocks.

@@ -6,7 +6,7 @@ use super::model::{
 };
 use super::ncp::Ncp;
 use super::newton::{direction, Direction, NewtonSystem, NewtonWork};
-use super::problem::{check_supported, inf_norm, NsnProblem};
+use super::problem::{inf_norm, NsnProblem};
 use super::schur::LinearWorkspace;
 use super::settings::{ContactEval, Friction, LinearSolver, Mode, NsnSettings, RMode};
 use harness::model::BilateralSet;
@@ -106,7 +106,6 @@ impl Residual {
 impl Solver for Nsn {
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let s = self.settings.clone();
-        check_supported(p)?;
         // a problem with no configuration (an FCLIB problem: gaps linear in the velocity, nothing
         // to re-detect) is the linearised NCP whatever the mode: both formulations coincide there
         let nonlinear = s.mode == Mode::Nonlinear && !p.q0.is_empty();

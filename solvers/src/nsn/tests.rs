@@ -574,3 +574,47 @@ fn pcr_beats_jacobi_gauss_seidel_and_cg_on_the_heavy_stack() {
     let cg = curve("pcg");
     assert!((cg.last().unwrap() - pcr.last().unwrap()).abs() <= 1e-6 * pcr.last().unwrap(), "{cg:?} vs {pcr:?}");
 }
+
+/// Compliant contact (README "Compliant contact", the paper's Eq. 7 compliance on the contact
+/// rows): a sphere on compliant ground settles at the static gap `−m g / k`
+/// (`canal::tests::compliant_rest_gap`), with the FB and the min map. At rest `u = 0` and the
+/// row reads `C_n + e λ_n = 0` with `λ_n = m g`; the Newton loop stops at scaled residuals of
+/// `tolerance = 1e-9` (momentum relative to `m g h`, gap relative to `h s_v ≈ h² g`), so `λ_n` and
+/// `C_n` are off by ≈ 1e-9 relative; 1e-6 relative allows a thousandfold more.
+#[rstest::rstest]
+fn compliant_contact_rests_at_mg_over_k(#[values(Ncp::FischerBurmeister, Ncp::Min)] ncp: Ncp) {
+    let (phi, expected) = crate::canal::tests::compliant_rest_gap(&mut Nsn::new(settings(|s| s.ncp = ncp)));
+    assert!((phi - expected).abs() <= 1e-6 * expected.abs(), "φ = {phi:e}, expected {expected:e}");
+}
+
+/// The mapping of the harness's Kelvin–Voigt law, damping included: in the linearised mode the
+/// compliant row is `(h + τ_d)(J_n u − v̂ + r_n h λ_n)` (README "Compliant contact"), so one step
+/// of a sphere hitting compliant ground at 0.3 m/s with 0.2 m/s of slip (one contact, a unique
+/// solution) gives CANAL's velocity, which solves `StepProblem::normal_law` directly. Both stop at
+/// ≈ 1e-9 relative residuals; 1e-7 of the velocity scale allows a hundredfold more.
+#[test]
+fn linearized_compliant_step_matches_the_harness_law() {
+    let (m, r) = (1.5, 0.1);
+    let mat = Material::compliant(0.4, 2e4, 0.02);
+    let mut w = World::new();
+    w.gravity = Vector3::new(0.0, 0.0, -9.81);
+    w.statics.push(StaticCollider {
+        name: "ground".into(),
+        shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+        material: mat,
+    });
+    let mut b = RigidBody::new("ball", Shape::Sphere { radius: r }, m, Vector3::new(0.0, 0.0, r - 1e-3), mat);
+    b.linear_velocity = Vector3::new(0.2, 0.0, -0.3);
+    w.bodies.push(b);
+    let cs = geometry::detect(&w, 0.02);
+    assert_eq!(cs.len(), 1);
+    let p = StepProblem::new(&w, &cs, 0.005, None).unwrap();
+    let a = Nsn::new(settings(|s| s.mode = Mode::Linearized)).step(&p, &mut IterationLog::new()).unwrap();
+    let c =
+        crate::canal::Canal::new(crate::canal::CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
+    assert_eq!((a.status, c.status), (SolveStatus::Solved, SolveStatus::Solved));
+    let scale = c.v.iter().fold(0.0f64, |s, x| s.max(x.abs()));
+    for (x, y) in a.v.iter().zip(&c.v) {
+        assert!((x - y).abs() <= 1e-7 * scale, "nsn {:?} vs canal {:?}", a.v, c.v);
+    }
+}

@@ -25,11 +25,14 @@ use harness::{Capabilities, SolverContext, SolverDef};
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
 Robotic Multi-Contact Simulation (2025): SubADMM, Algorithm 2, Eqs. (28)-(43)";
 
-/// What SubADMM handles: rigid bodies, rigid contact with the exact cone, bilateral joints.
+/// What SubADMM handles: rigid bodies, rigid contact with the exact cone, compliant contact (an
+/// extension: the Kelvin–Voigt law as the regularisation of the normal row, README §2), bilateral
+/// joints.
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
         rigid_contact: true,
+        compliant_contact: true,
         exact_friction_cone: true,
         bilateral_constraints: true,
         ..Capabilities::default()

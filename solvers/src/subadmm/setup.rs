@@ -7,7 +7,7 @@ use super::settings::Split;
 use super::solver::Con;
 use super::tree::Forest;
 use super::units::{KFactor, Unit};
-use harness::constraints::{bilateral_rows, contact_rows, ConstraintRows, RowLaw};
+use harness::constraints::{bilateral_rows, contact_rows, ConstraintRows};
 use harness::model::BlockKind;
 use harness::{SolveError, StepProblem};
 
@@ -35,9 +35,6 @@ pub(super) fn build(
         return Err(SolveError::Unsupported { what: "deformable bodies (rigid bodies only)".into() });
     }
     let mut rows = contact_rows(p);
-    if rows.iter().any(|r| matches!(r.law, RowLaw::Contact { rigid: false, .. })) {
-        return Err(SolveError::Unsupported { what: "compliant contact (rigid contact only)".into() });
-    }
     let nc = rows.len();
     let joint_rows = bilateral_rows(p);
     // b = M v*, warm impulses, v0 = v* + M⁻¹ Jᵀ λ

@@ -67,9 +67,15 @@ impl Con {
         }
         let mut new = self.lam;
         match self.law {
-            RowLaw::Contact { mu, bias, .. } => {
-                let e = [bias, 0.0, 0.0];
-                let x: [f64; 3] = std::array::from_fn(|k| self.lam[k] - beta / nz * (jv[k] + e[k]));
+            RowLaw::Contact { mu, bias, r_n } => {
+                // the normal row's law u_n + r_n λ_n ≥ 0 ⊥ λ_n ≥ 0 enters as the bilateral row's
+                // regularised update below, then the strict projection (Eq. 38); r_n = 0 is the
+                // paper's rigid x_n = λ_n − (β/n_z)(J_n v + w) (compliant contact: README §2)
+                let x = [
+                    (nz * self.lam[0] - beta * (jv[0] + bias)) / (nz + beta * r_n),
+                    self.lam[1] - beta / nz * jv[1],
+                    self.lam[2] - beta / nz * jv[2],
+                ];
                 new = cone::project_strict(x, mu);
             }
             RowLaw::Bilateral { v_hat, r } => {
