@@ -69,10 +69,12 @@ impl Con {
         match self.law {
             RowLaw::Contact { mu, bias, r_n } => {
                 // the normal row's law u_n + r_n λ_n ≥ 0 ⊥ λ_n ≥ 0 enters as the bilateral row's
-                // regularised update below, then the strict projection (Eq. 38); r_n = 0 is the
-                // paper's rigid x_n = λ_n − (β/n_z)(J_n v + w) (compliant contact: README §2)
+                // regularised update below, (n_z λ_n − β(J_n v + w))/(n_z + β r_n), written as the
+                // paper's rigid x_n = λ_n − (β/n_z)(J_n v + w) divided by 1 + β r_n/n_z (so that
+                // r_n = 0 is that update bit for bit), then the strict projection (Eq. 38)
+                // (compliant contact: README §2)
                 let x = [
-                    (nz * self.lam[0] - beta * (jv[0] + bias)) / (nz + beta * r_n),
+                    (self.lam[0] - beta / nz * (jv[0] + bias)) / (1.0 + beta * r_n / nz),
                     self.lam[1] - beta / nz * jv[1],
                     self.lam[2] - beta / nz * jv[2],
                 ];
