@@ -360,7 +360,7 @@ fn entry_builds_from_defaults_and_rejects_unknown_keys() {
     assert_eq!(e.name, "pgs");
     assert!(e.capabilities.missing(&capabilities()).is_empty());
     assert!(
-        e.capabilities.exact_friction_cone && e.capabilities.compliant_contact && !e.capabilities.deformable_bodies
+        e.capabilities.exact_friction_cone && e.capabilities.compliant_contact && e.capabilities.deformable_bodies
     );
     let defaults = (e.defaults)();
     for key in ["max_iterations", "tolerance", "local", "omega", "warm_start"] {
