@@ -75,7 +75,7 @@ fn hessian_factor_benches(c: &mut Criterion) {
     let o = simulate(&pair.scenario, &mut sap, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
     assert!(o.failure.is_none(), "{:?}", o.failure);
     let p = o.stepper.problem().expect("assembles");
-    let prob = SapProblem::from_step(&p, &settings).expect("SAP problem");
+    let prob = SapProblem::from_step(&p, &settings, &mut Default::default()).expect("SAP problem");
     // H at the previous step's velocity, the warm start of this step's first Newton iteration
     let v = p.warm_start.map_or_else(|| p.v0.clone(), |w| w.velocity.clone());
     let mut eval = Evaluation::default();

@@ -59,7 +59,12 @@ fn initial_rt(pair: &runner::PreparedPair) -> Vec<f64> {
     let sc = &pair.scenario;
     let contacts = geometry::detect(&sc.world, sc.margin);
     let p = StepProblem::new(&sc.world, &contacts, sc.dt, None).unwrap();
-    SapProblem::from_step(&p, &SapSettings::default()).unwrap().constraints.iter().map(|c| c.cone.r_t).collect()
+    SapProblem::from_step(&p, &SapSettings::default(), &mut Default::default())
+        .unwrap()
+        .constraints
+        .iter()
+        .map(|c| c.cone.r_t)
+        .collect()
 }
 
 #[rstest]

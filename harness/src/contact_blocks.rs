@@ -17,7 +17,14 @@
 //! A contact between bodies has one or two sides, stored inline; a contact of a linear problem
 //! may act on any number of DOF blocks (the Cholesky view of an FCLIB local problem: `fclib`
 //! crate), whose sides spill to the heap, so scenes keep their layout and allocate nothing more.
+//!
+//! Deformable (FEM) bodies ([`ContactBlocks::assemble_implicit`]): their DOFs move by the
+//! linearised implicit step of [`crate::implicit`], `A (v − v*) = Jᵀλ` with the sparse
+//! `A = M + δt² K`, so a contact on a node changes every free node's velocity: its block keeps the
+//! dense columns `A⁻¹ J_dᵀ` over the deformable DOFs (zero on prescribed ones, which keep `v̄_P`),
+//! and `W_ii = J_i A⁻¹ J_iᵀ` is the Delassus block of the implicit step.
 
+use crate::implicit::ImplicitElastic;
 use crate::problem::StepProblem;
 use crate::solver::SolveError;
 use kernels::contact_local::{natmap, LocalProblem};
@@ -32,8 +39,18 @@ struct Side {
     ncols: usize,
     /// `J_b`, rows `(n, t1, t2)`.
     j: [[f64; 6]; 3],
-    /// `G_b = M_b⁻¹ J_bᵀ`, so that changing the impulse by `Δ` changes `v_b` by `G_b Δ`.
+    /// `G_b = M_b⁻¹ J_bᵀ`, so that changing the impulse by `Δ` changes `v_b` by `G_b Δ` (zero on
+    /// a deformable side: the contact's [`ContactBlock`] `implicit` columns move those DOFs).
     g: [[f64; 3]; 6],
+}
+
+/// The velocity change of a contact on deformable DOFs: `A⁻¹ J_dᵀ` from `start` on.
+#[derive(Debug, Clone, Default)]
+struct ImplicitColumns {
+    /// First deformable DOF.
+    start: usize,
+    /// Row `k`: the change of `v[start + k]` per unit impulse `(n, t1, t2)`.
+    g: Vec<[f64; 3]>,
 }
 
 /// One contact of the step: its bodies, its local problem and its gap bias.
@@ -45,6 +62,8 @@ pub struct ContactBlock {
     pub local: LocalProblem,
     /// `φ0 / dt` (m/s): the bias of the harness's reference NCP (`u + (φ0/dt) e_n`).
     pub bias_n: f64,
+    /// `A⁻¹ J_dᵀ` of a contact on deformable DOFs (module doc).
+    implicit: Option<ImplicitColumns>,
 }
 
 impl ContactBlock {
@@ -60,10 +79,16 @@ impl ContactBlock {
         u
     }
 
-    /// `v += M⁻¹ J_iᵀ d`: touches only the contact's bodies.
+    /// `v += M⁻¹ J_iᵀ d` (rigid sides: touches only the contact's bodies; deformable sides:
+    /// `A⁻¹ J_dᵀ d` on every deformable DOF).
     pub fn apply(&self, d: [f64; 3], v: &mut [f64]) {
         for s in &self.sides {
             for (vc, gc) in v[s.v_offset..s.v_offset + s.ncols].iter_mut().zip(&s.g) {
+                *vc += gc[0] * d[0] + gc[1] * d[1] + gc[2] * d[2];
+            }
+        }
+        if let Some(im) = &self.implicit {
+            for (vc, gc) in v[im.start..].iter_mut().zip(&im.g) {
                 *vc += gc[0] * d[0] + gc[1] * d[1] + gc[2] * d[2];
             }
         }
@@ -139,13 +164,39 @@ impl ContactBlocks {
     /// law `(v̂, r_n)` of [`StepProblem::normal_law`] and the gap bias. Refuses (as
     /// `SolveError::Unsupported`) bodies of more than 6 DOFs and reports non-finite data as `SolveError::NonFinite`.
     pub fn assemble(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
+        self.assemble_with(p, None)
+    }
+
+    /// As [`Self::assemble`], and deformable bodies through their linearised implicit step
+    /// (`elastic` assembled here for `p`; module doc): the caller's free velocity must then be
+    /// [`ImplicitElastic::v_star`] on the deformable DOFs.
+    pub fn assemble_implicit(&mut self, p: &StepProblem<'_>, elastic: &mut ImplicitElastic) -> Result<(), SolveError> {
+        self.assemble_with(p, Some(elastic))
+    }
+
+    fn assemble_with(
+        &mut self,
+        p: &StepProblem<'_>,
+        mut elastic: Option<&mut ImplicitElastic>,
+    ) -> Result<(), SolveError> {
         let unsupported = |what: String| SolveError::Unsupported { what };
         let layout = &p.layout;
-        if !p.mass.is_factored() || p.mass.blocks().len() != layout.blocks.len() {
+        let start = match elastic.as_deref_mut() {
+            Some(e) => {
+                if e.assemble(p)? {
+                    e.start()
+                } else {
+                    p.nv()
+                }
+            }
+            None => p.nv(),
+        };
+        let rigid = layout.blocks.iter().filter(|b| b.v_offset < start).count();
+        if !p.mass.is_factored() || (start == p.nv() && p.mass.blocks().len() != layout.blocks.len()) {
             return Err(unsupported("mass matrix not factored or not one block per layout block".into()));
         }
         self.minv.clear();
-        for (i, blk) in layout.blocks.iter().enumerate() {
+        for (i, blk) in layout.blocks.iter().enumerate().take(rigid) {
             if blk.nv > 6 {
                 return Err(unsupported(format!(
                     "contact blocks take bodies of at most 6 DOFs, block {i} has {}",
@@ -173,7 +224,33 @@ impl ContactBlocks {
             }
             let mut block = ContactBlock { bias_n, ..ContactBlock::default() };
             let mut w = [[0.0; 3]; 3];
-            for jb in &c.jacobian {
+            // the deformable sides: J_dᵀ, then A⁻¹ J_dᵀ and W_ii += J_d A⁻¹ J_dᵀ
+            if let (true, Some(e)) = (c.jacobian.iter().any(|jb| jb.v_offset >= start), elastic.as_deref_mut()) {
+                let mut cols = [vec![0.0; p.nv()], vec![0.0; p.nv()], vec![0.0; p.nv()]];
+                for jb in c.jacobian.iter().filter(|jb| jb.v_offset >= start) {
+                    if jb.v_offset + jb.ncols > p.nv() || !jb.rows.iter().flatten().all(|x| x.is_finite()) {
+                        return Err(SolveError::NonFinite { what: format!("Jacobian of contact {i}") });
+                    }
+                    for (r, col) in cols.iter_mut().enumerate() {
+                        for k in 0..jb.ncols {
+                            col[jb.v_offset + k] += jb.rows[r][k];
+                        }
+                    }
+                    block.sides.push(Side { v_offset: jb.v_offset, ncols: jb.ncols, j: jb.rows, g: [[0.0; 3]; 6] });
+                }
+                let jd = cols.clone();
+                for col in &mut cols {
+                    e.solve_in_place(col);
+                }
+                for (r, wr) in w.iter_mut().enumerate() {
+                    for (s, x) in wr.iter_mut().enumerate() {
+                        *x += jd[r][start..].iter().zip(&cols[s][start..]).map(|(a, b)| a * b).sum::<f64>();
+                    }
+                }
+                let g = (start..p.nv()).map(|k| [cols[0][k], cols[1][k], cols[2][k]]).collect();
+                block.implicit = Some(ImplicitColumns { start, g });
+            }
+            for jb in c.jacobian.iter().filter(|jb| jb.v_offset < start) {
                 let b = layout
                     .blocks
                     .binary_search_by_key(&jb.v_offset, |b| b.v_offset)

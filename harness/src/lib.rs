@@ -17,6 +17,7 @@ pub mod contact;
 pub mod contact_blocks;
 pub mod eval;
 pub mod geometry;
+pub mod implicit;
 pub mod input;
 pub mod linear;
 pub mod log;

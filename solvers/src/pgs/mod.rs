@@ -36,11 +36,13 @@ pub const PAPER: &str = "Projected (nonsmooth) Gauss-Seidel, per-contact blocks,
 M. Jean, The non-smooth contact dynamics method, CMAME 177 (1999); Acary & Brogliato, Numerical Methods \
 for Nonsmooth Dynamical Systems (2008), ch. 13 (NSGS); De Saxce & Feng (1991) for the cone fixed point";
 
-/// What PGS handles: rigid bodies with rigid or compliant contact, the exact cone, and bilateral
-/// joint rows in the same sweep.
+/// What PGS handles: rigid bodies with rigid or compliant contact, the exact cone, bilateral
+/// joint rows in the same sweep, and FEM deformable bodies on the Delassus operator of their
+/// linearised implicit step (README).
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
+        deformable_bodies: true,
         rigid_contact: true,
         compliant_contact: true,
         exact_friction_cone: true,

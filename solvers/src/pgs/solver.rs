@@ -3,6 +3,7 @@
 
 use super::settings::PgsSettings;
 use harness::contact_blocks::ContactBlocks;
+use harness::implicit::ImplicitElastic;
 use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::cone;
 
@@ -14,7 +15,10 @@ const TINY: f64 = f64::MIN_POSITIVE;
 ///
 /// The struct keeps its buffers between steps, so a step allocates only its returned solution and
 /// a few per-step vectors (the free velocity, one mass-block inverse per body), never per sweep.
-#[derive(Debug, Clone)]
+///
+/// Deformable (FEM) bodies take the linearised implicit step of `harness::implicit`: PGS then
+/// works on the Delassus operator `W = J A⁻¹ Jᵀ` of `A = M + δt² K` (README "Deformable bodies").
+#[derive(Debug)]
 pub struct Pgs {
     settings: PgsSettings,
     /// Per-contact Delassus blocks and local problems of the current step.
@@ -27,13 +31,23 @@ pub struct Pgs {
     vstar: Vec<f64>,
     /// Velocity of the current iterate, `v = v* + M⁻¹ (Jᵀ λ + Gᵀ γ)`.
     v: Vec<f64>,
+    /// The deformable bodies' linearised implicit step (symbolic analysis kept across steps).
+    elastic: ImplicitElastic,
 }
 
 impl Pgs {
     /// A solver with the given settings (validated by the registry before this is called; `step`
     /// checks them again and refuses invalid ones).
     pub fn new(settings: PgsSettings) -> Self {
-        Self { settings, contacts: ContactBlocks::default(), lambda: vec![], gamma: vec![], vstar: vec![], v: vec![] }
+        Self {
+            settings,
+            contacts: ContactBlocks::default(),
+            lambda: vec![],
+            gamma: vec![],
+            vstar: vec![],
+            v: vec![],
+            elastic: ImplicitElastic::default(),
+        }
     }
 
     /// The settings.
@@ -43,8 +57,13 @@ impl Pgs {
 
     /// Builds the per-contact and per-joint-row blocks, `v*`, and the starting impulses and velocity.
     fn setup(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
-        self.contacts.assemble(p)?;
+        self.contacts.assemble_implicit(p, &mut self.elastic)?;
         self.vstar = p.free_velocity();
+        // deformable DOFs: the linearised implicit step's v* (prescribed DOFs at v̄_P)
+        if p.layout.has_deformables() {
+            let start = self.elastic.start();
+            self.vstar[start..].copy_from_slice(self.elastic.v_star());
+        }
         if self.vstar.len() != p.nv() {
             return Err(SolveError::Unsupported {
                 what: format!("free velocity has {} entries, layout {}", self.vstar.len(), p.nv()),

@@ -359,9 +359,7 @@ fn entry_builds_from_defaults_and_rejects_unknown_keys() {
     let e = harness::SolverEntry::of::<Pgs>();
     assert_eq!(e.name, "pgs");
     assert!(e.capabilities.missing(&capabilities()).is_empty());
-    assert!(
-        e.capabilities.exact_friction_cone && e.capabilities.compliant_contact && !e.capabilities.deformable_bodies
-    );
+    assert!(e.capabilities.exact_friction_cone && e.capabilities.compliant_contact && e.capabilities.deformable_bodies);
     let defaults = (e.defaults)();
     for key in ["max_iterations", "tolerance", "local", "omega", "warm_start"] {
         assert!(defaults.contains(key), "{key}");

@@ -44,7 +44,7 @@ impl LineSearch {
     /// nothing after the first step of a given size.
     pub fn setup(&mut self, prob: &SapProblem, eval: &Evaluation, dv: &[f64]) {
         self.dp.resize(dv.len(), 0.0);
-        prob.a.mul_into(dv, &mut self.dp);
+        prob.a_mul_into(dv, &mut self.dp);
         self.d2a = dv.iter().zip(&self.dp).map(|(a, b)| a * b).sum();
         self.d1a = self.dp.iter().zip(&eval.dv_star).map(|(a, b)| a * b).sum();
         self.cost_a0 = eval.cost_a;

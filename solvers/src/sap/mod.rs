@@ -27,7 +27,7 @@ pub mod solver;
 #[cfg(test)]
 mod tests;
 
-pub use problem::{SapConstraint, SapProblem};
+pub use problem::{ElasticTerm, SapConstraint, SapProblem};
 pub use settings::{SapSettings, Scheme};
 pub use solver::{Criterion, Sap, SapStats};
 
@@ -40,10 +40,13 @@ projection, Newton with exact line search";
 
 /// What SAP handles: rigid bodies, compliant contact, rigid contact (through the near-rigid
 /// regularisation, Eq. 29), the exact Coulomb cone, and bilateral constraints as holonomic rows
-/// (an extension beyond the paper, as Drake's `SapHolonomicConstraint`; README §2).
+/// (an extension beyond the paper, as Drake's `SapHolonomicConstraint`; README §2), and FEM
+/// deformable bodies through the linearised implicit step `A = M + δt² K` (an extension beyond the
+/// paper, as Drake simulates its deformables with SAP; README §2).
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
+        deformable_bodies: true,
         compliant_contact: true,
         rigid_contact: true,
         exact_friction_cone: true,

@@ -6,7 +6,7 @@
 //! * `∇ℓ_p = A (v − v*) − Jᵀ γ` (the momentum residual of Eq. 18);
 //! * `H = A + Jᵀ G J`, `G = blockdiag(G_i)` from [`super::projection`].
 
-use super::problem::SapProblem;
+use super::problem::{ElasticTerm, SapProblem};
 use super::projection::{cost, project, project_with_hessian};
 use kernels::cholesky::{CholeskyError, CholeskyParams, SparseCholesky};
 
@@ -60,7 +60,7 @@ impl Evaluation {
         for ((d, vi), vs) in self.dv_star.iter_mut().zip(v).zip(&prob.v_star) {
             *d = vi - vs;
         }
-        prob.a.mul_into(&self.dv_star, &mut self.a_dv_star);
+        prob.a_mul_into(&self.dv_star, &mut self.a_dv_star);
         self.cost_a = 0.5 * self.dv_star.iter().zip(&self.a_dv_star).map(|(a, b)| a * b).sum::<f64>();
         self.cost_r = 0.0;
         self.jc.iter_mut().for_each(|x| *x = 0.0);
@@ -82,7 +82,23 @@ impl Evaluation {
         for ((g, a), j) in self.grad.iter_mut().zip(&self.a_dv_star).zip(&self.jc) {
             *g = a - j;
         }
+        // prescribed DOFs stay at v̄_P: the gradient on the free DOFs only
+        for (g, &f) in self.grad.iter_mut().zip(&prob.fixed) {
+            if f {
+                *g = 0.0;
+            }
+        }
     }
+}
+
+/// The lower-triangle entries of the deformable stiffness as `(csr entry, global row, global
+/// column)`.
+fn lower_k(e: &ElasticTerm) -> impl Iterator<Item = (usize, usize, usize)> + '_ {
+    (0..e.k_dt2.nrows).flat_map(move |r| {
+        (e.k_dt2.indptr[r]..e.k_dt2.indptr[r + 1])
+            .map(move |k| (k, e.start + r, e.start + e.k_dt2.indices[k]))
+            .filter(|&(_, gr, gc)| gr >= gc)
+    })
 }
 
 /// Where the contribution of one ordered pair of contact sides `(s, t)` goes in the
@@ -96,9 +112,11 @@ struct PairSlot {
 }
 
 /// The lower-triangle CSC pattern of `H = A + Jᵀ G J`: dense diagonal blocks (one per DOF block)
-/// plus a dense off-diagonal block for every pair of DOF blocks that share a contact. It depends
-/// only on which blocks touch (Castro et al. §IV-D), not on contact modes, so its symbolic
-/// factorization is reused across Newton iterations and across steps with the same pairs.
+/// plus a dense off-diagonal block for every pair of DOF blocks that share a contact or, for FEM
+/// nodes, an element (the stiffness part of `A`). It depends only on which blocks touch (Castro et
+/// al. §IV-D), not on contact modes, so its symbolic factorization is reused across Newton
+/// iterations and across steps with the same pairs. Prescribed DOFs are identity rows and columns
+/// (scaled by their mass), so Newton directions leave them at `v̄_P`.
 #[derive(Debug, Clone, Default)]
 pub struct HessianPattern {
     /// Column pointers (n + 1).
@@ -116,6 +134,12 @@ pub struct HessianPattern {
     slots: Vec<PairSlot>,
     /// First slot of each contact.
     slot_start: Vec<usize>,
+    /// Where each lower-triangle entry of the deformable stiffness (`ElasticTerm::k_dt2`, in
+    /// CSR order, upper entries skipped) goes in `values`: `(csr entry, values index)`.
+    k_slots: Vec<(usize, usize)>,
+    /// Entries of `values` in a prescribed row or column: `(index, diagonal value)` with
+    /// `diagonal value` the DOF's mass on the diagonal and 0 elsewhere.
+    fixed_slots: Vec<(usize, f64)>,
 }
 
 impl HessianPattern {
@@ -126,6 +150,21 @@ impl HessianPattern {
         self.blocks.clone_from(&prob.blocks);
         self.below.clear();
         self.below.resize(nb, Vec::new());
+        // DOF -> (block, local index)
+        let mut block_of = vec![(0, 0); prob.nv()];
+        for (b, &(o, n)) in prob.blocks.iter().enumerate() {
+            for l in 0..n {
+                block_of[o + l] = (b, l);
+            }
+        }
+        if let Some(e) = &prob.elastic {
+            for (_, r, c) in lower_k(e) {
+                let (bi, bj) = (block_of[r].0, block_of[c].0);
+                if bi != bj {
+                    self.below[bi.min(bj)].push((bi.max(bj), 0));
+                }
+            }
+        }
         for c in &prob.constraints {
             for (k, s) in c.sides.iter().enumerate() {
                 for t in &c.sides[..k] {
@@ -160,6 +199,33 @@ impl HessianPattern {
         }
         self.values.clear();
         self.values.resize(self.row_idx.len(), 0.0);
+        self.k_slots.clear();
+        if let Some(e) = &prob.elastic {
+            for (k, r, c) in lower_k(e) {
+                let ((bi, ri), (bj, cj)) = (block_of[r], block_of[c]);
+                let idx = if bi == bj {
+                    // r ≥ c within a block: ri ≥ cj
+                    self.index(bi, bj, 0, ri, cj)
+                } else {
+                    // bi > bj (r > c and blocks are ordered by offset)
+                    let p = self.below[bj].binary_search_by_key(&bi, |x| x.0).expect("element pair in pattern");
+                    self.index(bi, bj, self.below[bj][p].1, ri, cj)
+                };
+                self.k_slots.push((k, idx));
+            }
+        }
+        self.fixed_slots.clear();
+        if !prob.fixed.is_empty() {
+            let mass = prob.mass.diagonal();
+            for c in 0..self.col_ptr.len() - 1 {
+                for k in self.col_ptr[c]..self.col_ptr[c + 1] {
+                    let r = self.row_idx[k];
+                    if prob.fixed[r] || prob.fixed[c] {
+                        self.fixed_slots.push((k, if r == c { mass[r] } else { 0.0 }));
+                    }
+                }
+            }
+        }
         self.slots.clear();
         self.slot_start.clear();
         for c in &prob.constraints {
@@ -194,7 +260,8 @@ impl HessianPattern {
         }
     }
 
-    /// Fills `values` with `H = A + Jᵀ G J` at the `G` of `eval`. Allocates nothing.
+    /// Fills `values` with `H = A + Jᵀ G J` at the `G` of `eval` (prescribed rows and columns:
+    /// their mass on the diagonal, zero elsewhere). Allocates nothing.
     #[allow(clippy::needless_range_loop)] // small dense blocks indexed by row and column
     pub fn assemble(&mut self, prob: &SapProblem, eval: &Evaluation) {
         self.values.iter_mut().for_each(|x| *x = 0.0);
@@ -234,6 +301,14 @@ impl HessianPattern {
                     }
                 }
             }
+        }
+        if let Some(e) = &prob.elastic {
+            for &(k, idx) in &self.k_slots {
+                self.values[idx] += e.k_dt2.data[k];
+            }
+        }
+        for &(idx, x) in &self.fixed_slots {
+            self.values[idx] = x;
         }
     }
 

@@ -27,11 +27,21 @@
 //! compliant `(k, b)`: `R_k = max(β² w_k/(4π²), 1/(δt k (δt + τ_k)))`, `v̂_k = −C_k/(δt + τ_k)`
 //! (= `BilateralRow::law`, which also covers `k = 0`); rigid: the near-rigid `R_k = β² w_k/(4π²)`,
 //! `v̂_k = −C_k/(δt + rigid_tau_d_over_dt · δt)`, the same regularisation as a rigid contact.
+//!
+//! Deformable (FEM) bodies — an extension beyond the paper, as Drake simulates its FEM
+//! deformables with SAP (README §2, "Deformable bodies"): their DOFs take the linearised
+//! backward-Euler step of `harness::implicit` whatever the scheme, `A = M + δt² K` with the
+//! sparse elastic stiffness `K` (so `A` is [`SapProblem::a`] plus [`ElasticTerm`]) and
+//! `A (v* − v0) = δt f(q0) − δt² K v0`; prescribed DOFs are held at their values (`v*_P = v̄_P`,
+//! Newton directions zero there: [`SapProblem::fixed`]). The DOF blocks of SAP are the mass
+//! matrix's blocks (one per rigid body, one per FEM node), so a node contact has one 3-column side.
 
 use super::projection::{ConeParams, ImpulseSet};
 use super::settings::SapSettings;
+use harness::implicit::{add_shifted_mul, ImplicitElastic};
 use harness::model::ContactCompliance;
 use harness::{SolveError, StepProblem};
+use kernels::sparse::Csr;
 use kernels::BlockDiagonal;
 use smallvec::SmallVec;
 
@@ -110,6 +120,16 @@ impl SapConstraint {
     }
 }
 
+/// The deformable bodies' stiffness part of `A` (module doc): `A = a + δt² K'` where `K'` acts on
+/// the DOFs from `start` on (local indices), prescribed rows and columns zero.
+#[derive(Debug, Clone)]
+pub struct ElasticTerm {
+    /// First deformable DOF.
+    pub start: usize,
+    /// `δt² K'` (`harness::implicit::ImplicitElastic::stiffness_dt2`).
+    pub k_dt2: Csr,
+}
+
 /// The data of one SAP solve (see the module doc).
 #[derive(Debug, Clone)]
 pub struct SapProblem {
@@ -119,8 +139,14 @@ pub struct SapProblem {
     pub theta: (f64, f64),
     /// Mass matrix `M(q0)` (for the stopping-rule scaling `diag(M)^{-1/2}` and `p = M v`, Eq. 25).
     pub mass: BlockDiagonal,
-    /// Linearised momentum matrix `A` (Eq. 15), factored.
+    /// Linearised momentum matrix `A` (Eq. 15), factored: its block-diagonal part (all of `A`
+    /// without deformable bodies; their mass blocks with them).
     pub a: BlockDiagonal,
+    /// The deformable bodies' stiffness part of `A`, if any.
+    pub elastic: Option<ElasticTerm>,
+    /// Prescribed DOFs (empty, or one flag per DOF): `v*` holds their required value and the
+    /// Newton iteration keeps them there.
+    pub fixed: Vec<bool>,
     /// Free velocity `v*` (stage 1).
     pub v_star: Vec<f64>,
     /// Velocity at the start of the step.
@@ -130,7 +156,7 @@ pub struct SapProblem {
     pub constraints: Vec<SapConstraint>,
     /// How many of `constraints` are contacts.
     pub n_contacts: usize,
-    /// `(v_offset, nv)` of each DOF block.
+    /// `(v_offset, nv)` of each DOF block (the blocks of the mass matrix).
     pub blocks: Vec<(usize, usize)>,
 }
 
@@ -138,6 +164,19 @@ impl SapProblem {
     /// Number of velocity DOFs.
     pub fn nv(&self) -> usize {
         self.v_star.len()
+    }
+
+    /// `y = A x` (with the deformable stiffness part).
+    pub fn a_mul_into(&self, x: &[f64], y: &mut [f64]) {
+        self.a.mul_into(x, y);
+        if let Some(e) = &self.elastic {
+            add_shifted_mul(&e.k_dt2, e.start, x, y);
+        }
+    }
+
+    /// Whether DOF `k` is prescribed.
+    pub fn is_fixed(&self, k: usize) -> bool {
+        self.fixed.get(k).copied().unwrap_or(false)
     }
 
     /// A problem from raw data (tests and the reference path): `A` = `mass` (θ = 0), `v*`, and
@@ -157,7 +196,19 @@ impl SapProblem {
             constraints[n_contacts..].iter().all(|c| c.cone.set == ImpulseSet::Unconstrained),
             "from_parts: contacts must come before holonomic rows"
         );
-        Self { dt, theta: (0.0, 0.0), mass, a, v_star, v0, constraints, n_contacts, blocks }
+        Self {
+            dt,
+            theta: (0.0, 0.0),
+            mass,
+            a,
+            elastic: None,
+            fixed: vec![],
+            v_star,
+            v0,
+            constraints,
+            n_contacts,
+            blocks,
+        }
     }
 
     /// The contacts' impulses `(γ_n, γ_t1, γ_t2)` and the holonomic rows' impulses of `gamma`
@@ -167,14 +218,22 @@ impl SapProblem {
         (contacts, rows.iter().map(|g| g[0]).collect())
     }
 
-    /// Builds the problem of one step (Eq. 15, stage 1, Eq. 29–30; module doc).
-    pub fn from_step(p: &StepProblem<'_>, s: &SapSettings) -> Result<Self, SolveError> {
+    /// Builds the problem of one step (Eq. 15, stage 1, Eq. 29–30; module doc); `elastic` holds
+    /// the deformable bodies' implicit step (and its symbolic analysis across steps).
+    pub fn from_step(p: &StepProblem<'_>, s: &SapSettings, elastic: &mut ImplicitElastic) -> Result<Self, SolveError> {
         let unsupported = |what: String| SolveError::Unsupported { what };
         let (theta, theta_vq) = s.thetas();
         let dt = p.dt;
-        let nb = p.layout.blocks.len();
-        if !p.mass.is_factored() || p.mass.blocks().len() != nb {
-            return Err(unsupported("mass matrix not factored or not one block per layout block".into()));
+        let nb = p.mass.blocks().len();
+        if !p.mass.is_factored() {
+            return Err(unsupported("mass matrix not factored".into()));
+        }
+        // each rigid body is one mass block (its Jacobian blocks are checked against them below)
+        if let Some(b) = p.layout.blocks.iter().find(|b| {
+            matches!(b.kind, harness::model::BlockKind::RigidBody { .. })
+                && (0..nb).all(|i| p.mass.offset(i) != b.v_offset || p.mass.blocks()[i].nrows() != b.nv)
+        }) {
+            return Err(unsupported(format!("rigid body at DOF {} is not one mass block", b.v_offset)));
         }
         if p.stiffness.dim() != p.nv() || p.stiffness.blocks().len() != nb {
             return Err(unsupported("stiffness matrix does not have the mass matrix's block structure".into()));
@@ -199,20 +258,28 @@ impl SapProblem {
         let kv0 = p.stiffness.mul(&p.v0);
         let mut rhs: Vec<f64> = p.forces.iter().zip(&kv0).map(|(f, kv)| dt * f - theta * dt * dt * kv).collect();
         a.solve_in_place(&mut rhs);
-        let v_star: Vec<f64> = p.v0.iter().zip(&rhs).map(|(v, d)| v + d).collect();
+        let mut v_star: Vec<f64> = p.v0.iter().zip(&rhs).map(|(v, d)| v + d).collect();
+        // deformable DOFs: the linearised backward-Euler step (harness::implicit)
+        let (elastic_term, fixed) = if elastic.assemble(p)? {
+            let start = elastic.start();
+            v_star[start..].copy_from_slice(elastic.v_star());
+            let fixed =
+                if p.prescribed.is_empty() { vec![] } else { (0..p.nv()).map(|k| elastic.is_fixed(k)).collect() };
+            (Some(ElasticTerm { start, k_dt2: elastic.stiffness_dt2().clone() }), fixed)
+        } else {
+            (None, vec![])
+        };
         if !v_star.iter().all(|x| x.is_finite()) {
             return Err(SolveError::NonFinite { what: "free velocity v*".into() });
         }
         let minv: Vec<_> = (0..nb).map(|b| p.mass.block_inverse(b)).collect();
-        let blocks: Vec<(usize, usize)> = p.layout.blocks.iter().map(|b| (b.v_offset, b.nv)).collect();
+        let blocks: Vec<(usize, usize)> = (0..nb).map(|b| (p.mass.offset(b), p.mass.blocks()[b].nrows())).collect();
         let mut constraints = Vec::with_capacity(p.nc() + p.nb());
         // the DOF block a Jacobian block acts on, checked (width, finite entries)
         let side =
             |v_offset: usize, ncols: usize, finite: bool, what: &dyn Fn() -> String| -> Result<Side, SolveError> {
-                let b = p
-                    .layout
-                    .blocks
-                    .binary_search_by_key(&v_offset, |b| b.v_offset)
+                let b = blocks
+                    .binary_search_by_key(&v_offset, |b| b.0)
                     .map_err(|_| unsupported(format!("{}: no DOF block starts at {v_offset}", what())))?;
                 if ncols != blocks[b].1 || ncols > 6 {
                     return Err(unsupported(format!("{}: Jacobian block width {ncols} != {}", what(), blocks[b].1)));
@@ -306,6 +373,8 @@ impl SapProblem {
             theta: (theta, theta_vq),
             mass: p.mass.clone(),
             a,
+            elastic: elastic_term,
+            fixed,
             v_star,
             v0: p.v0.clone(),
             constraints,

@@ -36,7 +36,22 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
     let (nv, nc) = (prob.nv(), prob.constraints.len());
     let n = nv + 3 * nc;
     // P: upper triangle of blkdiag(A, R)
+    if prob.fixed.iter().any(|&f| f) {
+        return Err("the reference takes no prescribed DOFs".into());
+    }
     let (mut pi, mut pj, mut pv) = (vec![], vec![], vec![]);
+    if let Some(e) = &prob.elastic {
+        // the deformable stiffness part of A, upper triangle
+        for r in 0..e.k_dt2.nrows {
+            for k in e.k_dt2.indptr[r]..e.k_dt2.indptr[r + 1] {
+                if e.k_dt2.indices[k] >= r {
+                    pi.push(e.start + r);
+                    pj.push(e.start + e.k_dt2.indices[k]);
+                    pv.push(e.k_dt2.data[k]);
+                }
+            }
+        }
+    }
     for (b, blk) in prob.a.blocks().iter().enumerate() {
         let o = prob.a.offset(b);
         for c in 0..blk.ncols() {
@@ -57,7 +72,8 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
         }
     }
     let p = CscMatrix::new_from_triplets(n, n, pi, pj, pv);
-    let av = prob.a.mul(&prob.v_star);
+    let mut av = vec![0.0; nv];
+    prob.a_mul_into(&prob.v_star, &mut av);
     let mut q: Vec<f64> = av.iter().map(|x| -x).collect();
     q.resize(n, 0.0);
     let (mut ai, mut aj, mut aval) = (vec![], vec![], vec![]);

@@ -6,6 +6,7 @@ use super::line_search::LineSearch;
 use super::model::{Evaluation, HessianFactor, HessianPattern};
 use super::problem::SapProblem;
 use super::settings::SapSettings;
+use harness::implicit::ImplicitElastic;
 use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 
 /// Which criterion ended a solve (Drake's `SapStatistics` flags).
@@ -52,6 +53,8 @@ pub struct Sap {
     d_scale: Vec<f64>,
     /// `M v`.
     p: Vec<f64>,
+    /// The deformable bodies' linearised implicit step (symbolic analysis kept across steps).
+    elastic: ImplicitElastic,
     /// Statistics of the last solve.
     pub stats: SapStats,
 }
@@ -69,6 +72,7 @@ impl Sap {
             dv: vec![],
             d_scale: vec![],
             p: vec![],
+            elastic: ImplicitElastic::default(),
             stats: SapStats::default(),
         }
     }
@@ -81,6 +85,11 @@ impl Sap {
     /// Symbolic analyses of `H` performed so far (each new contact-graph pattern costs one).
     pub fn symbolic_analyses(&self) -> usize {
         self.factor.analyses
+    }
+
+    /// Symbolic analyses of the deformable bodies' `A` so far (one per run).
+    pub fn elastic_symbolic_analyses(&self) -> usize {
+        self.elastic.symbolic_analyses()
     }
 
     /// The last iterate's impulses `γ` (n, t1, t2) per constraint (a holonomic row's is
@@ -114,6 +123,12 @@ impl Sap {
             return Err(SolveError::Unsupported { what: "mass matrix with a non-positive diagonal".into() });
         }
         self.pattern.build(prob);
+        // prescribed DOFs start (and stay: zero gradient, identity Hessian rows) at v̄_P = v*_P
+        for (k, v) in self.v.iter_mut().enumerate() {
+            if prob.is_fixed(k) {
+                *v = prob.v_star[k];
+            }
+        }
         let mut prev_cost = f64::NAN;
         let mut prev_alpha = f64::NAN;
         let mut status = SolveStatus::MaxIterations;
@@ -199,7 +214,7 @@ fn hand_over(log: &mut IterationLog, prob: &SapProblem, v: &[f64], gamma: &[[f64
 impl Solver for Sap {
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("invalid settings: {e}") })?;
-        let prob = SapProblem::from_step(p, &self.settings)?;
+        let prob = SapProblem::from_step(p, &self.settings, &mut self.elastic)?;
         let nv = prob.nv();
         // initial guess: the previous step's velocity (§IV; warm starts make SAP fast), else v*
         let warm =
@@ -217,9 +232,13 @@ impl Solver for Sap {
         } else {
             self.solve(&prob, &guess, log)?
         };
-        // Eq. 11–12: q+ = q0 + δt N(q0) (θ_vq v + (1 − θ_vq) v0)
+        // Eq. 11–12: q+ = q0 + δt N(q0) (θ_vq v + (1 − θ_vq) v0); deformable DOFs take the
+        // backward-Euler q+ = q0 + δt v (harness::implicit)
         let theta_vq = prob.theta.1;
-        let v_vq: Vec<f64> = v.iter().zip(&prob.v0).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();
+        let mut v_vq: Vec<f64> = v.iter().zip(&prob.v0).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();
+        if let Some(e) = &prob.elastic {
+            v_vq[e.start..].copy_from_slice(&v[e.start..]);
+        }
         let q = p.integrate(&v_vq);
         let (impulses, bilateral) = prob.split_impulses(&self.eval.gamma);
         Ok(StepSolution {

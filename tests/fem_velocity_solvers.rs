@@ -1,0 +1,241 @@
+//! Velocity-level solvers on FEM deformable bodies through the linearised implicit step of
+//! `harness::implicit` (`A = M + δt² K`): SAP (cost `½‖v − v*‖²_A + ℓ_R`, an extension beyond
+//! Castro et al., as Drake) and PGS (Gauss–Seidel on `W = J A⁻¹ Jᵀ`). Physics asserted: a column
+//! standing on the ground under its own weight reaches the analytic static shortening
+//! `ρ g L²/(2E)`; free fall conserves momentum; prescribed DOFs come back exactly; one step of the
+//! elastic slope agrees with nsn (the nonlinear backward-Euler Newton) within the solvers'
+//! tolerances.
+
+use harness::model::{
+    DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, StaticCollider, StaticShape, World,
+};
+use harness::runner::{self, Suite};
+use harness::stepper::{simulate, RunOptions, Stepper};
+use harness::{Capabilities, ContactSet, IterationLog, Scenario, Solver, StepProblem};
+use nalgebra::Vector3;
+use rstest::rstest;
+
+/// Solver `name` with its defaults and `sets`.
+fn solver(name: &str, sets: &[(&str, &str)]) -> Box<dyn Solver> {
+    let reg = signorini::registry();
+    let e = reg.find_solver(name).unwrap();
+    let mut p = (e.defaults)();
+    for (k, v) in sets {
+        p.set(k, v, name).unwrap();
+    }
+    e.build(&p).unwrap()
+}
+
+/// Tight settings: the solvers' own stopping tolerances far below the assertions' (so the
+/// assertions grade the contact models, not the stopping tests).
+fn tight(name: &str) -> Box<dyn Solver> {
+    match name {
+        "sap" => solver(name, &[("rel_tolerance", "1e-12"), ("abs_tolerance", "1e-14"), ("max_iterations", "200")]),
+        "pgs" => solver(name, &[("tolerance", "1e-12"), ("max_iterations", "100000")]),
+        _ => solver(name, &[]),
+    }
+}
+
+/// A co-rotational column `[0, w]² × [0, L]` (ν = 0, 4 cells high) on the ground `z ≥ 0`.
+fn column(e: f64, rho: f64, l: f64) -> World {
+    let mut w = World::new();
+    let mat = ElasticMaterial { model: ElasticModel::CoRotational, youngs_modulus: e, poisson_ratio: 0.0 };
+    w.deformables.push(DeformableBody::box_mesh(
+        "column",
+        Vector3::new(-0.1, -0.1, 0.0),
+        Vector3::new(0.2, 0.2, l),
+        [1, 1, 4],
+        rho,
+        mat,
+        Material::rigid(0.5),
+    ));
+    w.statics.push(StaticCollider {
+        name: "ground".into(),
+        shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
+        material: Material::rigid(0.5),
+    });
+    w
+}
+
+/// The static equilibrium `f(q) = m g − ∂U/∂x = 0` of `world`'s free DOFs (prescribed DOFs
+/// held), by Newton's method with the exact (unprojected) elastic Hessian, dense: the oracle of
+/// the FEM model itself, independent of any time stepping.
+fn static_equilibrium(mut world: World, prescribed: &[usize]) -> World {
+    let nv = world.layout().nv;
+    let free: Vec<usize> = (0..nv).filter(|k| !prescribed.contains(k)).collect();
+    for _ in 0..50 {
+        let f = world.forces();
+        let h = world.elastic_hessian(false).unwrap().to_dense();
+        let hf = nalgebra::DMatrix::from_fn(free.len(), free.len(), |i, j| h[free[i]][free[j]]);
+        let ff = nalgebra::DVector::from_iterator(free.len(), free.iter().map(|&k| f[k]));
+        let dx = hf.lu().solve(&ff).unwrap();
+        let mut q = world.positions();
+        for (i, &k) in free.iter().enumerate() {
+            q[k] += dx[i];
+        }
+        world.set_state(&q, &vec![0.0; nv]);
+        if dx.amax() < 1e-15 {
+            break;
+        }
+    }
+    world
+}
+
+/// A co-rotational bar hanging from its clamped (prescribed) top face settles to the static
+/// equilibrium of the FEM model: at rest the linearised implicit step leaves `f(q) = 0` on the
+/// free DOFs, whatever the linearisation. The oracle is that equilibrium computed by Newton on
+/// `f` ([`static_equilibrium`]); the free end's drop is about `ρ g L²/(2E)` (the 1D bar; the
+/// 1 × 1-cell section's tets are not exactly 1D, so only the order of magnitude is asserted
+/// against it: within 20 %). Steps of `ω₁ δt = 5` (`ω₁ = π c/(2L)`, the lowest mode) damp the
+/// start-up vibration by about `1/(1 + 25)` per step, below 1e-13 after the 30 steps; 1e-9 of the
+/// drop leaves a margin of 1e4 for that and for round-off.
+#[rstest]
+fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs")] name: &str) {
+    let (e, rho, l, g): (f64, f64, f64, f64) = (1e6, 1000.0, 0.5, 9.81);
+    let omega1 = std::f64::consts::PI * (e / rho).sqrt() / (2.0 * l);
+    let mut world = column(e, rho, l);
+    world.statics.clear();
+    world.gravity = Vector3::new(0.0, 0.0, -g);
+    let bar = &mut world.deformables[0];
+    let top: Vec<usize> = (0..bar.num_nodes()).filter(|&a| bar.rest[a].z > l - 1e-9).collect();
+    let fixed: Vec<usize> = top.iter().flat_map(|&a| (0..3).map(move |i| 3 * a + i)).collect();
+    bar.boundary.push(PrescribedMotion::fixed(top));
+    let oracle = static_equilibrium(world.clone(), &fixed);
+    let sc = Scenario {
+        world,
+        dt: 5.0 / omega1,
+        steps: 30,
+        margin: 0.01,
+        needs: Capabilities { deformable_bodies: true, ..Default::default() },
+    };
+    let mut s = solver(name, &[]);
+    let o = simulate(&sc, s.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+    assert!(o.failure.is_none(), "{name}: {:?}", o.failure);
+    let (bar, exact) = (&o.stepper.world().deformables[0], &oracle.deformables[0]);
+    let analytic = rho * g * l * l / (2.0 * e);
+    for a in (0..bar.num_nodes()).filter(|&a| bar.rest[a].z < 1e-9) {
+        let (drop, want) = (bar.rest[a].z - bar.positions[a].z, exact.rest[a].z - exact.positions[a].z);
+        assert!(
+            (bar.positions[a] - exact.positions[a]).norm() < 1e-9 * want,
+            "{name}: node {a} drops {drop}, equilibrium {want}"
+        );
+        assert!((want - analytic).abs() < 0.2 * analytic, "equilibrium drop {want} vs 1D {analytic}");
+    }
+}
+
+/// A stretched bar in free fall (no contact): elastic forces and `K` are internal (translations
+/// are in every element Hessian's null space, projected or not), so each step changes the linear
+/// momentum by exactly `M g δt`, to round-off (1e-10 relative over 10 steps of a vibrating bar).
+#[rstest]
+fn free_fall_conserves_momentum(#[values("sap", "pgs")] name: &str) {
+    let mut w = column(1e5, 1000.0, 1.0);
+    w.statics.clear();
+    for x in &mut w.deformables[0].positions {
+        x.z *= 1.1;
+    }
+    let (dt, n) = (0.01, 10);
+    let mass = w.deformables[0].total_mass();
+    let mut s = solver(name, &[]);
+    let contacts = ContactSet::default();
+    for _ in 0..n {
+        let (q, v) = {
+            let p = StepProblem::new(&w, &contacts, dt, None).unwrap();
+            let sol = s.step(&p, &mut IterationLog::default()).unwrap();
+            (sol.q.clone().unwrap_or_else(|| p.integrate(&sol.v)), sol.v)
+        };
+        w.set_state(&q, &v);
+    }
+    let expect = Vector3::new(0.0, 0.0, -9.81 * mass * dt * n as f64);
+    let p = w.linear_momentum();
+    assert!((p - expect).norm() < 1e-10 * expect.norm(), "{name}: {p} vs {expect}");
+    assert!(w.elastic_energy() > 0.0, "the bar vibrates");
+}
+
+/// The stepper at the start of `case` (its default parameters and `sets`).
+fn start_of(case: &str, sets: &[(&str, &str)]) -> Scenario {
+    let reg = signorini::registry();
+    let mut suite = Suite::single(case, "nsn");
+    let sets: Vec<(String, String)> = sets.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    suite.apply_overrides(&reg, &sets).unwrap();
+    runner::prepare(&reg, &suite).unwrap().remove(0).scenario
+}
+
+/// The twisting bar's prescribed end faces: the returned `v+` is the required value bit for bit
+/// (and SAP's `q+` with it, since deformable DOFs take `q+ = q0 + δt v+`).
+#[rstest]
+fn prescribed_dofs_are_returned_exactly(#[values("sap", "pgs")] name: &str) {
+    let sc = start_of("twisting_bar", &[]);
+    let mut stepper = Stepper::new(&sc);
+    let mut s = solver(name, &[]);
+    for _ in 0..5 {
+        let p = stepper.problem().unwrap();
+        assert!(!p.prescribed.is_empty());
+        let sol = s.step(&p, &mut IterationLog::default()).unwrap();
+        for &(k, v) in &p.prescribed {
+            assert_eq!(sol.v[k].to_bits(), v.to_bits(), "{name}: DOF {k}");
+        }
+        drop(p);
+        stepper.advance(&sol);
+    }
+}
+
+/// One step of the elastic slope (stiff cube at rest on the 10° plane, sticking and sliding) by
+/// sap and pgs against nsn, which solves the nonlinear backward-Euler step with exact rigid
+/// contact to 1e-9. From the stress-free start the elastic force is linear over the step (the
+/// linearisation error is second order in the step's strain, ~1e-11 here), so the velocities
+/// differ by the contact laws only: PGS is rigid too (impulses within `1e3 × 1e-12`), SAP's
+/// near-rigid regularisation lets a node carrying `λ_n` move at `u_n = −R_n λ_n` with
+/// `R_n = β² w/(4π²)`, `w = 1/m_a`, `λ_n ≤ m_a g δt` (its share of the weight, with the
+/// elastic ringing at most doubling it), so `|Δv| ≤ 2 β² g δt/(4π²)` (β = 1), and along the
+/// slope its friction cone is regularised by `R_t = σ w` in the same way (σ = 1e-3 ≪ β²/(4π²)).
+#[rstest]
+fn elastic_slope_step_agrees_with_nsn(#[values("sap", "pgs")] name: &str, #[values("0.3", "0.1")] mu: &str) {
+    let sc = start_of("elastic_slope", &[("mu", mu)]);
+    let stepper = Stepper::new(&sc);
+    let p = stepper.problem().unwrap();
+    assert!(p.nc() > 0);
+    let reference = tight("nsn").step(&p, &mut IterationLog::default()).unwrap();
+    let sol = tight(name).step(&p, &mut IterationLog::default()).unwrap();
+    let g = 9.81;
+    let tol = match name {
+        "sap" => 2.0 * g * p.dt / (4.0 * std::f64::consts::PI.powi(2)),
+        _ => 1e-6 * g * p.dt,
+    };
+    let diff = sol.v.iter().zip(&reference.v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    assert!(diff < tol, "{name}, mu = {mu}: max |v - v_nsn| = {diff:.3e} >= {tol:.3e}");
+}
+
+/// SAP's optimum on an FEM problem (the elastic slope's first step, sparse `A = M + δt² K`)
+/// equals the interior-point solution of the same convex program (clarabel, `reference.rs`, with
+/// `A`'s element couplings in `P`). Bound as for rigid bodies (sap `tests.rs`): strong convexity
+/// in the `A` norm gives `‖v − v_opt‖_A ≤ ‖∇ℓ‖_{A⁻¹} ≤ ‖∇ℓ‖_{M⁻¹}` (`A ⪰ M`), the stopping norm
+/// of Eq. 26, so `≤ ε_r max(‖D̃p‖, ‖D̃ j_c‖)`; plus the interior point's `√(2 tol (1 + |ℓ|))`.
+#[test]
+fn sap_optimum_on_the_elastic_slope_equals_clarabel() {
+    use solvers::sap::{reference::solve_reference, Sap, SapProblem, SapSettings};
+    for mu in ["0.3", "0.1"] {
+        let sc = start_of("elastic_slope", &[("mu", mu)]);
+        let stepper = Stepper::new(&sc);
+        let p = stepper.problem().unwrap();
+        let settings = SapSettings { rel_tolerance: 1e-12, abs_tolerance: 1e-14, ..SapSettings::default() };
+        let prob = SapProblem::from_step(&p, &settings, &mut Default::default()).unwrap();
+        assert!(prob.elastic.is_some() && prob.n_contacts > 0);
+        let mut sap = Sap::new(settings.clone());
+        let (v, _) = sap.solve(&prob, &prob.v0, &mut IterationLog::default()).unwrap();
+        let reference = solve_reference(&prob, 1e-10).unwrap();
+        let dnorm = |x: &[f64]| x.iter().zip(prob.mass.diagonal()).map(|(a, m)| a * a / m).sum::<f64>().sqrt();
+        let mut mv = vec![0.0; prob.nv()];
+        prob.mass.mul_into(&v, &mut mv);
+        let mut jc = vec![0.0; prob.nv()];
+        for (c, g) in prob.constraints.iter().zip(sap.impulses()) {
+            c.add_transpose(*g, &mut jc);
+        }
+        let bound = settings.rel_tolerance * dnorm(&mv).max(dnorm(&jc));
+        let diff: Vec<f64> = v.iter().zip(&reference.v).map(|(a, b)| a - b).collect();
+        let mut a_diff = vec![0.0; prob.nv()];
+        prob.a_mul_into(&diff, &mut a_diff);
+        let a_norm = diff.iter().zip(&a_diff).map(|(a, b)| a * b).sum::<f64>().sqrt();
+        let ipm = (2.0 * 1e-10 * (1.0 + reference.cost.abs())).sqrt();
+        assert!(a_norm <= bound + ipm, "mu = {mu}: ‖v_sap − v_ipm‖_A = {a_norm:e} > {:e}", bound + ipm);
+    }
+}
