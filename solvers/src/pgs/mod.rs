@@ -26,7 +26,7 @@ mod solver;
 mod tests;
 
 pub use kernels::contact_local::Local;
-pub use settings::PgsSettings;
+pub use settings::{PgsSettings, SweepOrder};
 pub use solver::Pgs;
 
 use harness::{Capabilities, SolverContext, SolverDef};

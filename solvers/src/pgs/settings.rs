@@ -23,11 +23,35 @@ pub struct PgsSettings {
     pub omega: f64,
     /// Start from the previous step's impulses, matched by contact key (default true).
     pub warm_start: bool,
+    /// Order of the contacts within a sweep (joint rows always come first, in order):
+    /// `"forward"` (detection order), `"symmetric"` (forward and backward sweeps alternate:
+    /// symmetric Gauss–Seidel) or `"shuffled"` (a new pseudo-random permutation every sweep,
+    /// seeded identically every step, so runs are reproducible) (default `"forward"`).
+    pub order: SweepOrder,
+}
+
+/// Contact order within a sweep ([`PgsSettings::order`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SweepOrder {
+    /// Detection order every sweep.
+    Forward,
+    /// Forward, then backward, alternating.
+    Symmetric,
+    /// A fresh pseudo-random permutation every sweep.
+    Shuffled,
 }
 
 impl Default for PgsSettings {
     fn default() -> Self {
-        Self { max_iterations: 500, tolerance: 1e-8, local: Local::Split, omega: 1.0, warm_start: true }
+        Self {
+            max_iterations: 500,
+            tolerance: 1e-8,
+            local: Local::Split,
+            omega: 1.0,
+            warm_start: true,
+            order: SweepOrder::Forward,
+        }
     }
 }
 

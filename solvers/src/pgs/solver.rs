@@ -1,7 +1,7 @@
 //! [`Pgs`]: per-step setup (Delassus blocks, warm start), the Gauss–Seidel sweeps over joint rows
 //! and contacts, and the stopping test.
 
-use super::settings::PgsSettings;
+use super::settings::{PgsSettings, SweepOrder};
 use harness::contact_blocks::ContactBlocks;
 use harness::implicit::ImplicitElastic;
 use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
@@ -33,7 +33,36 @@ pub struct Pgs {
     v: Vec<f64>,
     /// The deformable bodies' linearised implicit step (symbolic analysis kept across steps).
     elastic: ImplicitElastic,
+    /// Contact order of the current sweep ([`SweepOrder`]).
+    order: Vec<usize>,
 }
+
+/// Fills `order` with the contact order of sweep `k` (1-based) of `n` contacts; `rng` is the
+/// shuffle's xorshift64 state (reset every step).
+fn sweep_order(how: SweepOrder, k: usize, n: usize, rng: &mut u64, order: &mut Vec<usize>) {
+    order.clear();
+    order.extend(0..n);
+    match how {
+        SweepOrder::Forward => {}
+        SweepOrder::Symmetric => {
+            if k.is_multiple_of(2) {
+                order.reverse();
+            }
+        }
+        SweepOrder::Shuffled => {
+            // Fisher–Yates with xorshift64 (Marsaglia 2003): reproducible, no dependency
+            for i in (1..n).rev() {
+                *rng ^= *rng << 13;
+                *rng ^= *rng >> 7;
+                *rng ^= *rng << 17;
+                order.swap(i, (*rng % (i as u64 + 1)) as usize);
+            }
+        }
+    }
+}
+
+/// Seed of the shuffled order (any non-zero value; fixed so runs are reproducible).
+const SHUFFLE_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 
 impl Pgs {
     /// A solver with the given settings (validated by the registry before this is called; `step`
@@ -47,6 +76,7 @@ impl Pgs {
             vstar: vec![],
             v: vec![],
             elastic: ImplicitElastic::default(),
+            order: vec![],
         }
     }
 
@@ -106,6 +136,7 @@ impl Solver for Pgs {
         let mut status = SolveStatus::Solved;
         if !self.contacts.blocks.is_empty() || !self.contacts.bilateral.is_empty() {
             status = SolveStatus::MaxIterations;
+            let mut rng = SHUFFLE_SEED;
             for k in 1..=self.settings.max_iterations {
                 let (mut change, mut size) = (0.0f64, 0.0f64);
                 // joint rows first, then the contacts, in one sweep (as Box2D and Bullet order
@@ -122,7 +153,9 @@ impl Solver for Pgs {
                     size = size.max(new.abs());
                     *g = new;
                 }
-                for (i, (b, lam)) in self.contacts.blocks.iter().zip(self.lambda.iter_mut()).enumerate() {
+                sweep_order(self.settings.order, k, self.contacts.blocks.len(), &mut rng, &mut self.order);
+                for &i in &self.order {
+                    let (b, lam) = (&self.contacts.blocks[i], &mut self.lambda[i]);
                     if b.local.is_inert() {
                         continue;
                     }
@@ -182,5 +215,37 @@ impl Solver for Pgs {
             iterations,
             status,
         })
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    /// Every order visits each contact once per sweep; symmetric alternates direction; the
+    /// shuffle changes from sweep to sweep and repeats from the same seed.
+    #[test]
+    fn every_sweep_order_is_a_permutation() {
+        let n = 50;
+        let mut rng = SHUFFLE_SEED;
+        let (mut a, mut b) = (vec![], vec![]);
+        sweep_order(SweepOrder::Shuffled, 1, n, &mut rng, &mut a);
+        sweep_order(SweepOrder::Shuffled, 2, n, &mut rng, &mut b);
+        let sorted = |v: &[usize]| {
+            let mut s = v.to_vec();
+            s.sort_unstable();
+            s
+        };
+        assert_eq!(sorted(&a), (0..n).collect::<Vec<_>>());
+        assert_eq!(sorted(&b), (0..n).collect::<Vec<_>>());
+        assert!(a != b && a != (0..n).collect::<Vec<_>>());
+        let mut again = SHUFFLE_SEED;
+        let mut c = vec![];
+        sweep_order(SweepOrder::Shuffled, 1, n, &mut again, &mut c);
+        assert_eq!(a, c);
+        sweep_order(SweepOrder::Symmetric, 2, 3, &mut rng, &mut c);
+        assert_eq!(c, [2, 1, 0]);
+        sweep_order(SweepOrder::Symmetric, 3, 3, &mut rng, &mut c);
+        assert_eq!(c, [0, 1, 2]);
     }
 }

@@ -185,11 +185,12 @@ fn column(m_bottom: f64, m_top: f64) -> (World, ContactSet) {
 fn sphere_column_transmits_the_weight(
     #[values(Local::Split, Local::Cone)] local: Local,
     #[values(1.0, 1.3)] omega: f64,
+    #[values(SweepOrder::Forward, SweepOrder::Symmetric, SweepOrder::Shuffled)] order: SweepOrder,
 ) {
     let (mb, mt) = (1.0, 3.0);
     let (w, cs) = column(mb, mt);
     // `cone` needs ~450 sweeps here at TOL = 1e-10 (README: slow on stacks); give it room.
-    let (sol, _) = solve(&w, &cs, PgsSettings { omega, max_iterations: 5000, ..settings(local) }, None);
+    let (sol, _) = solve(&w, &cs, PgsSettings { omega, order, max_iterations: 5000, ..settings(local) }, None);
     assert_eq!(sol.status, SolveStatus::Solved);
     let (lg, lb) = (sol.impulses[0], sol.impulses[1]);
     let total = (mb + mt) * G * DT;
