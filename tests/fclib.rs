@@ -10,6 +10,9 @@ use harness::{IterationLog, StepProblem};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::solver;
+
 /// The world and contacts of `case` after `steps` steps of pgs.
 fn state_after(case: &str, sets: &[(&str, &str)], steps: usize) -> (harness::model::World, harness::ContactSet, f64) {
     let reg = signorini::registry();
@@ -259,16 +262,6 @@ fn cli_export_then_solve() {
     assert!(s.contains("2 contacts") && s.contains("local form"), "{s}");
     let s = run(&["fclib", "solve", f, "--set", "tolerance=1e-10"]);
     assert!(s.contains("natural-map error") && s.contains("stored solution: natural-map error"), "{s}");
-}
-
-fn solver(name: &str, sets: &[(&str, &str)]) -> Box<dyn harness::Solver> {
-    let reg = signorini::registry();
-    let e = reg.find_solver(name).unwrap();
-    let mut p = (e.defaults)();
-    for (k, v) in sets {
-        p.set(k, v, name).unwrap();
-    }
-    e.build(&p).unwrap()
 }
 
 /// A file with the local form only (W = H^T M^-1 H of an exported sphere stack) is read through

@@ -15,16 +15,8 @@ use harness::{Capabilities, ContactSet, IterationLog, Scenario, Solver, StepProb
 use nalgebra::Vector3;
 use rstest::rstest;
 
-/// Solver `name` with its defaults and `sets`.
-fn solver(name: &str, sets: &[(&str, &str)]) -> Box<dyn Solver> {
-    let reg = signorini::registry();
-    let e = reg.find_solver(name).unwrap();
-    let mut p = (e.defaults)();
-    for (k, v) in sets {
-        p.set(k, v, name).unwrap();
-    }
-    e.build(&p).unwrap()
-}
+mod common;
+use common::solver;
 
 /// Tight settings: the solvers' own stopping tolerances far below the assertions' (so the
 /// assertions grade the contact models, not the stopping tests).

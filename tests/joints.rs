@@ -12,6 +12,9 @@ use harness::record::{RunRecord, RunStatus};
 use harness::runner;
 use rstest::rstest;
 
+mod common;
+use common::order;
+
 fn run(case: &str, sets: &[(&str, &str)], solver: &str, solver_sets: &[(&str, &str)]) -> RunRecord {
     let r = runner::run_one(&signorini::registry(), case, sets, solver, solver_sets).expect("valid, runnable pair");
     assert_eq!(r.status, RunStatus::Ok, "{solver} on {case}: {:?}", r.reason);
@@ -26,17 +29,6 @@ fn check(r: &RunRecord, name: &str) -> (f64, bool) {
 
 fn joint_violation(r: &RunRecord) -> f64 {
     r.summary.metrics["bilateral_violation_max"].max
-}
-
-/// Least-squares slope of `log e` against `log h`.
-fn order(hs: &[f64], es: &[f64]) -> f64 {
-    let x: Vec<f64> = hs.iter().map(|d| d.ln()).collect();
-    let y: Vec<f64> = es.iter().map(|e| e.ln()).collect();
-    let n = x.len() as f64;
-    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
-    let sxy: f64 = x.iter().zip(&y).map(|(a, b)| (a - mx) * (b - my)).sum();
-    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
-    sxy / sxx
 }
 
 /// The pendulum case's defaults: m = 1 kg, I = 0.01 kg m², L = 1 m, g = 9.8 m/s².

@@ -11,6 +11,9 @@ use harness::{geometry, StepProblem};
 use rstest::rstest;
 use solvers::sap::{SapProblem, SapSettings};
 
+mod common;
+use common::order;
+
 fn prepare(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> runner::PreparedPair {
     let reg = signorini::registry();
     let suite = Suite {
@@ -133,17 +136,6 @@ fn spring_cylinder_energy_behaviour(#[case] mu: f64) {
     // oscillation energy left at 5 s (kinetic + spring; gravity is constant at rest height)
     let left = r.summary.metrics["kinetic"].last + r.summary.metrics["spring"].last;
     assert!(left < 1e-2 * 0.5, "implicit Euler keeps {left} J of 0.5 J");
-}
-
-/// Least-squares slope of `log e` against `log dt`.
-fn order(dts: &[f64], es: &[f64]) -> f64 {
-    let x: Vec<f64> = dts.iter().map(|d| d.ln()).collect();
-    let y: Vec<f64> = es.iter().map(|e| e.ln()).collect();
-    let n = x.len() as f64;
-    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
-    let sxy: f64 = x.iter().zip(&y).map(|(a, b)| (a - mx) * (b - my)).sum();
-    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
-    sxy / sxx
 }
 
 #[rstest]
