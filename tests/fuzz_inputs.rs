@@ -106,6 +106,20 @@ fn config() -> ProptestConfig {
     ProptestConfig { cases, ..ProptestConfig::default() }
 }
 
+/// A flip found by `fclib_files_read_or_fail_cleanly` (FUZZ_CASES = 30,000): one byte of a
+/// matrix's dimension field in the FCLIB fixture turned it into a 1.7e9-column matrix, and the
+/// reader allocated 13.7 GB for its column pointers before any check. A declared size that does
+/// not match the stored vectors is now refused first.
+#[test]
+fn a_corrupted_matrix_dimension_is_refused_before_allocating() {
+    let seed = std::fs::read(fclib_fixture()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.hdf5");
+    std::fs::write(&path, apply(&seed, &[Edit::Flip(6808636905947176919, 102)])).unwrap();
+    let e = fclib::read(&path).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("expected"), "{e}");
+}
+
 proptest! {
     #![proptest_config(config())]
 

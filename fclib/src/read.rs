@@ -58,14 +58,21 @@ impl Reader<'_> {
             .ok_or_else(|| self.err(field, format!("index {x} outside 0..{bound}")))
     }
 
-    /// A CSparse matrix group, as CSC.
-    fn matrix(&self, g: &str) -> Result<Csc, FclibError> {
+    /// A CSparse matrix group, as CSC. `expected` is its number of rows and of columns, each with
+    /// the stored vector that fixes it: a declared size that differs is refused before anything is
+    /// allocated (a corrupted dimension field must not allocate gigabytes).
+    fn matrix(&self, g: &str, expected: [(usize, String); 2]) -> Result<Csc, FclibError> {
         let f = |s: &str| format!("{g}/{s}");
         let dim = |s: &str| -> Result<usize, FclibError> {
             let v = self.int(&f(s))?;
             usize::try_from(v).map_err(|_| self.err(&f(s), format!("negative dimension {v}")))
         };
         let (m, n, nzmax) = (dim("m")?, dim("n")?, dim("nzmax")?);
+        for ((field, what, got), (want, why)) in [("m", "rows", m), ("n", "columns", n)].into_iter().zip(expected) {
+            if got != want {
+                return Err(self.err(&f(field), format!("{got} {what}, expected {want} ({why})")));
+            }
+        }
         let nz = self.int(&f("nz"))?;
         let (p, i, x) = (self.ints(&f("p"))?, self.ints(&f("i"))?, self.f64s(&f("x"))?);
         let mut t = vec![];
@@ -235,19 +242,14 @@ impl Reader<'_> {
         if spacedim != 3 {
             return Err(self.err("/fclib_local/spacedim", format!("{spacedim}: only 3D problems are supported")));
         }
-        let w = self.matrix("fclib_local/W")?;
         let q = self.f64s("fclib_local/vectors/q")?;
         let mu = self.f64s("fclib_local/vectors/mu")?;
+        let why = || format!("/fclib_local/vectors/mu has {} contacts", mu.len());
+        let w = self.matrix("fclib_local/W", [(3 * mu.len(), why()), (3 * mu.len(), why())])?;
         if self.exists("fclib_local/R") {
             return Err(self.err("/fclib_local/R", "bilateral or equality rows (V, R, s) are not imported yet"));
         }
         let n = 3 * mu.len();
-        if w.rows() != n || w.cols() != n {
-            return Err(self.err(
-                "/fclib_local/W",
-                format!("{} x {}: expected {n} x {n} for {} contacts (mu)", w.rows(), w.cols(), mu.len()),
-            ));
-        }
         if q.len() != n {
             return Err(self.err("/fclib_local/vectors/q", format!("length {} != {n} (3 x contacts)", q.len())));
         }
@@ -270,27 +272,20 @@ impl Reader<'_> {
         if r.exists("fclib_global/G") {
             return Err(r.err("/fclib_global/G", "bilateral constraints (G, b) are not imported yet"));
         }
-        let m = r.matrix("fclib_global/M")?;
-        let h = r.matrix("fclib_global/H")?;
         let (f, w, mu) =
             (r.f64s("fclib_global/vectors/f")?, r.f64s("fclib_global/vectors/w")?, r.f64s("fclib_global/vectors/mu")?);
+        let f_len = || (f.len(), format!("/fclib_global/vectors/f has length {}", f.len()));
+        let m = r.matrix("fclib_global/M", [f_len(), f_len()])?;
+        let h = r.matrix(
+            "fclib_global/H",
+            [f_len(), (w.len(), format!("/fclib_global/vectors/w has length {}", w.len()))],
+        )?;
+        // M is nv x nv and H nv x len(w) (checked by `matrix`)
         let nv = m.cols();
-        if m.rows() != nv {
-            return Err(r.err("/fclib_global/M", format!("not square: {} x {nv}", m.rows())));
-        }
-        if h.rows() != nv {
-            return Err(r.err("/fclib_global/H/m", format!("H has {} rows, M has {nv}", h.rows())));
-        }
         if h.cols() % 3 != 0 {
             return Err(r.err("/fclib_global/H/n", format!("{} columns: not a multiple of 3", h.cols())));
         }
         let nc = h.cols() / 3;
-        if f.len() != nv {
-            return Err(r.err("/fclib_global/vectors/f", format!("length {} != {nv} (size of M)", f.len())));
-        }
-        if w.len() != 3 * nc {
-            return Err(r.err("/fclib_global/vectors/w", format!("length {} != {} (columns of H)", w.len(), 3 * nc)));
-        }
         if mu.len() != nc {
             return Err(r.err("/fclib_global/vectors/mu", format!("length {} != {nc} contacts", mu.len())));
         }
