@@ -1,5 +1,6 @@
 //! Numerics for signorini: nothing here knows about bodies, cases or solvers.
 //!
+//! - [`anderson`]: Anderson acceleration of a fixed-point iteration (the PGS sweep's `acceleration`).
 //! - [`cone`]: the Coulomb friction cone in FCLIB order `(n, t1, t2)`: projection, dual projection,
 //!   the De Saxcé velocity shift.
 //! - [`contact_local`]: one contact's local problem with the others frozen (Delassus block, normal
@@ -17,6 +18,7 @@
 //!
 //! Shapes are programmer errors and are `assert!`ed; data-dependent failures come back as `Result`.
 
+pub mod anderson;
 pub mod assembly;
 pub mod backend;
 pub mod blockdiag;

@@ -28,7 +28,16 @@ pub struct PgsSettings {
     /// symmetric Gauss–Seidel) or `"shuffled"` (a new pseudo-random permutation every sweep,
     /// seeded identically every step, so runs are reproducible) (default `"forward"`).
     pub order: SweepOrder,
+    /// Anderson acceleration of the sweep (`kernels::anderson`): the number of past sweeps whose
+    /// differences extrapolate the next iterate (0 = plain PGS). The accelerated impulses are
+    /// projected onto their cones; a sweep whose residual `||g(x) − x||₂` grows more than
+    /// [`ANDERSON_RESTART`]-fold over the previous one restarts the history. The fixed points,
+    /// and so the stopping test and the answer, are those of plain PGS (default 0).
+    pub anderson_memory: usize,
 }
+
+/// Growth of the sweep residual that restarts the Anderson history ([`PgsSettings::anderson_memory`]).
+pub const ANDERSON_RESTART: f64 = 2.0;
 
 /// Contact order within a sweep ([`PgsSettings::order`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,6 +60,7 @@ impl Default for PgsSettings {
             omega: 1.0,
             warm_start: true,
             order: SweepOrder::Forward,
+            anderson_memory: 0,
         }
     }
 }
@@ -62,6 +72,12 @@ impl harness::Settings for PgsSettings {
             return Err(harness::FieldError::new(
                 "tolerance",
                 format!("must be finite and > 0, got {}", self.tolerance),
+            ));
+        }
+        if self.anderson_memory > 50 {
+            return Err(harness::FieldError::new(
+                "anderson_memory",
+                format!("must be at most 50 (a few past sweeps suffice), got {}", self.anderson_memory),
             ));
         }
         if !(self.omega > 0.0 && self.omega < 2.0) {

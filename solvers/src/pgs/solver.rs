@@ -1,10 +1,11 @@
 //! [`Pgs`]: per-step setup (Delassus blocks, warm start), the Gauss–Seidel sweeps over joint rows
 //! and contacts, and the stopping test.
 
-use super::settings::{PgsSettings, SweepOrder};
+use super::settings::{PgsSettings, SweepOrder, ANDERSON_RESTART};
 use harness::contact_blocks::ContactBlocks;
 use harness::implicit::ImplicitElastic;
 use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use kernels::anderson::Anderson;
 use kernels::cone;
 
 /// Denominator floor of the relative change when every impulse is zero.
@@ -35,6 +36,12 @@ pub struct Pgs {
     elastic: ImplicitElastic,
     /// Contact order of the current sweep ([`SweepOrder`]).
     order: Vec<usize>,
+    /// Anderson acceleration of the sweeps ([`PgsSettings::anderson_memory`]).
+    anderson: Anderson,
+    /// The impulses `(λ, γ)` flattened: before the sweep, after it, and accelerated.
+    x: Vec<f64>,
+    gx: Vec<f64>,
+    ax: Vec<f64>,
 }
 
 /// Fills `order` with the contact order of sweep `k` (1-based) of `n` contacts; `rng` is the
@@ -77,12 +84,47 @@ impl Pgs {
             v: vec![],
             elastic: ImplicitElastic::default(),
             order: vec![],
+            anderson: Anderson::default(),
+            x: vec![],
+            gx: vec![],
+            ax: vec![],
         }
     }
 
     /// The settings.
     pub fn settings(&self) -> &PgsSettings {
         &self.settings
+    }
+
+    /// Writes the current impulses `(λ, γ)` into `out` (contacts first, `(n, t1, t2)` each).
+    fn pack(lambda: &[[f64; 3]], gamma: &[f64], out: &mut Vec<f64>) {
+        out.clear();
+        out.extend(lambda.iter().flatten());
+        out.extend_from_slice(gamma);
+    }
+
+    /// Replaces the impulses by the accelerated `self.ax` (each contact's impulse projected onto
+    /// its cone; inert contacts keep theirs) and recomputes `v = v* + A⁻¹ (Jᵀ λ + Gᵀ γ)`.
+    fn take_accelerated(&mut self) {
+        let nc = self.lambda.len();
+        for (i, (b, lam)) in self.contacts.blocks.iter().zip(self.lambda.iter_mut()).enumerate() {
+            if !b.local.is_inert() {
+                *lam = cone::project([self.ax[3 * i], self.ax[3 * i + 1], self.ax[3 * i + 2]], b.local.mu);
+            }
+        }
+        self.gamma.copy_from_slice(&self.ax[3 * nc..]);
+        self.recompute_velocity();
+    }
+
+    /// `v = v* + A⁻¹ (Jᵀ λ + Gᵀ γ)` from scratch.
+    fn recompute_velocity(&mut self) {
+        self.v.copy_from_slice(&self.vstar);
+        for (b, lam) in self.contacts.blocks.iter().zip(&self.lambda) {
+            b.apply(*lam, &mut self.v);
+        }
+        for (b, g) in self.contacts.bilateral.iter().zip(&self.gamma) {
+            b.apply(*g, &mut self.v);
+        }
     }
 
     /// Builds the per-contact and per-joint-row blocks, `v*`, and the starting impulses and velocity.
@@ -137,7 +179,16 @@ impl Solver for Pgs {
         if !self.contacts.blocks.is_empty() || !self.contacts.bilateral.is_empty() {
             status = SolveStatus::MaxIterations;
             let mut rng = SHUFFLE_SEED;
+            let memory = self.settings.anderson_memory;
+            let n = 3 * self.lambda.len() + self.gamma.len();
+            self.anderson.resize(memory, n);
+            let mut last_residual = f64::INFINITY;
+            // a symmetric pair of sweeps (forward, backward) is the map that Anderson extrapolates
+            let period = if self.settings.order == SweepOrder::Symmetric { 2 } else { 1 };
             for k in 1..=self.settings.max_iterations {
+                if memory > 0 && (k - 1).is_multiple_of(period) {
+                    Self::pack(&self.lambda, &self.gamma, &mut self.x);
+                }
                 let (mut change, mut size) = (0.0f64, 0.0f64);
                 // joint rows first, then the contacts, in one sweep (as Box2D and Bullet order
                 // them): the row's exact scalar solve, unclamped, relaxed by ω
@@ -192,18 +243,26 @@ impl Solver for Pgs {
                     status = SolveStatus::Solved;
                     break;
                 }
+                if memory > 0 && k.is_multiple_of(period) {
+                    // x_{k+1} = Anderson(x_k, g(x_k)); restart when the sweep residual grew
+                    Self::pack(&self.lambda, &self.gamma, &mut self.gx);
+                    let residual = self.x.iter().zip(&self.gx).map(|(a, b)| (b - a) * (b - a)).sum::<f64>().sqrt();
+                    if residual > ANDERSON_RESTART * last_residual {
+                        self.anderson.restart();
+                    }
+                    last_residual = residual;
+                    self.ax.resize(n, 0.0);
+                    self.anderson.step(&self.x, &self.gx, &mut self.ax);
+                    if self.anderson.columns() > 0 {
+                        self.take_accelerated();
+                    }
+                }
             }
         }
 
         // Recompute v = v* + M⁻¹ (Jᵀ λ + Gᵀ γ) from scratch, dropping the round-off of the
         // incremental updates.
-        self.v.copy_from_slice(&self.vstar);
-        for (b, lam) in self.contacts.blocks.iter().zip(&self.lambda) {
-            b.apply(*lam, &mut self.v);
-        }
-        for (b, g) in self.contacts.bilateral.iter().zip(&self.gamma) {
-            b.apply(*g, &mut self.v);
-        }
+        self.recompute_velocity();
         if !self.v.iter().all(|x| x.is_finite()) {
             return Err(SolveError::NonFinite { what: "velocity v+".into() });
         }
