@@ -25,6 +25,7 @@
 //! and `W_ii = J_i A⁻¹ J_iᵀ` is the Delassus block of the implicit step.
 
 use crate::implicit::ImplicitElastic;
+use crate::model::DofLayout;
 use crate::problem::StepProblem;
 use crate::solver::SolveError;
 use kernels::contact_local::{natmap, LocalProblem};
@@ -159,6 +160,26 @@ pub struct ContactBlocks {
     minv: Vec<[[f64; 6]; 6]>,
 }
 
+/// The index of the layout's DOF block that a Jacobian block starting at `v_offset` with `ncols`
+/// columns acts on; `who` names the constraint in the error ("contact 3", "bilateral row 0").
+fn rigid_block(
+    layout: &DofLayout,
+    v_offset: usize,
+    ncols: usize,
+    who: impl Fn() -> String,
+) -> Result<usize, SolveError> {
+    let b = layout
+        .blocks
+        .binary_search_by_key(&v_offset, |b| b.v_offset)
+        .map_err(|_| SolveError::Unsupported { what: format!("{}: no DOF block starts at {v_offset}", who()) })?;
+    if ncols != layout.blocks[b].nv {
+        return Err(SolveError::Unsupported {
+            what: format!("{}: Jacobian block width {ncols} != {}", who(), layout.blocks[b].nv),
+        });
+    }
+    Ok(b)
+}
+
 impl ContactBlocks {
     /// Builds the blocks of `p`: one per contact, with its Delassus block `W_ii`, `μ`, the normal
     /// law `(v̂, r_n)` of [`StepProblem::normal_law`] and the gap bias. Refuses (as
@@ -251,16 +272,7 @@ impl ContactBlocks {
                 block.implicit = Some(ImplicitColumns { start, g });
             }
             for jb in c.jacobian.iter().filter(|jb| jb.v_offset < start) {
-                let b = layout
-                    .blocks
-                    .binary_search_by_key(&jb.v_offset, |b| b.v_offset)
-                    .map_err(|_| unsupported(format!("contact {i}: no DOF block starts at {}", jb.v_offset)))?;
-                if jb.ncols != layout.blocks[b].nv {
-                    return Err(unsupported(format!(
-                        "contact {i}: Jacobian block width {} != {}",
-                        jb.ncols, layout.blocks[b].nv
-                    )));
-                }
+                let b = rigid_block(layout, jb.v_offset, jb.ncols, || format!("contact {i}"))?;
                 if !jb.rows.iter().flatten().all(|x| x.is_finite()) {
                     return Err(SolveError::NonFinite { what: format!("Jacobian of contact {i}") });
                 }
@@ -286,16 +298,7 @@ impl ContactBlocks {
             let (v_hat, r) = row.law(p.dt);
             let mut block = BilateralBlock { v_hat, r, ..BilateralBlock::default() };
             for gb in &row.jacobian {
-                let b = layout
-                    .blocks
-                    .binary_search_by_key(&gb.v_offset, |b| b.v_offset)
-                    .map_err(|_| unsupported(format!("bilateral row {k}: no DOF block starts at {}", gb.v_offset)))?;
-                if gb.ncols != layout.blocks[b].nv {
-                    return Err(unsupported(format!(
-                        "bilateral row {k}: Jacobian block width {} != {}",
-                        gb.ncols, layout.blocks[b].nv
-                    )));
-                }
+                let b = rigid_block(layout, gb.v_offset, gb.ncols, || format!("bilateral row {k}"))?;
                 let (n, minv) = (gb.ncols, &self.minv[b]);
                 let mut side = RowSide { v_offset: gb.v_offset, ncols: n, g: gb.row, mg: [0.0; 6] };
                 for (col, m) in side.mg.iter_mut().enumerate().take(n) {
