@@ -30,6 +30,7 @@ variants=(
   "spring_cylinder_mu0 spring_cylinder mu=0"
   "spring_cylinder_mu1 spring_cylinder mu=1"
   "sphere_stack sphere_stack"
+  "sphere_stack_10 sphere_stack n=10 contact=compliant k=1e12"
   "clutter_20 clutter bodies=20"
   "clutter_40 clutter bodies=40"
   "clutter_80 clutter bodies=80"
