@@ -22,7 +22,7 @@
 //! `harness::implicit`, `A' (v - v*) = Jᵀγ` with `A' = M + δt² K'`. Its rows are posed solved for
 //! `v`, `v - A'⁻¹Jᵀγ - A'⁻¹G_bᵀγ_b = v*` (the columns `A'⁻¹Jᵀ` over the deformable DOFs, one
 //! sparse solve per impulse touching them): the same set of solutions as `A'v - Jᵀγ = A'v*`,
-//! but the stiff `δt² K` rows (8e3 × the node mass on the `E = 1e8` elastic slope) made clarabel
+//! but the stiff `δt² K` rows (entries ~1e4 × the node mass on the `E = 1e8` elastic slope) made clarabel
 //! stop with `NumericalError` (README §7). A prescribed DOF's column entries are zero (`A'⁻¹`
 //! is zero there: the boundary takes whatever reaction it needs), so its row is `v_P = v̄_P`.
 //! The `lcp` objective's `½(v - v*)ᵀA'(v - v*)` carries `A'` itself.
@@ -62,7 +62,7 @@ pub(crate) fn solve(
     p: &StepProblem<'_>,
     m: &Model,
     s: &DrumwrightSettings,
-    mut elastic: Option<&mut ImplicitElastic>,
+    elastic: Option<&mut ImplicitElastic>,
     stage: Stage<'_>,
     stats: &mut Vec<Stats>,
 ) -> Result<Outcome, SolveError> {
@@ -140,7 +140,7 @@ pub(crate) fn solve(
             mom[c].push((*var, -v));
         }
     }
-    if let Some(e) = elastic.as_deref_mut() {
+    if let Some(e) = elastic {
         let on_deformable: Vec<&(usize, Vec<(usize, f64)>)> =
             impulses.iter().filter(|(_, row)| row.iter().any(|&(c, _)| c >= start)).collect();
         let cols = ainv_columns(p, Some(e), on_deformable.len(), |k, out| {

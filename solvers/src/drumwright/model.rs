@@ -62,7 +62,7 @@ impl Model {
     pub fn new(
         p: &StepProblem<'_>,
         s: &DrumwrightSettings,
-        mut elastic: Option<&mut ImplicitElastic>,
+        elastic: Option<&mut ImplicitElastic>,
     ) -> Result<Model, SolveError> {
         let h = p.dt;
         let paper = s.row_scaling == RowScaling::Paper;
@@ -120,7 +120,7 @@ impl Model {
             .collect();
         if s.gdot_term != GdotTerm::Off && !bilateral.is_empty() {
             let gdv: Vec<f64> = p.bilateral.rows.iter().map(|r| r.gdot_v).collect();
-            let psi = psi_term(p, elastic.as_deref_mut(), &gdv, s.gdot_term == GdotTerm::Exact)?;
+            let psi = psi_term(p, elastic, &gdv, s.gdot_term == GdotTerm::Exact)?;
             for ((law, g), ps) in bilateral.iter_mut().zip(&gdv).zip(&psi) {
                 law.vhat -= h * g + law.r * h * ps;
             }
