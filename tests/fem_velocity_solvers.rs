@@ -245,6 +245,19 @@ fn elastic_slope_step_agrees_with_nsn(#[values("sap", "pgs")] name: &str, #[valu
     assert!(diff < tol, "{name}, mu = {mu}: max |v - v_nsn| = {diff:.3e} >= {tol:.3e}");
 }
 
+/// Drumwright keeps the symbolic analysis of the deformable `A'` for the whole run (the mesh
+/// and the prescribed set do not change): one analysis over the pressed column's five steps in
+/// contact, in both forms.
+#[rstest]
+fn drumwright_analyses_a_once_per_run(#[values("lifted", "reduced")] form: &str) {
+    use solvers::drumwright::{Drumwright, DrumwrightSettings, Form};
+    let form = if form == "lifted" { Form::Lifted } else { Form::Reduced };
+    let mut d = Drumwright::new(DrumwrightSettings { form, ..Default::default() });
+    let o = simulate(&pressed_column(), &mut d, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    assert_eq!(d.symbolic_analyses(), 1);
+}
+
 /// One step of the elastic slope (module doc of `cases/src/elastic_slope.rs`: 1 kg stiff cube,
 /// four node contacts, 10°) by drumwright, whose contact model is not Coulomb's rigid law:
 ///
