@@ -22,9 +22,10 @@
 //! `harness::implicit`, `A' (v - v*) = Jᵀγ` with `A' = M + δt² K'`. Its rows are posed solved for
 //! `v`, `v - A'⁻¹Jᵀγ - A'⁻¹G_bᵀγ_b = v*` (the columns `A'⁻¹Jᵀ` over the deformable DOFs, one
 //! sparse solve per impulse touching them): the same set of solutions as `A'v - Jᵀγ = A'v*`,
-//! but the stiff `δt² K` rows (entries ~1e4 × the node mass on the `E = 1e8` elastic slope) made clarabel
-//! stop with `NumericalError` (README §7). A prescribed DOF's column entries are zero (`A'⁻¹`
-//! is zero there: the boundary takes whatever reaction it needs), so its row is `v_P = v̄_P`.
+//! but the stiff `δt² K` rows (entries ~1e4 × the node mass on the `E = 1e8` elastic slope)
+//! made clarabel stop with `NumericalError` (README §2). A prescribed DOF's column entries are
+//! zero (`A'⁻¹` is zero there: the boundary takes whatever reaction it needs), so its row is
+//! `v_P = v̄_P`.
 //! The `lcp` objective's `½(v - v*)ᵀA'(v - v*)` carries `A'` itself.
 
 use super::model::{ainv_columns, Model};
