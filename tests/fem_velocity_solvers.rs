@@ -1,10 +1,12 @@
 //! Velocity-level solvers on FEM deformable bodies through the linearised implicit step of
 //! `harness::implicit` (`A = M + δt² K`): SAP (cost `½‖v − v*‖²_A + ℓ_R`, an extension beyond
-//! Castro et al., as Drake) and PGS (Gauss–Seidel on `W = J A⁻¹ Jᵀ`). Physics asserted: a column
-//! standing on the ground under its own weight reaches the analytic static shortening
-//! `ρ g L²/(2E)`; free fall conserves momentum; prescribed DOFs come back exactly; one step of the
-//! elastic slope agrees with nsn (the nonlinear backward-Euler Newton) within the solvers'
-//! tolerances.
+//! Castro et al., as Drake), PGS (Gauss–Seidel on `W = J A⁻¹ Jᵀ`) and Drumwright (`A` for `M` in
+//! the momentum rows of the lifted cone program, `J A⁻¹ Jᵀ` in the reduced one; both extensions
+//! beyond the papers). Physics asserted: a bar hanging from its clamped face reaches the FEM
+//! model's static equilibrium (free end near `ρ g L²/(2E)`); free fall conserves momentum;
+//! prescribed DOFs come back exactly, also under contact; one step of the elastic slope agrees
+//! with nsn (the nonlinear backward-Euler Newton) within bounds derived from each solver's
+//! contact model and tolerance.
 
 use harness::model::{
     DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, StaticCollider, StaticShape, World,
@@ -18,12 +20,27 @@ use rstest::rstest;
 mod common;
 use common::solver;
 
+/// The solver `name` with its default settings; `drumwright-reduced` is drumwright with the
+/// paper's reduced form (Appendix A) instead of the default lifted one.
+fn named(name: &str) -> Box<dyn Solver> {
+    match name {
+        "drumwright-reduced" => solver("drumwright", &[("form", "reduced")]),
+        _ => solver(name, &[]),
+    }
+}
+
+/// clarabel's gap and feasibility tolerance in [`tight`] drumwright.
+const DRUMWRIGHT_TIGHT_TOLERANCE: f64 = 1e-10;
+
 /// Tight settings: the solvers' own stopping tolerances far below the assertions' (so the
 /// assertions grade the contact models, not the stopping tests).
 fn tight(name: &str) -> Box<dyn Solver> {
+    let ipm = DRUMWRIGHT_TIGHT_TOLERANCE.to_string();
     match name {
         "sap" => solver(name, &[("rel_tolerance", "1e-12"), ("abs_tolerance", "1e-14"), ("max_iterations", "200")]),
         "pgs" => solver(name, &[("tolerance", "1e-12"), ("max_iterations", "100000")]),
+        "drumwright" => solver(name, &[("tolerance", &ipm)]),
+        "drumwright-reduced" => solver("drumwright", &[("form", "reduced"), ("tolerance", &ipm)]),
         _ => solver(name, &[]),
     }
 }
@@ -82,7 +99,7 @@ fn static_equilibrium(mut world: World, prescribed: &[usize]) -> World {
 /// start-up vibration by about `1/(1 + 25)` per step, below 1e-13 after the 30 steps; 1e-9 of the
 /// drop leaves a margin of 1e4 for that and for round-off.
 #[rstest]
-fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs")] name: &str) {
+fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs", "drumwright")] name: &str) {
     let (e, rho, l, g): (f64, f64, f64, f64) = (1e6, 1000.0, 0.5, 9.81);
     let omega1 = std::f64::consts::PI * (e / rho).sqrt() / (2.0 * l);
     let mut world = column(e, rho, l);
@@ -119,7 +136,7 @@ fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs")] name: &str)
 /// are in every element Hessian's null space, projected or not), so each step changes the linear
 /// momentum by exactly `M g δt`, to round-off (1e-10 relative over 10 steps of a vibrating bar).
 #[rstest]
-fn free_fall_conserves_momentum(#[values("sap", "pgs")] name: &str) {
+fn free_fall_conserves_momentum(#[values("sap", "pgs", "drumwright")] name: &str) {
     let mut w = column(1e5, 1000.0, 1.0);
     w.statics.clear();
     for x in &mut w.deformables[0].positions {
@@ -152,13 +169,40 @@ fn start_of(case: &str, sets: &[(&str, &str)]) -> Scenario {
     runner::prepare(&reg, &suite).unwrap().remove(0).scenario
 }
 
-/// The twisting bar's prescribed end faces: the returned `v+` is the required value bit for bit
-/// (and SAP's `q+` with it, since deformable DOFs take `q+ = q0 + δt v+`).
+/// A column standing on the ground whose top face is driven down and twisted (prescribed):
+/// the bottom nodes' contacts push back while the top DOFs are prescribed.
+fn pressed_column() -> Scenario {
+    let (e, rho, l) = (1e6, 1000.0, 0.5);
+    let mut world = column(e, rho, l);
+    let bar = &mut world.deformables[0];
+    let top: Vec<usize> = (0..bar.num_nodes()).filter(|&a| bar.rest[a].z > l - 1e-9).collect();
+    bar.boundary.push(PrescribedMotion {
+        nodes: top,
+        center: Vector3::new(0.0, 0.0, l),
+        angular_velocity: Vector3::new(0.0, 0.0, 0.5),
+        linear_velocity: Vector3::new(0.0, 0.0, -0.01),
+    });
+    Scenario {
+        world,
+        dt: 0.01,
+        steps: 5,
+        margin: 0.01,
+        needs: Capabilities { deformable_bodies: true, ..Default::default() },
+    }
+}
+
+/// Prescribed DOFs: the returned `v+` is the required value bit for bit (and `q+` with it, since
+/// deformable DOFs take `q+ = q0 + δt v+`) — on the twisting bar (no contact) and on the pressed
+/// column, where the bottom nodes' contacts carry load (the prescribed rows take no impulse).
 #[rstest]
-fn prescribed_dofs_are_returned_exactly(#[values("sap", "pgs")] name: &str) {
-    let sc = start_of("twisting_bar", &[]);
+fn prescribed_dofs_are_returned_exactly(
+    #[values("sap", "pgs", "drumwright", "drumwright-reduced")] name: &str,
+    #[values("twisting_bar", "pressed_column")] scene: &str,
+) {
+    let sc = if scene == "twisting_bar" { start_of("twisting_bar", &[]) } else { pressed_column() };
     let mut stepper = Stepper::new(&sc);
-    let mut s = solver(name, &[]);
+    let mut s = named(name);
+    let mut pushed = 0.0;
     for _ in 0..5 {
         let p = stepper.problem().unwrap();
         assert!(!p.prescribed.is_empty());
@@ -166,8 +210,12 @@ fn prescribed_dofs_are_returned_exactly(#[values("sap", "pgs")] name: &str) {
         for &(k, v) in &p.prescribed {
             assert_eq!(sol.v[k].to_bits(), v.to_bits(), "{name}: DOF {k}");
         }
+        pushed += sol.impulses.iter().map(|l| l[0]).sum::<f64>();
         drop(p);
         stepper.advance(&sol);
+    }
+    if scene == "pressed_column" {
+        assert!(pushed > 0.0, "{name}: the ground pushes back");
     }
 }
 
@@ -195,6 +243,65 @@ fn elastic_slope_step_agrees_with_nsn(#[values("sap", "pgs")] name: &str, #[valu
     };
     let diff = sol.v.iter().zip(&reference.v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff < tol, "{name}, mu = {mu}: max |v - v_nsn| = {diff:.3e} >= {tol:.3e}");
+}
+
+/// Drumwright keeps the symbolic analysis of the deformable `A'` for the whole run (the mesh
+/// and the prescribed set do not change): one analysis over the pressed column's five steps in
+/// contact, in both forms.
+#[rstest]
+fn drumwright_analyses_a_once_per_run(#[values("lifted", "reduced")] form: &str) {
+    use solvers::drumwright::{Drumwright, DrumwrightSettings, Form};
+    let form = if form == "lifted" { Form::Lifted } else { Form::Reduced };
+    let mut d = Drumwright::new(DrumwrightSettings { form, ..Default::default() });
+    let o = simulate(&pressed_column(), &mut d, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+    assert!(o.failure.is_none(), "{:?}", o.failure);
+    assert_eq!(d.symbolic_analyses(), 1);
+}
+
+/// One step of the elastic slope (module doc of `cases/src/elastic_slope.rs`: 1 kg stiff cube,
+/// four node contacts, 10°) by drumwright, whose contact model is not Coulomb's rigid law:
+///
+/// - the lifted form (`A'` in the momentum rows) and the paper's reduced form (`J A⁻¹ Jᵀ`) solve
+///   the same program: impulses agree to 1e-6 of the total normal impulse (as for rigid bodies,
+///   README §10.4; both at clarabel tolerance 1e-10);
+/// - sticking (μ = 0.3 > tan 10°): the tangential damper `β = γ_t + c_t J_t v` lets a contact
+///   creep at the single-contact closed form `v_free / a`, `a = 1 + c_t / m̂_t` (README §10.4,
+///   "Block on an incline"), with `v_free = g sin(10°) δt` the slip of one free step. A node
+///   contact's effective mass is at most the body's, `m̂_t ≤ m` (`J A⁻¹ Jᵀ ≥ 1/m` by
+///   Cauchy–Schwarz with the rigid translation, on which `K` vanishes), so against nsn's rigid
+///   stick every velocity differs by at most `v_free / (1 + c_t / m)` (1.7e-4 m/s at
+///   `c_t = h B_r = 100` kg; nsn's own error, 1e-9, and the linearisation, 1e-11, are far below);
+/// - sliding (μ = 0.1): the joint program raises the normal impulses to widen the cone (P2,
+///   README §10.1): their sum exceeds nsn's (rigid Coulomb: the weight's normal share less the
+///   cube's elastic compression) by far more than the two solvers' tolerances (1e-6 relative;
+///   measured 7 %), pushing the cube off the plane.
+#[rstest]
+fn drumwright_elastic_slope_step(#[values("0.3", "0.1")] mu: &str) {
+    let sc = start_of("elastic_slope", &[("mu", mu)]);
+    let stepper = Stepper::new(&sc);
+    let p = stepper.problem().unwrap();
+    assert_eq!(p.nc(), 4);
+    let lifted = tight("drumwright").step(&p, &mut IterationLog::default()).unwrap();
+    let reduced = tight("drumwright-reduced").step(&p, &mut IterationLog::default()).unwrap();
+    let reference = tight("nsn").step(&p, &mut IterationLog::default()).unwrap();
+    let normal = |s: &harness::StepSolution| s.impulses.iter().map(|l| l[0]).sum::<f64>();
+    for (a, b) in lifted.impulses.iter().zip(&reduced.impulses) {
+        for k in 0..3 {
+            assert!((a[k] - b[k]).abs() <= 1e-6 * normal(&lifted), "lifted {a:?} vs reduced {b:?}");
+        }
+    }
+    let (g, angle, mass) = (9.81, 10f64.to_radians(), stepper.world().deformables[0].total_mass());
+    let ct = solvers::drumwright::DrumwrightSettings::default().tangential_damping_dt;
+    if mu == "0.3" {
+        let bound = g * angle.sin() * p.dt / (1.0 + ct / mass);
+        for sol in [&lifted, &reduced] {
+            let diff = sol.v.iter().zip(&reference.v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(diff < bound, "max |v - v_nsn| = {diff:.3e} >= creep bound {bound:.3e}");
+        }
+    } else {
+        let (inflated, rigid) = (normal(&lifted), normal(&reference));
+        assert!(inflated > (1.0 + 1e-6) * rigid, "P2: total normal impulse {inflated:.6e} vs nsn {rigid:.6e}");
+    }
 }
 
 /// SAP's optimum on an FEM problem (the elastic slope's first step, sparse `A = M + δt² K`)

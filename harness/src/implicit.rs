@@ -1,6 +1,7 @@
 //! [`ImplicitElastic`]: the linearised implicit (backward-Euler) step of the deformable (FEM)
 //! bodies of a [`StepProblem`], shared by the velocity-level solvers that take deformables
-//! (`sap`, `pgs`): their dynamics matrix `A`, their free velocity `v*`, and solves with `A`.
+//! (`sap`, `pgs`, `drumwright`): their dynamics matrix `A`, their free velocity `v*`, and solves
+//! with `A`.
 //!
 //! # Derivation
 //!
@@ -194,10 +195,22 @@ impl ImplicitElastic {
         &self.v_star
     }
 
+    /// Writes [`Self::v_star`] onto the deformable DOFs of the global velocity `v` (length
+    /// `nv`), leaving the rigid DOFs as they are; nothing without deformable bodies.
+    pub fn write_free_velocity(&self, v: &mut [f64]) {
+        v[self.start..self.start + self.v_star.len()].copy_from_slice(&self.v_star);
+    }
+
     /// `A' − M = δt² K` on the deformable DOFs in local indices (`global − start`), with the
     /// prescribed rows and columns zero (stored as explicit zeros).
     pub fn stiffness_dt2(&self) -> &Csr {
         &self.k_dt2
+    }
+
+    /// The entries `(row, column, value)` of `δt² K'` in global indices (prescribed rows and
+    /// columns stored as explicit zeros): with `StepProblem::mass`, the entries of `A'`.
+    pub fn stiffness_entries(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        shifted_entries(&self.k_dt2, self.start)
     }
 
     /// `y[start..] += δt² K' x[start..]` (global vectors of length `nv`): with
@@ -239,6 +252,13 @@ pub fn add_shifted_mul(k: &Csr, start: usize, x: &[f64], y: &mut [f64]) {
     }
 }
 
+/// The entries `(row, column, value)` of a square `K` on the DOFs from `start` on (local
+/// indices, as [`add_shifted_mul`]) in global indices, row by row.
+pub fn shifted_entries(k: &Csr, start: usize) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+    (0..k.nrows)
+        .flat_map(move |r| (k.indptr[r]..k.indptr[r + 1]).map(move |i| (start + r, start + k.indices[i], k.data[i])))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,7 +295,7 @@ mod tests {
                 let p = StepProblem::new(world, &contacts, dt, None).unwrap();
                 assert!(elastic.assemble(&p).unwrap());
                 let mut v = p.free_velocity();
-                v[elastic.start()..].copy_from_slice(elastic.v_star());
+                elastic.write_free_velocity(&mut v);
                 for &(k, vk) in &p.prescribed {
                     assert_eq!(v[k], vk, "prescribed DOF {k} returned exactly");
                 }

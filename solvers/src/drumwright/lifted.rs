@@ -4,7 +4,7 @@
 //!
 //! | rows | cone | equation |
 //! |---|---|---|
-//! | momentum (nv) | zero | `M v - Jnᵀγn - Jtᵀγt - Gbᵀγb = M v*` (Eq. 37) |
+//! | momentum (nv) | zero | `M v - Jnᵀγn - Jtᵀγt - Gbᵀγb = M v*` (Eq. 37; `A'` for `M` on deformable DOFs) |
 //! | joints (nb) | zero | `scale (G_b v + r γb) = scale v̂` (Eq. 141; `min_norm` only) |
 //! | tangential law (2 na) | zero | `β - γt - c_t J_t v = 0` (Eqs. 139–140, `K_r = 0`, `c_t = h B_r`) |
 //! | μ = 0 (2 per contact) | zero | `γt = 0` (README P14: the cone has no interior); with `mu_zero = "unilateral"` the contact has no tangential-law rows (β = 0) |
@@ -17,11 +17,22 @@
 //! `normal_law = "lcp"` instead minimises `½(v - v*)ᵀM(v - v*) + ½ Σ r γ² + Σ γ (G v* - v̂)` over
 //! the normal and joint impulses (the dual of the per-row max law, README §10.3), plus the same
 //! friction terms.
+//!
+//! Deformable (FEM) bodies (README §2): their momentum is the linearised implicit step of
+//! `harness::implicit`, `A' (v - v*) = Jᵀγ` with `A' = M + δt² K'`. Its rows are posed solved for
+//! `v`, `v - A'⁻¹Jᵀγ - A'⁻¹G_bᵀγ_b = v*` (the columns `A'⁻¹Jᵀ` over the deformable DOFs, one
+//! sparse solve per impulse touching them): the same set of solutions as `A'v - Jᵀγ = A'v*`,
+//! but the stiff `δt² K` rows (entries ~1e4 × the node mass on the `E = 1e8` elastic slope)
+//! made clarabel stop with `NumericalError` (README §2). A prescribed DOF's column entries are
+//! zero (`A'⁻¹` is zero there: the boundary takes whatever reaction it needs), so its row is
+//! `v_P = v̄_P`.
+//! The `lcp` objective's `½(v - v*)ᵀA'(v - v*)` carries `A'` itself.
 
-use super::model::Model;
+use super::model::{ainv_columns, Model};
 use super::program::{Program, RowKind, Stats};
 use super::settings::{DrumwrightSettings, MuZero, NormalLaw};
 use super::{Outcome, Stage};
+use harness::implicit::ImplicitElastic;
 use harness::{SolveError, StepProblem};
 
 /// Contact `i`'s Jacobian row `r` (0 = n, 1 = t1, 2 = t2) as `(column, value)` pairs.
@@ -46,10 +57,13 @@ pub(crate) fn joint_row(p: &StepProblem<'_>, k: usize) -> Vec<(usize, f64)> {
     out
 }
 
+/// Solves one cone program of `stage`; `elastic`: the deformable bodies' implicit step,
+/// assembled for `p` (`None` without deformable bodies).
 pub(crate) fn solve(
     p: &StepProblem<'_>,
     m: &Model,
     s: &DrumwrightSettings,
+    elastic: Option<&mut ImplicitElastic>,
     stage: Stage<'_>,
     stats: &mut Vec<Stats>,
 ) -> Result<Outcome, SolveError> {
@@ -72,8 +86,13 @@ pub(crate) fn solve(
                 }
             }
         }
-        for (j, mv) in m.m_v_star.iter().enumerate() {
-            prog.q[iv + j] = -mv;
+        for (r, c, k) in elastic.as_deref().into_iter().flat_map(|e| e.stiffness_entries()) {
+            if c >= r {
+                prog.p_add(iv + r, iv + c, k);
+            }
+        }
+        for (j, av) in m.a_v_star.iter().enumerate() {
+            prog.q[iv + j] = -av;
         }
         let vs = &m.v_star;
         let dot = |row: &[(usize, f64)]| row.iter().map(|&(c, v)| v * vs[c]).sum::<f64>();
@@ -97,35 +116,45 @@ pub(crate) fn solve(
         prog.p_add(ibeta + t, ibeta + t, 1.0);
     }
 
-    // momentum rows: M v - Jᵀγ - Gᵀγb = M v*
+    // momentum rows (Eq. 37): M v - Jᵀγ - G_bᵀγ_b = M v* on the rigid DOFs, v - A'⁻¹(Jᵀγ + G_bᵀγ_b) = v*
+    // on the deformable ones (from `start` on; module doc)
+    let start = elastic.as_deref().map_or(nv, |e| e.start());
+    let mut impulses: Vec<(usize, Vec<(usize, f64)>)> = Vec::with_capacity(na + nt + nb);
+    for (a, &ci) in m.active.iter().enumerate() {
+        impulses.push((ign + a, contact_row(p, ci, 0)));
+        if friction {
+            impulses.extend((0..2).map(|r| (igt + 2 * a + r, contact_row(p, ci, 1 + r))));
+        }
+    }
+    impulses.extend((0..nb).map(|k| (igb + k, joint_row(p, k))));
     let mut mom: Vec<Vec<(usize, f64)>> = vec![Vec::new(); nv];
     for (bi, blk) in p.mass.blocks().iter().enumerate() {
         let o = p.mass.offset(bi);
-        for i in 0..blk.nrows() {
+        for i in (0..blk.nrows()).filter(|&i| o + i < start) {
             for j in 0..blk.ncols() {
                 mom[o + i].push((iv + o + j, blk[(i, j)]));
             }
         }
     }
-    for (a, &ci) in m.active.iter().enumerate() {
-        for (c, v) in contact_row(p, ci, 0) {
-            mom[c].push((ign + a, -v));
-        }
-        if friction {
-            for r in 0..2 {
-                for (c, v) in contact_row(p, ci, 1 + r) {
-                    mom[c].push((igt + 2 * a + r, -v));
-                }
-            }
+    for (var, row) in &impulses {
+        for &(c, v) in row.iter().filter(|&&(c, _)| c < start) {
+            mom[c].push((*var, -v));
         }
     }
-    for k in 0..nb {
-        for (c, v) in joint_row(p, k) {
-            mom[c].push((igb + k, -v));
+    if let Some(e) = elastic {
+        let on_deformable: Vec<&(usize, Vec<(usize, f64)>)> =
+            impulses.iter().filter(|(_, row)| row.iter().any(|&(c, _)| c >= start)).collect();
+        let cols = ainv_columns(p, Some(e), on_deformable.len(), |k, out| {
+            on_deformable[k].1.iter().filter(|&&(c, _)| c >= start).for_each(|&(c, v)| out[c] += v)
+        });
+        for (r, row) in mom.iter_mut().enumerate().skip(start) {
+            row.push((iv + r, 1.0));
+            row.extend(on_deformable.iter().enumerate().map(|(k, (var, _))| (*var, -cols[(r, k)])));
         }
     }
-    for (row, b) in mom.into_iter().zip(&m.m_v_star) {
-        prog.row(RowKind::Zero, row, *b);
+    for (r, row) in mom.into_iter().enumerate() {
+        let b = if r < start { m.a_v_star[r] } else { m.v_star[r] };
+        prog.row(RowKind::Zero, row, b);
     }
     // joint rows (Eq. 141)
     if !lcp {

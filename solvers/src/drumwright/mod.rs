@@ -11,6 +11,8 @@
 //! `½ζ‖γ_n‖² + ½‖γ_t‖² + ½‖β‖²` (Eq. 109). Rigid contacts and joints are the limit `K → ∞`
 //! (`r = 0`). Lifted sparse form ([`lifted`], default) or the paper's reduced form
 //! ([`reduced`]); options in [`DrumwrightSettings`]; the §3 integrator oracles in [`smd`].
+//! FEM deformable bodies (an extension beyond the paper, README §2): `M` becomes the linearised
+//! implicit step's `A = M + δt² K` on their DOFs (`harness::implicit`).
 
 mod lifted;
 mod model;
@@ -35,10 +37,13 @@ Multibody Systems (Toyota Research Institute, c. 2018); convex QP/SOCP solved wi
 (Goulart & Chen, 2024)";
 
 /// What the solver handles: rigid bodies, joints, compliant contact (its native model) and rigid
-/// contact (the `K → ∞` limit of the same law), with the exact friction cone.
+/// contact (the `K → ∞` limit of the same law), with the exact friction cone; and FEM deformable
+/// bodies through the linearised implicit step `A = M + δt² K` in place of `M` (an extension
+/// beyond the paper, the route Drake takes with SAP; README §2).
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
+        deformable_bodies: true,
         rigid_contact: true,
         compliant_contact: true,
         exact_friction_cone: true,

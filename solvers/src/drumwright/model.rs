@@ -7,8 +7,15 @@
 //! `r = 1/(h(hK + B))`, `v̂ = -Kφ₀/(hK + B) - hĠv₀ - r hψ`. Rigid rows are the limit `K → ∞`:
 //! `r = 0`, `v̂ = -φ₀/h - hĠv₀`. With `row_scaling = "paper"` a compliant row is multiplied back by
 //! `scale = 1/r = h(hK + B)` (the force form of Eq. 84; README §10.3).
+//!
+//! Deformable (FEM) bodies (README §2, an extension beyond the paper): their DOFs take the
+//! linearised backward-Euler step of `harness::implicit`, so wherever the paper has `M` (Eq. 37)
+//! the deformable DOFs have `A' = M + δt² K'` ([`ImplicitElastic`]), `v*` there solves
+//! `A v* = M v0 + δt f(q0)`, and `M⁻¹` becomes `A'⁻¹` (zero on prescribed DOFs)
+//! ([`dynamics_solve`]).
 
 use super::settings::{DrumwrightSettings, GdotTerm, NormalModel, RowScaling};
+use harness::implicit::ImplicitElastic;
 use harness::model::ContactCompliance;
 use harness::{SolveError, StepProblem};
 use nalgebra::DMatrix;
@@ -38,10 +45,11 @@ pub(crate) struct Model {
     pub mu: Vec<f64>,
     /// Law of every bilateral row.
     pub bilateral: Vec<Law>,
-    /// Free velocity `v* = v0 + h M⁻¹ f`.
+    /// Free velocity `v* = v0 + h M⁻¹ f` on the rigid DOFs, the implicit step's on the
+    /// deformable ones (`A v* = M v0 + h f`, prescribed DOFs at `v̄_P`).
     pub v_star: Vec<f64>,
-    /// `M v*`.
-    pub m_v_star: Vec<f64>,
+    /// `A' v*` (`M v*` on the rigid DOFs).
+    pub a_v_star: Vec<f64>,
     /// `ζ` (Eq. 109).
     pub zeta: f64,
     /// `c_t = h B_r` (kg): the tangential law is `β = γ_t + c_t G_t v+` (Eqs. 139–140, `K_r = 0`).
@@ -49,7 +57,13 @@ pub(crate) struct Model {
 }
 
 impl Model {
-    pub fn new(p: &StepProblem<'_>, s: &DrumwrightSettings) -> Result<Model, SolveError> {
+    /// The model of `p`; `elastic`: the deformable bodies' implicit step, assembled for `p`
+    /// (`None` without deformable bodies).
+    pub fn new(
+        p: &StepProblem<'_>,
+        s: &DrumwrightSettings,
+        elastic: Option<&mut ImplicitElastic>,
+    ) -> Result<Model, SolveError> {
         let h = p.dt;
         let paper = s.row_scaling == RowScaling::Paper;
         let mut active = Vec::new();
@@ -85,9 +99,15 @@ impl Model {
             mu.push(c.mu);
         }
 
-        let v_star = p.free_velocity();
-        let mut m_v_star = vec![0.0; p.nv()];
-        p.mass.mul_into(&v_star, &mut m_v_star);
+        let mut v_star = p.free_velocity();
+        let mut a_v_star = vec![0.0; p.nv()];
+        if let Some(e) = elastic.as_deref() {
+            e.write_free_velocity(&mut v_star);
+        }
+        p.mass.mul_into(&v_star, &mut a_v_star);
+        if let Some(e) = elastic.as_deref() {
+            e.add_stiffness_mul(&v_star, &mut a_v_star);
+        }
 
         let mut bilateral: Vec<Law> = p
             .bilateral
@@ -100,7 +120,7 @@ impl Model {
             .collect();
         if s.gdot_term != GdotTerm::Off && !bilateral.is_empty() {
             let gdv: Vec<f64> = p.bilateral.rows.iter().map(|r| r.gdot_v).collect();
-            let psi = psi_term(p, &gdv, s.gdot_term == GdotTerm::Exact)?;
+            let psi = psi_term(p, elastic, &gdv, s.gdot_term == GdotTerm::Exact)?;
             for ((law, g), ps) in bilateral.iter_mut().zip(&gdv).zip(&psi) {
                 law.vhat -= h * g + law.r * h * ps;
             }
@@ -110,7 +130,7 @@ impl Model {
                 return Err(SolveError::NonFinite { what: format!("spring law of row {k}") });
             }
         }
-        Ok(Model { active, normal, mu, bilateral, v_star, m_v_star, zeta: s.zeta_at(h), ct: s.tangential_damping_dt })
+        Ok(Model { active, normal, mu, bilateral, v_star, a_v_star, zeta: s.zeta_at(h), ct: s.tangential_damping_dt })
     }
 
     /// Number of active contacts.
@@ -121,8 +141,13 @@ impl Model {
 
 /// `ψ = M̂_b Ġ_b v0` with `M̂_b = (G_b M⁻¹ G_bᵀ)⁻¹` (Eq. 53), by Cholesky (`exact`) or by the
 /// pseudo-inverse (SVD, relative cut-off 1e-12).
-fn psi_term(p: &StepProblem<'_>, gdv: &[f64], exact: bool) -> Result<Vec<f64>, SolveError> {
-    let s = delassus_bilateral(p);
+fn psi_term(
+    p: &StepProblem<'_>,
+    elastic: Option<&mut ImplicitElastic>,
+    gdv: &[f64],
+    exact: bool,
+) -> Result<Vec<f64>, SolveError> {
+    let s = delassus_bilateral(p, elastic);
     let b = nalgebra::DVector::from_column_slice(gdv);
     let x = if exact {
         let ch = s.clone().cholesky().ok_or_else(|| SolveError::Factorization {
@@ -139,25 +164,46 @@ fn psi_term(p: &StepProblem<'_>, gdv: &[f64], exact: bool) -> Result<Vec<f64>, S
     Ok(x.iter().copied().collect())
 }
 
-/// `M⁻¹ Xᵀ` for the rows of `X` given as closures over a generalized impulse: returns the
-/// `nv × n` dense matrix whose column `k` is `M⁻¹ (row k)ᵀ`.
-pub(crate) fn minv_columns(p: &StepProblem<'_>, n: usize, add_row: impl Fn(usize, &mut [f64])) -> DMatrix<f64> {
+/// `x ← A'⁻¹ x` for a generalized impulse `x`: `M⁻¹ x` on the rigid DOFs and, with `elastic`
+/// (assembled for `p`), `A_FF⁻¹ x_F` on the free deformable DOFs and 0 on the prescribed ones —
+/// the velocity change the impulse causes in the step.
+pub(crate) fn dynamics_solve(p: &StepProblem<'_>, elastic: Option<&mut ImplicitElastic>, x: &mut [f64]) {
+    match elastic {
+        None => p.mass.solve_in_place(x),
+        Some(e) => {
+            let deformable = x[e.start()..].to_vec();
+            p.mass.solve_in_place(x);
+            x[e.start()..].copy_from_slice(&deformable);
+            e.solve_in_place(x);
+        }
+    }
+}
+
+/// `A'⁻¹ Xᵀ` ([`dynamics_solve`]; `M⁻¹ Xᵀ` without deformable bodies) for the rows of `X` given
+/// as closures over a generalized impulse: returns the `nv × n` dense matrix whose column `k` is
+/// `A'⁻¹ (row k)ᵀ`.
+pub(crate) fn ainv_columns(
+    p: &StepProblem<'_>,
+    mut elastic: Option<&mut ImplicitElastic>,
+    n: usize,
+    add_row: impl Fn(usize, &mut [f64]),
+) -> DMatrix<f64> {
     let nv = p.nv();
     let mut out = DMatrix::zeros(nv, n);
     let mut col = vec![0.0; nv];
     for k in 0..n {
         col.iter_mut().for_each(|x| *x = 0.0);
         add_row(k, &mut col);
-        p.mass.solve_in_place(&mut col);
+        dynamics_solve(p, elastic.as_deref_mut(), &mut col);
         out.column_mut(k).copy_from_slice(&col);
     }
     out
 }
 
-/// The dense joint Delassus matrix `S_b = G_b M⁻¹ G_bᵀ`.
-pub(crate) fn delassus_bilateral(p: &StepProblem<'_>) -> DMatrix<f64> {
+/// The dense joint Delassus matrix `S_b = G_b A'⁻¹ G_bᵀ` (`G_b M⁻¹ G_bᵀ` on rigid bodies).
+pub(crate) fn delassus_bilateral(p: &StepProblem<'_>, elastic: Option<&mut ImplicitElastic>) -> DMatrix<f64> {
     let nb = p.nb();
-    let mg = minv_columns(p, nb, |k, out| p.bilateral.rows[k].add_transpose(1.0, out));
+    let mg = ainv_columns(p, elastic, nb, |k, out| p.bilateral.rows[k].add_transpose(1.0, out));
     let mut s = DMatrix::zeros(nb, nb);
     for i in 0..nb {
         for j in 0..nb {

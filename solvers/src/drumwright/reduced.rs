@@ -9,19 +9,28 @@
 //! normal rows `scale (D_n λ* + r γn) ≥ scale (v̂ - J_n ṽ)` (Eqs. 185–186), then `γn ≥ 0` and one
 //! SOC(3) per contact. Post-solve (after Eq. 163): `γ_b = A_b⁻¹ (v̂_b - G_b v* - G_b M⁻¹ J*ᵀ λ*)`.
 //! Cost `O(n³)` (README P15); kept as the faithful option.
+//!
+//! Deformable (FEM) bodies (README §2): `M⁻¹` above is `A'⁻¹` of the linearised implicit step on
+//! their DOFs (`harness::implicit`; zero on prescribed DOFs, so an impulse never moves them) and
+//! `v*` the implicit free velocity, so `D = J* Λ J*ᵀ` is the Delassus operator `J A⁻¹ Jᵀ` of
+//! that step (dense over the contacts, as for rigid bodies).
 
 use super::lifted::{contact_row, joint_row};
-use super::model::{minv_columns, Model};
+use super::model::{ainv_columns, Model};
 use super::program::{Program, RowKind, Stats};
 use super::settings::{DrumwrightSettings, MuZero};
 use super::{Outcome, Stage};
+use harness::implicit::ImplicitElastic;
 use harness::{SolveError, StepProblem};
 use nalgebra::{DMatrix, DVector};
 
+/// Solves one cone program of `stage`; `elastic`: the deformable bodies' implicit step,
+/// assembled for `p` (`None` without deformable bodies).
 pub(crate) fn solve(
     p: &StepProblem<'_>,
     m: &Model,
     s: &DrumwrightSettings,
+    mut elastic: Option<&mut ImplicitElastic>,
     stage: Stage<'_>,
     stats: &mut Vec<Stats>,
 ) -> Result<Outcome, SolveError> {
@@ -40,13 +49,13 @@ pub(crate) fn solve(
         })
         .collect();
     let apply = |row: &[(usize, f64)], x: &[f64]| row.iter().map(|&(c, v)| v * x[c]).sum::<f64>();
-    let mut mj = minv_columns(p, nx, |k, out| rows[k].iter().for_each(|&(c, v)| out[c] += v));
+    let mut mj = ainv_columns(p, elastic.as_deref_mut(), nx, |k, out| rows[k].iter().for_each(|&(c, v)| out[c] += v));
     let mut v_tilde = DVector::from_column_slice(&m.v_star);
     // joint elimination
     let mut joint_solve: Option<(nalgebra::linalg::FullPivLU<f64, nalgebra::Dyn, nalgebra::Dyn>, DMatrix<f64>)> = None;
     if nb > 0 {
         let grows: Vec<Vec<(usize, f64)>> = (0..nb).map(|k| joint_row(p, k)).collect();
-        let mg = minv_columns(p, nb, |k, out| grows[k].iter().for_each(|&(c, v)| out[c] += v));
+        let mg = ainv_columns(p, elastic, nb, |k, out| grows[k].iter().for_each(|&(c, v)| out[c] += v));
         let mut ab = DMatrix::from_fn(nb, nb, |i, j| apply(&grows[i], mg.column(j).as_slice()));
         for k in 0..nb {
             ab[(k, k)] += m.bilateral[k].r;

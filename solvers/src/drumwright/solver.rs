@@ -1,30 +1,46 @@
 //! [`Drumwright`]: one step = one collision set, one linear solve (joints only) or one convex
 //! cone program (contacts), then the explicit update `v+`, `q+ = q0 + h N v+` (Eqs. 36–37).
 
-use super::model::{delassus_bilateral, Model};
+use super::model::{delassus_bilateral, dynamics_solve, Model};
 use super::program::{worse, Stats};
 use super::settings::{DrumwrightSettings, Form, FrictionSolve};
 use super::{lifted, reduced, Outcome, Stage};
+use harness::implicit::ImplicitElastic;
 use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use nalgebra::DVector;
 
 /// Drumwright's unconditionally stable first-order constraint solver.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Drumwright {
     settings: DrumwrightSettings,
+    /// The deformable bodies' linearised implicit step (README §2), its symbolic factorization
+    /// kept across the steps of a run.
+    elastic: ImplicitElastic,
 }
 
 impl Drumwright {
     /// A solver with validated settings.
     pub fn new(settings: DrumwrightSettings) -> Self {
-        Self { settings }
+        Self { settings, elastic: ImplicitElastic::default() }
+    }
+
+    /// Symbolic analyses of the deformable bodies' `A = M + δt² K` so far (one per run while the
+    /// mesh and the prescribed DOFs stay).
+    pub fn symbolic_analyses(&self) -> usize {
+        self.elastic.symbolic_analyses()
     }
 
     /// Joints only (§4, Eqs. 59–62 in the C-form of README §10.3): one dense linear solve
-    /// `scale (G_b M⁻¹ G_bᵀ + R_b) γ_b = scale (v̂_b - G_b v*)`, then `v+ = v* + M⁻¹ G_bᵀ γ_b`.
-    fn bilateral_only(&self, p: &StepProblem<'_>, m: &Model, log: &mut IterationLog) -> Result<Outcome, SolveError> {
+    /// `scale (G_b M⁻¹ G_bᵀ + R_b) γ_b = scale (v̂_b - G_b v*)`, then `v+ = v* + M⁻¹ G_bᵀ γ_b`
+    /// (`A'⁻¹` for `M⁻¹` on deformable DOFs).
+    fn bilateral_only(
+        p: &StepProblem<'_>,
+        m: &Model,
+        mut elastic: Option<&mut ImplicitElastic>,
+        log: &mut IterationLog,
+    ) -> Result<Outcome, SolveError> {
         let nb = p.nb();
-        let mut a = delassus_bilateral(p);
+        let mut a = delassus_bilateral(p, elastic.as_deref_mut());
         let mut rhs = DVector::zeros(nb);
         for k in 0..nb {
             let l = m.bilateral[k];
@@ -43,46 +59,55 @@ impl Drumwright {
         log.record(&[("linear_rel_residual_linf", res)]);
         let gb: Vec<f64> = g.iter().copied().collect();
         let mut dv = p.bilateral.transpose_mul(&gb, p.nv());
-        p.mass.solve_in_place(&mut dv);
+        dynamics_solve(p, elastic, &mut dv);
         let v = m.v_star.iter().zip(&dv).map(|(a, b)| a + b).collect();
         Ok(Outcome { v, gn: vec![], gt: vec![], gb, status: SolveStatus::Solved, iterations: 1 })
     }
 
     fn cone_program(
-        &self,
+        &mut self,
         p: &StepProblem<'_>,
         m: &Model,
+        deformable: bool,
         stage: Stage<'_>,
         stats: &mut Vec<Stats>,
     ) -> Result<Outcome, SolveError> {
+        let elastic = deformable.then_some(&mut self.elastic);
         if self.settings.form == Form::Reduced {
-            reduced::solve(p, m, &self.settings, stage, stats)
+            reduced::solve(p, m, &self.settings, elastic, stage, stats)
         } else {
-            lifted::solve(p, m, &self.settings, stage, stats)
+            lifted::solve(p, m, &self.settings, elastic, stage, stats)
         }
     }
 }
 
 impl Solver for Drumwright {
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
-        let m = Model::new(p, &self.settings)?;
+        // deformable bodies: A' = M + δt² K and v* of the linearised implicit step (README §2)
+        let deformable = self.elastic.assemble(p)?;
+        let m = Model::new(p, &self.settings, deformable.then_some(&mut self.elastic))?;
         let mut stats = Vec::new();
-        let out = if m.na() == 0 {
+        let mut out = if m.na() == 0 {
             if p.nb() == 0 {
                 let v = m.v_star.clone();
                 Outcome { v, gn: vec![], gt: vec![], gb: vec![], status: SolveStatus::Solved, iterations: 0 }
             } else {
-                self.bilateral_only(p, &m, log)?
+                Self::bilateral_only(p, &m, deformable.then_some(&mut self.elastic), log)?
             }
         } else if self.settings.friction_solve == FrictionSolve::TwoStage {
-            let first = self.cone_program(p, &m, Stage::NormalOnly, &mut stats)?;
-            let mut second = self.cone_program(p, &m, Stage::FrictionGiven(&first.gn), &mut stats)?;
+            let first = self.cone_program(p, &m, deformable, Stage::NormalOnly, &mut stats)?;
+            let mut second = self.cone_program(p, &m, deformable, Stage::FrictionGiven(&first.gn), &mut stats)?;
             second.status = worse(first.status, second.status);
             second.iterations += first.iterations;
             second
         } else {
-            self.cone_program(p, &m, Stage::Joint, &mut stats)?
+            self.cone_program(p, &m, deformable, Stage::Joint, &mut stats)?
         };
+        // prescribed DOFs: their rows are decoupled (`v_P = v̄_P`, no impulse acts on them); the
+        // interior point meets them to its tolerance, the exact value is returned
+        for &(k, vk) in &p.prescribed {
+            out.v[k] = vk;
+        }
         // diagnostics (README §5): by how much the normal impulse exceeds its spring law (P1/P2)
         let mut excess = 0.0f64;
         for (a, &ci) in m.active.iter().enumerate() {

@@ -131,16 +131,13 @@ impl Pgs {
     fn setup(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
         self.contacts.assemble_implicit(p, &mut self.elastic)?;
         self.vstar = p.free_velocity();
-        // deformable DOFs: the linearised implicit step's v* (prescribed DOFs at v̄_P)
-        if p.layout.has_deformables() {
-            let start = self.elastic.start();
-            self.vstar[start..].copy_from_slice(self.elastic.v_star());
-        }
         if self.vstar.len() != p.nv() {
             return Err(SolveError::Unsupported {
                 what: format!("free velocity has {} entries, layout {}", self.vstar.len(), p.nv()),
             });
         }
+        // deformable DOFs: the linearised implicit step's v* (prescribed DOFs at v̄_P)
+        self.elastic.write_free_velocity(&mut self.vstar);
         if !self.vstar.iter().all(|x| x.is_finite()) {
             return Err(SolveError::NonFinite { what: "free velocity v*".into() });
         }

@@ -262,7 +262,7 @@ impl SapProblem {
         // deformable DOFs: the linearised backward-Euler step (harness::implicit)
         let (elastic_term, fixed) = if elastic.assemble(p)? {
             let start = elastic.start();
-            v_star[start..].copy_from_slice(elastic.v_star());
+            elastic.write_free_velocity(&mut v_star);
             let fixed =
                 if p.prescribed.is_empty() { vec![] } else { (0..p.nv()).map(|k| elastic.is_fixed(k)).collect() };
             (Some(ElasticTerm { start, k_dt2: elastic.stiffness_dt2().clone() }), fixed)

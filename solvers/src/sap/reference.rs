@@ -15,6 +15,7 @@ use super::problem::SapProblem;
 use super::projection::ImpulseSet;
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
+use harness::implicit::shifted_entries;
 
 /// The reference solution.
 #[derive(Debug, Clone)]
@@ -42,14 +43,10 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
     let (mut pi, mut pj, mut pv) = (vec![], vec![], vec![]);
     if let Some(e) = &prob.elastic {
         // the deformable stiffness part of A, upper triangle
-        for r in 0..e.k_dt2.nrows {
-            for k in e.k_dt2.indptr[r]..e.k_dt2.indptr[r + 1] {
-                if e.k_dt2.indices[k] >= r {
-                    pi.push(e.start + r);
-                    pj.push(e.start + e.k_dt2.indices[k]);
-                    pv.push(e.k_dt2.data[k]);
-                }
-            }
+        for (r, c, x) in shifted_entries(&e.k_dt2, e.start).filter(|&(r, c, _)| c >= r) {
+            pi.push(r);
+            pj.push(c);
+            pv.push(x);
         }
     }
     for (b, blk) in prob.a.blocks().iter().enumerate() {
