@@ -1,12 +1,13 @@
 //! Velocity-level solvers on FEM deformable bodies through the linearised implicit step of
 //! `harness::implicit` (`A = M + δt² K`): SAP (cost `½‖v − v*‖²_A + ℓ_R`, an extension beyond
-//! Castro et al., as Drake), PGS (Gauss–Seidel on `W = J A⁻¹ Jᵀ`) and Drumwright (`A` for `M` in
-//! the momentum rows of the lifted cone program, `J A⁻¹ Jᵀ` in the reduced one; both extensions
-//! beyond the papers). Physics asserted: a bar hanging from its clamped face reaches the FEM
-//! model's static equilibrium (free end near `ρ g L²/(2E)`); free fall conserves momentum;
-//! prescribed DOFs come back exactly, also under contact; one step of the elastic slope agrees
-//! with nsn (the nonlinear backward-Euler Newton) within bounds derived from each solver's
-//! contact model and tolerance.
+//! Castro et al., as Drake), PGS (Gauss–Seidel on `W = J A⁻¹ Jᵀ`), Drumwright (`A` for `M` in
+//! the momentum rows of the lifted cone program, `J A⁻¹ Jᵀ` in the reduced one) and CANAL (the
+//! AL surrogate (22) with `A` for `M` and `A v*` for `M v*`); all extensions beyond the papers.
+//! Physics asserted: a bar hanging from its clamped face reaches the FEM model's static
+//! equilibrium (free end near `ρ g L²/(2E)`), and so does a column standing on rigid ground
+//! (CANAL); free fall conserves momentum; prescribed DOFs come back exactly, also under contact;
+//! one step of the elastic slope agrees with nsn (the nonlinear backward-Euler Newton) within
+//! bounds derived from each solver's contact model and tolerance.
 
 use harness::model::{
     DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, StaticCollider, StaticShape, World,
@@ -99,7 +100,7 @@ fn static_equilibrium(mut world: World, prescribed: &[usize]) -> World {
 /// start-up vibration by about `1/(1 + 25)` per step, below 1e-13 after the 30 steps; 1e-9 of the
 /// drop leaves a margin of 1e4 for that and for round-off.
 #[rstest]
-fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs", "drumwright")] name: &str) {
+fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs", "drumwright", "canal")] name: &str) {
     let (e, rho, l, g): (f64, f64, f64, f64) = (1e6, 1000.0, 0.5, 9.81);
     let omega1 = std::f64::consts::PI * (e / rho).sqrt() / (2.0 * l);
     let mut world = column(e, rho, l);
@@ -132,11 +133,72 @@ fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs", "drumwright"
     }
 }
 
+/// The column standing on rigid ground with friction (μ = 0.5) settles to the static equilibrium
+/// of the FEM model with its base nodes held where they stand: rigid contact keeps them at
+/// `z = 0` and, the material having ν = 0, the base carries almost no shear, far inside the
+/// friction cone, so they stick. CANAL's contacts are exact at its fixed point, so the oracle is
+/// [`static_equilibrium`] with the base DOFs prescribed, to within what the stopping tests leave:
+/// per step the velocity is within `δv = (2 ε_λ + 2 ε_N)(‖A v*‖ + ‖λ‖)/m_min` of the exact step
+/// (derivation at `elastic_slope_step_agrees_with_nsn`), and the implicit step damps a position
+/// error by `1/(1 + (ω₁δt)²) = 1/26` per step (`ω₁ δt = 5` as for the hanging bar), so the
+/// positions settle within `δt δv/(1 − 1/26)`, bounded by `2 δt δv`; plus the hanging bar's
+/// `1e-9` of the drop for the start-up vibration.
+#[test]
+fn canal_column_on_the_ground_reaches_the_static_shortening() {
+    let (e, rho, l, g): (f64, f64, f64, f64) = (1e6, 1000.0, 0.5, 9.81);
+    let omega1 = std::f64::consts::PI * (e / rho).sqrt() / (2.0 * l);
+    let mut world = column(e, rho, l);
+    world.gravity = Vector3::new(0.0, 0.0, -g);
+    let bar = &world.deformables[0];
+    let base: Vec<usize> =
+        (0..bar.num_nodes()).filter(|&a| bar.rest[a].z < 1e-9).flat_map(|a| (0..3).map(move |i| 3 * a + i)).collect();
+    let oracle = static_equilibrium(world.clone(), &base);
+    let sc = Scenario {
+        world,
+        dt: 5.0 / omega1,
+        steps: 30,
+        margin: 0.01,
+        needs: Capabilities { deformable_bodies: true, ..Default::default() },
+    };
+    let s = solvers::canal::CanalSettings::default();
+    let mut canal = solver("canal", &[]);
+    let mut stepper = Stepper::new(&sc);
+    let mut dv = 0.0f64;
+    for _ in 0..sc.steps {
+        let p = stepper.problem().unwrap();
+        assert_eq!(p.nc(), 4, "the base's four nodes touch the ground");
+        let sol = canal.step(&p, &mut IterationLog::default()).unwrap();
+        assert_eq!(sol.status, harness::SolveStatus::Solved);
+        let mut elastic = harness::implicit::ImplicitElastic::default();
+        assert!(elastic.assemble(&p).unwrap());
+        let mut v_star = p.free_velocity();
+        elastic.write_free_velocity(&mut v_star);
+        let mut b = vec![0.0; p.nv()];
+        elastic.mul_into(&p, &v_star, &mut b);
+        let norm = |x: &mut dyn Iterator<Item = f64>| x.map(|a| a * a).sum::<f64>().sqrt();
+        let lam = norm(&mut sol.impulses.iter().flatten().copied());
+        let m_min = p.mass.diagonal().into_iter().fold(f64::INFINITY, f64::min);
+        dv = dv.max(2.0 * (s.impulse_tolerance + s.newton_tolerance) * (norm(&mut b.into_iter()) + lam) / m_min);
+        drop(p);
+        stepper.advance(&sol);
+    }
+    let (bar, exact) = (&stepper.world().deformables[0], &oracle.deformables[0]);
+    let top = (0..bar.num_nodes()).filter(|&a| bar.rest[a].z > l - 1e-9);
+    let analytic = rho * g * l * l / (2.0 * e);
+    for a in top {
+        let (drop, want) = (bar.rest[a].z - bar.positions[a].z, exact.rest[a].z - exact.positions[a].z);
+        let tol = 1e-9 * want + 2.0 * sc.dt * dv;
+        let err = (bar.positions[a] - exact.positions[a]).norm();
+        assert!(err < tol, "node {a} drops {drop}, equilibrium {want} (error {err:e} >= {tol:e})");
+        assert!((want - analytic).abs() < 0.2 * analytic, "equilibrium drop {want} vs 1D {analytic}");
+    }
+}
+
 /// A stretched bar in free fall (no contact): elastic forces and `K` are internal (translations
 /// are in every element Hessian's null space, projected or not), so each step changes the linear
 /// momentum by exactly `M g δt`, to round-off (1e-10 relative over 10 steps of a vibrating bar).
 #[rstest]
-fn free_fall_conserves_momentum(#[values("sap", "pgs", "drumwright")] name: &str) {
+fn free_fall_conserves_momentum(#[values("sap", "pgs", "drumwright", "canal")] name: &str) {
     let mut w = column(1e5, 1000.0, 1.0);
     w.statics.clear();
     for x in &mut w.deformables[0].positions {
@@ -196,7 +258,7 @@ fn pressed_column() -> Scenario {
 /// column, where the bottom nodes' contacts carry load (the prescribed rows take no impulse).
 #[rstest]
 fn prescribed_dofs_are_returned_exactly(
-    #[values("sap", "pgs", "drumwright", "drumwright-reduced")] name: &str,
+    #[values("sap", "pgs", "drumwright", "drumwright-reduced", "canal")] name: &str,
     #[values("twisting_bar", "pressed_column")] scene: &str,
 ) {
     let sc = if scene == "twisting_bar" { start_of("twisting_bar", &[]) } else { pressed_column() };
@@ -220,7 +282,7 @@ fn prescribed_dofs_are_returned_exactly(
 }
 
 /// One step of the elastic slope (stiff cube at rest on the 10° plane, sticking and sliding) by
-/// sap and pgs against nsn, which solves the nonlinear backward-Euler step with exact rigid
+/// sap, pgs and canal against nsn, which solves the nonlinear backward-Euler step with exact rigid
 /// contact to 1e-9. From the stress-free start the elastic force is linear over the step (the
 /// linearisation error is second order in the step's strain, ~1e-11 here), so the velocities
 /// differ by the contact laws only: PGS is rigid too (impulses within `1e3 × 1e-12`), SAP's
@@ -228,8 +290,15 @@ fn prescribed_dofs_are_returned_exactly(
 /// `R_n = β² w/(4π²)`, `w = 1/m_a`, `λ_n ≤ m_a g δt` (its share of the weight, with the
 /// elastic ringing at most doubling it), so `|Δv| ≤ 2 β² g δt/(4π²)` (β = 1), and along the
 /// slope its friction cone is regularised by `R_t = σ w` in the same way (σ = 1e-3 ≪ β²/(4π²)).
+/// CANAL (default settings) is rigid too, exact up to its stopping tests: at the stop the last AL
+/// update moved the impulses by `‖Δλ‖ ≤ ε_λ max(‖λ‖, ‖A v*‖)` (`impulse_tolerance`), so the
+/// impulses are within `‖Δλ‖/(1 − ρ) ≤ 2‖Δλ‖` of the fixed point (the outer contraction
+/// `ρ ≤ μ²/(1 + μ²) < ½`, README §7), and the inner residual `r = A v − A v* − JᵀΛ` is below
+/// `ε_N max(‖A v*‖, ‖A v‖, ‖JᵀΛ‖)`; one contact per node with an orthonormal frame (`‖J‖ = 1`)
+/// and `A ⪰ M` give `‖Δv‖ ≤ (2 ε_λ + 2 ε_N)(‖A v*‖ + ‖λ‖)/m_min`, on top of PGS's budget for
+/// nsn's tolerance and the linearisation.
 #[rstest]
-fn elastic_slope_step_agrees_with_nsn(#[values("sap", "pgs")] name: &str, #[values("0.3", "0.1")] mu: &str) {
+fn elastic_slope_step_agrees_with_nsn(#[values("sap", "pgs", "canal")] name: &str, #[values("0.3", "0.1")] mu: &str) {
     let sc = start_of("elastic_slope", &[("mu", mu)]);
     let stepper = Stepper::new(&sc);
     let p = stepper.problem().unwrap();
@@ -239,6 +308,20 @@ fn elastic_slope_step_agrees_with_nsn(#[values("sap", "pgs")] name: &str, #[valu
     let g = 9.81;
     let tol = match name {
         "sap" => 2.0 * g * p.dt / (4.0 * std::f64::consts::PI.powi(2)),
+        "canal" => {
+            let s = solvers::canal::CanalSettings::default();
+            let mut elastic = harness::implicit::ImplicitElastic::default();
+            assert!(elastic.assemble(&p).unwrap());
+            let mut v_star = p.free_velocity();
+            elastic.write_free_velocity(&mut v_star);
+            let mut b = vec![0.0; p.nv()];
+            elastic.mul_into(&p, &v_star, &mut b);
+            let norm = |x: &mut dyn Iterator<Item = f64>| x.map(|a| a * a).sum::<f64>().sqrt();
+            let lam = norm(&mut sol.impulses.iter().flatten().copied());
+            let m_min = p.mass.diagonal().into_iter().fold(f64::INFINITY, f64::min);
+            let canal = 2.0 * (s.impulse_tolerance + s.newton_tolerance) * (norm(&mut b.into_iter()) + lam) / m_min;
+            1e-6 * g * p.dt + canal
+        }
         _ => 1e-6 * g * p.dt,
     };
     let diff = sol.v.iter().zip(&reference.v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));

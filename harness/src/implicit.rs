@@ -1,7 +1,7 @@
 //! [`ImplicitElastic`]: the linearised implicit (backward-Euler) step of the deformable (FEM)
 //! bodies of a [`StepProblem`], shared by the velocity-level solvers that take deformables
-//! (`sap`, `pgs`, `drumwright`): their dynamics matrix `A`, their free velocity `v*`, and solves
-//! with `A`.
+//! (`sap`, `pgs`, `drumwright`, `canal`): their dynamics matrix `A`, their free velocity `v*`,
+//! and solves with `A`.
 //!
 //! # Derivation
 //!
@@ -234,6 +234,25 @@ impl ImplicitElastic {
             if f {
                 *xi = 0.0;
             }
+        }
+    }
+
+    /// `y = A' x` over all `nv` DOFs of `p` (the problem last [`Self::assemble`]d): `M x` on the
+    /// rigid bodies, `(M + δt² K') x` on the deformable DOFs.
+    pub fn mul_into(&self, p: &StepProblem<'_>, x: &[f64], y: &mut [f64]) {
+        p.mass.mul_into(x, y);
+        self.add_stiffness_mul(x, y);
+    }
+
+    /// `x ← A'⁻¹ x` over all `nv` DOFs of `p` (the problem last [`Self::assemble`]d): `M⁻¹ x` on
+    /// the rigid bodies, [`Self::solve_in_place`] on the deformable DOFs (prescribed entries 0).
+    pub fn solve_all_in_place(&mut self, p: &StepProblem<'_>, x: &mut [f64]) {
+        let s = self.start;
+        let xd = x[s..].to_vec();
+        p.mass.solve_in_place(x);
+        if s < x.len() {
+            x[s..].copy_from_slice(&xd);
+            self.solve_in_place(x);
         }
     }
 

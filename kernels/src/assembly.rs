@@ -22,7 +22,19 @@ impl SymmetricPattern {
     /// The pattern of an `n x n` matrix with one dense block per element (`elements[e]` lists the
     /// element's global indices, distinct, each `< n`) plus the full diagonal.
     pub fn new(n: usize, elements: &[Vec<usize>]) -> Self {
+        Self::with_entries(n, elements, &[])
+    }
+
+    /// As [`Self::new`], plus the single entries `entries` (`(row, column)`, either triangle;
+    /// e.g. the pattern of a sparse stiffness matrix added by [`Self::position`]).
+    pub fn with_entries(n: usize, elements: &[Vec<usize>], entries: &[(usize, usize)]) -> Self {
         let mut cols: Vec<Vec<usize>> = (0..n).map(|c| vec![c]).collect();
+        for &(r, c) in entries {
+            assert!(r < n && c < n, "entry ({r}, {c}) out of range {n}");
+            if r != c {
+                cols[r.min(c)].push(r.max(c));
+            }
+        }
         for dofs in elements {
             for &r in dofs {
                 assert!(r < n, "index {r} out of range {n}");
@@ -92,6 +104,13 @@ impl SymmetricPattern {
         }
     }
 
+    /// Index in the value array of entry `(r, c)` or `(c, r)` (the lower one), if in the pattern.
+    pub fn position(&self, r: usize, c: usize) -> Option<usize> {
+        let (r, c) = (r.max(c), r.min(c));
+        let (s, e) = (self.col_ptr[c], self.col_ptr[c + 1]);
+        self.row_idx[s..e].binary_search(&r).ok().map(|k| s + k)
+    }
+
     /// `values[diag(i)] += d` for the diagonal entry of row `i`.
     pub fn add_diagonal(&self, i: usize, d: f64, values: &mut [f64]) {
         values[self.col_ptr[i]] += d; // the diagonal is the first (smallest) row of column i
@@ -128,6 +147,17 @@ mod tests {
         p.add_element(0, &[2.0, 1.0, 1.0, 3.0], &mut values);
         p.add_element(1, &[4.0, -1.0, -1.0, 5.0], &mut values);
         // dense: [[3,1,0,0],[1,9,0,-1],[0,0,1,0],[0,-1,0,5]]
+        let q = SymmetricPattern::with_entries(4, &[vec![0, 1]], &[(1, 3)]);
+        let mut qv = vec![0.0; q.nnz()];
+        for i in 0..4 {
+            q.add_diagonal(i, 1.0, &mut qv);
+        }
+        q.add_element(0, &[2.0, 1.0, 1.0, 3.0], &mut qv);
+        q.add_diagonal(1, 5.0, &mut qv);
+        q.add_diagonal(3, 4.0, &mut qv);
+        qv[q.position(1, 3).unwrap()] -= 1.0;
+        assert_eq!((q.position(3, 1), q.position(2, 0)), (p.position(3, 1), None));
+        assert_eq!((q.col_ptr.clone(), q.row_idx.clone(), &qv), (p.col_ptr.clone(), p.row_idx.clone(), &values));
         let x = [1.0, 2.0, 3.0, 4.0];
         let mut y = [0.0; 4];
         p.mul(&values, &x, &mut y);

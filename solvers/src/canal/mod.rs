@@ -3,7 +3,9 @@
 //! Problem (harness/src/problem.rs, `θ = 0` so `v̂ = v+`, `A = M`, `b = M v*`):
 //! `M v = b + Jᵀ λ + Gᵀ γ` with the Signorini–Coulomb law per contact (rigid, or the compliant
 //! normal law as the regularisation of the normal row, an extension) and the velocity-level law
-//! per bilateral row. Each AL iteration freezes the De Saxcé term
+//! per bilateral row. FEM deformable bodies (an extension) take the linearised backward-Euler step
+//! of `harness::implicit`: `A = M + δt² K` and `b = A v*` on their DOFs, prescribed DOFs held.
+//! Each AL iteration freezes the De Saxcé term
 //! `p_i = μ_i ||z_{i,t}||` at the previous slack, which turns the surrogate into the minimisation
 //! of a strongly convex piecewise-quadratic `h(v)` (Eq. 22) whose gradient is the residual (21);
 //! `h` is minimised by Newton steps with the Hessian (24), factored by the sparse Cholesky of
@@ -30,10 +32,11 @@ Robotic Multi-Contact Simulation (2025): CANAL, Algorithm 1, Eqs. (11)-(27)";
 
 /// What CANAL handles: rigid bodies, rigid contact with the exact cone, compliant contact (an
 /// extension: the Kelvin–Voigt law as the regularisation of the normal row, README §2), bilateral
-/// joints.
+/// joints, FEM deformable bodies (an extension: their linearised implicit step, README §2).
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
+        deformable_bodies: true,
         rigid_contact: true,
         compliant_contact: true,
         exact_friction_cone: true,

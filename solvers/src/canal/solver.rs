@@ -4,6 +4,7 @@
 
 use super::model::{Model, Op};
 use super::settings::{CanalSettings, Inner};
+use harness::implicit::ImplicitElastic;
 use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::assembly::SymmetricPattern;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
@@ -39,9 +40,12 @@ pub struct Canal {
     pub(super) settings: CanalSettings,
     pub(super) model: Model,
     pub(super) nv: usize,
-    /// `b = M v*`.
+    /// The deformable bodies' linearised implicit step (README §2, an extension): `A = M + δt² K`
+    /// on their DOFs, `M` on the rigid bodies; `A = M` without deformables.
+    pub(super) elastic: ImplicitElastic,
+    /// `b = A v*`.
     pub(super) b: Vec<f64>,
-    /// `||b||_2 = ||M v*||_2`: the floor of the impulse-change test's denominator (N s).
+    /// `||b||_2 = ||A v*||_2`: the floor of the impulse-change test's denominator (N s).
     impulse_scale: f64,
     pub(super) v: Vec<f64>,
     /// Outer impulses `λ^l` (`= −u^l`).
@@ -57,12 +61,20 @@ pub struct Canal {
     pub(super) p: Vec<f64>,
     pub(super) r: Vec<f64>,
     pub(super) d: Vec<f64>,
+    /// `A v` at the current inner iterate.
     pub(super) mv: Vec<f64>,
+    /// `A d` (line search).
+    ad: Vec<f64>,
     pub(super) w: Vec<f64>,
     pub(super) jtl: Vec<f64>,
     pattern: SymmetricPattern,
     chol: Option<SparseCholesky>,
     hvals: Vec<f64>,
+    /// Each lower entry of `δt² K'`: `(index in hvals, value)`.
+    k_slots: Vec<(usize, f64)>,
+    /// Entries of `hvals` in a prescribed row or column: `(value index, the DOF's mass on the
+    /// diagonal, 0 elsewhere)`.
+    fixed_slots: Vec<(usize, f64)>,
     local: Vec<f64>,
     stats: CanalStats,
 }
@@ -74,6 +86,7 @@ impl Canal {
             settings,
             model: Model::default(),
             nv: 0,
+            elastic: ImplicitElastic::default(),
             b: vec![],
             impulse_scale: 0.0,
             v: vec![],
@@ -86,11 +99,14 @@ impl Canal {
             r: vec![],
             d: vec![],
             mv: vec![],
+            ad: vec![],
             w: vec![],
             jtl: vec![],
             pattern: SymmetricPattern::default(),
             chol: None,
             hvals: vec![],
+            k_slots: vec![],
+            fixed_slots: vec![],
             local: vec![],
             stats: CanalStats::default(),
         }
@@ -107,14 +123,16 @@ impl Canal {
     }
 
     fn setup(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
-        if p.layout.blocks.iter().any(|b| !matches!(b.kind, harness::model::BlockKind::RigidBody { .. })) {
-            return Err(SolveError::Unsupported { what: "deformable bodies (rigid bodies only)".into() });
-        }
         self.model = Model::new(p);
         self.nv = p.nv();
         let n = self.model.len();
-        let v_star = p.free_velocity();
-        self.b = p.mass.mul(&v_star);
+        // deformable DOFs: the linearised implicit step, A = M + δt² K and its v* (README §2)
+        let mut v_star = p.free_velocity();
+        if self.elastic.assemble(p)? {
+            self.elastic.write_free_velocity(&mut v_star);
+        }
+        self.b = vec![0.0; self.nv];
+        self.elastic.mul_into(p, &v_star, &mut self.b);
         self.impulse_scale = self.b.iter().map(|a| a * a).sum::<f64>().sqrt();
         self.lam = vec![0.0; n];
         if self.settings.warm_start {
@@ -124,12 +142,12 @@ impl Canal {
                 }
             }
         }
-        // v = v* + M⁻¹ Jᵀ λ (consistent with the warm impulses)
+        // v = v* + A⁻¹ Jᵀ λ (consistent with the warm impulses; prescribed DOFs stay at v̄_P)
         let mut imp = vec![0.0; self.nv];
         for (i, row) in self.model.rows.iter().enumerate() {
             row.add_transpose(&self.lam[self.model.off[i]..self.model.off[i + 1]], &mut imp);
         }
-        p.mass.solve_in_place(&mut imp);
+        self.elastic.solve_all_in_place(p, &mut imp);
         self.v = v_star.iter().zip(&imp).map(|(a, b)| a + b).collect();
         self.lam_new = self.lam.clone();
         self.x = vec![0.0; n];
@@ -144,6 +162,7 @@ impl Canal {
         self.r = vec![0.0; self.nv];
         self.d = vec![0.0; self.nv];
         self.mv = vec![0.0; self.nv];
+        self.ad = vec![0.0; self.nv];
         self.w = vec![0.0; n];
         self.jtl = vec![0.0; self.nv];
         if !self.v.iter().chain(&self.b).chain(&self.lam).all(|x| x.is_finite()) {
@@ -160,12 +179,30 @@ impl Canal {
                 }
                 None => self.update_de_saxce(None, 1.0),
             }
-            // Hessian pattern: mass blocks, then one dense block per constraint
+            // Hessian pattern: mass blocks, then one dense block per constraint, and the entries
+            // of δt² K on the deformable DOFs
             let mut elems: Vec<Vec<usize>> = (0..p.mass.blocks().len())
                 .map(|k| (p.mass.offset(k)..p.mass.offset(k) + p.mass.blocks()[k].nrows()).collect())
                 .collect();
             elems.extend(self.model.rows.iter().map(|r| r.dofs.clone()));
-            let pattern = SymmetricPattern::new(self.nv, &elems);
+            let lower_k: Vec<(usize, usize, f64)> =
+                self.elastic.stiffness_entries().filter(|&(r, c, _)| r >= c).collect();
+            let entries: Vec<(usize, usize)> = lower_k.iter().map(|&(r, c, _)| (r, c)).collect();
+            let pattern = SymmetricPattern::with_entries(self.nv, &elems, &entries);
+            self.k_slots =
+                lower_k.iter().map(|&(r, c, x)| (pattern.position(r, c).expect("entry in the pattern"), x)).collect();
+            self.fixed_slots.clear();
+            if !p.prescribed.is_empty() {
+                let mass = p.mass.diagonal();
+                for c in 0..self.nv {
+                    for e in pattern.col_ptr[c]..pattern.col_ptr[c + 1] {
+                        let r = pattern.row_idx[e];
+                        if self.elastic.is_fixed(r) || self.elastic.is_fixed(c) {
+                            self.fixed_slots.push((e, if r == c { mass[r] } else { 0.0 }));
+                        }
+                    }
+                }
+            }
             let same = self.chol.as_ref().is_some_and(|c| c.has_pattern(&pattern.col_ptr, &pattern.row_idx));
             if !same {
                 let c = SparseCholesky::analyze(
@@ -202,8 +239,9 @@ impl Canal {
         }
     }
 
-    /// Evaluates `λ̃*`, `Λ = op(λ̃*)` (and `dΛ/dλ̃*` if `want_jac`) and `r = M v − b − Jᵀ Λ` at the
-    /// current `v`; returns `(||r||_2, scale)` with `scale = max(||b||, ||M v||, ||Jᵀ Λ||)`.
+    /// Evaluates `λ̃*`, `Λ = op(λ̃*)` (and `dΛ/dλ̃*` if `want_jac`) and `r = A v − b − Jᵀ Λ` at the
+    /// current `v` (0 on prescribed DOFs); returns `(||r||_2, scale)` with
+    /// `scale = max(||b||, ||A v||, ||Jᵀ Λ||)`.
     pub(super) fn evaluate(&mut self, p: &StepProblem<'_>, op: Op, beta: f64, want_jac: bool) -> (f64, f64) {
         let mut jv = [0.0; 3];
         self.jtl.iter_mut().for_each(|a| *a = 0.0);
@@ -226,10 +264,11 @@ impl Canal {
             self.model.apply(i, op, beta, &self.x[o..e], &mut self.lam_new[o..e], jslot);
             row.add_transpose(&self.lam_new[o..e], &mut self.jtl);
         }
-        p.mass.mul_into(&self.v, &mut self.mv);
+        self.elastic.mul_into(p, &self.v, &mut self.mv);
         let (mut nr, mut nb, mut nm, mut nj) = (0.0, 0.0, 0.0, 0.0);
         for k in 0..self.nv {
-            self.r[k] = self.mv[k] - self.b[k] - self.jtl[k];
+            // a prescribed DOF's row is dropped (the boundary supplies its reaction)
+            self.r[k] = if self.elastic.is_fixed(k) { 0.0 } else { self.mv[k] - self.b[k] - self.jtl[k] };
             nr += self.r[k] * self.r[k];
             nb += self.b[k] * self.b[k];
             nm += self.mv[k] * self.mv[k];
@@ -255,7 +294,7 @@ impl Canal {
             if nr <= tol * scale {
                 return Ok((k, true));
             }
-            // H = M + β Σ J_iᵀ D_i J_i (Eq. 24)
+            // H = A + β Σ J_iᵀ D_i J_i (Eq. 24; A = M + δt² K on deformable DOFs, README §2)
             self.hvals.iter_mut().for_each(|a| *a = 0.0);
             let nm = p.mass.blocks().len();
             for (kb, blk) in p.mass.blocks().iter().enumerate() {
@@ -276,6 +315,12 @@ impl Canal {
                 row.weighted_gram(&dw[..dim * dim], &mut self.local[..m * m]);
                 self.pattern.add_element(nm + i, &self.local[..m * m], &mut self.hvals);
             }
+            for &(idx, x) in &self.k_slots {
+                self.hvals[idx] += x;
+            }
+            for &(idx, x) in &self.fixed_slots {
+                self.hvals[idx] = x;
+            }
             let chol = self.chol.as_mut().expect("analysed in setup");
             chol.factorize(&self.hvals)
                 .map_err(|e| SolveError::Factorization { what: format!("CANAL Hessian (Eq. 24): {e}") })?;
@@ -283,6 +328,14 @@ impl Canal {
                 *d = -r;
             }
             chol.solve_in_place(&mut self.d);
+            if !self.fixed_slots.is_empty() {
+                // prescribed DOFs stay at v̄_P (their rows of H are decoupled; exact zeros)
+                for (k, d) in self.d.iter_mut().enumerate() {
+                    if self.elastic.is_fixed(k) {
+                        *d = 0.0;
+                    }
+                }
+            }
             let v2: f64 = self.v.iter().map(|v| v * v).sum();
             if below_roundoff(self.d.iter().map(|d| d * d).sum(), v2) {
                 // the Newton step is below round-off of v: the floor of the factorization at this β
@@ -301,7 +354,7 @@ impl Canal {
         Ok((self.settings.max_newton_iterations, nr <= tol * scale))
     }
 
-    /// Exact line search (Eq. 26): the root of `φ'(α) = dᵀ(M v − b) + α dᵀ M d − Σ w_iᵀ Λ_i(α)`,
+    /// Exact line search (Eq. 26): the root of `φ'(α) = dᵀ(A v − b) + α dᵀ A d − Σ w_iᵀ Λ_i(α)`,
     /// `w_i = J_i d`, `Λ_i(α) = Π(λ̃*_i − α β w_i)`, by rtsafe with `φ''` from the Jacobians.
     fn line_search(&mut self, p: &StepProblem<'_>, beta: f64) -> Result<f64, SolveError> {
         let mut wi = [0.0; 3];
@@ -309,7 +362,8 @@ impl Canal {
             row.velocity(&self.d, &mut wi);
             self.w[self.model.off[i]..self.model.off[i + 1]].copy_from_slice(&wi[..row.dim]);
         }
-        let dmd = p.mass.quad(&self.d);
+        self.elastic.mul_into(p, &self.d, &mut self.ad);
+        let dmd: f64 = self.d.iter().zip(&self.ad).map(|(d, a)| d * a).sum();
         let c0: f64 = self.d.iter().zip(self.mv.iter().zip(&self.b)).map(|(d, (m, b))| d * (m - b)).sum();
         let (model, x, w) = (&self.model, &self.x, &self.w);
         let dphi = |alpha: f64| -> (f64, f64) {

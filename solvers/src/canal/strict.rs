@@ -47,12 +47,17 @@ const DESCENT_RHO: f64 = 1e-8;
 const DESCENT_P: f64 = 2.1;
 
 impl Canal {
-    /// Dense `𝒥` at the current iterate (after `evaluate(.., Op::Strict, .., true)`).
+    /// Dense `𝒥` at the current iterate (after `evaluate(.., Op::Strict, .., true)`), with `A`
+    /// for `M` on deformable DOFs and prescribed rows and columns reduced to their mass diagonal
+    /// (README §2).
     fn dense_jacobian(&self, p: &StepProblem<'_>, beta: f64) -> DMatrix<f64> {
         let mut jm = DMatrix::zeros(self.nv, self.nv);
         for (k, blk) in p.mass.blocks().iter().enumerate() {
             let o = p.mass.offset(k);
             jm.view_mut((o, o), (blk.nrows(), blk.ncols())).copy_from(blk);
+        }
+        for (r, c, x) in self.elastic.stiffness_entries() {
+            jm[(r, c)] += x;
         }
         let mut local = vec![0.0; 144];
         for (i, row) in self.model.rows.iter().enumerate() {
@@ -69,6 +74,14 @@ impl Canal {
                 for (b, &gb) in row.dofs.iter().enumerate() {
                     jm[(ga, gb)] += local[a * m + b];
                 }
+            }
+        }
+        if !p.prescribed.is_empty() {
+            let mass = p.mass.diagonal();
+            for &(d, _) in &p.prescribed {
+                jm.row_mut(d).fill(0.0);
+                jm.column_mut(d).fill(0.0);
+                jm[(d, d)] = mass[d];
             }
         }
         jm
