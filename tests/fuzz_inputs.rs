@@ -120,6 +120,21 @@ fn a_corrupted_matrix_dimension_is_refused_before_allocating() {
     assert!(e.contains("expected"), "{e}");
 }
 
+/// A flip found by `fclib_files_read_or_fail_cleanly` (FUZZ_CASES = 100,000, which did not finish
+/// in 300 s): one byte of `/guesses/number_of_guesses` in the FCLIB fixture turned the count 1
+/// into 838,860,801, and the reader looked up that many absent `/guesses/k` groups one by one,
+/// collecting an empty guess for each (the fuzz run sat in that loop). A count beyond the stored
+/// groups is now refused at the first absent one.
+#[test]
+fn a_corrupted_guess_count_is_refused_at_the_first_missing_guess() {
+    let seed = std::fs::read(fclib_fixture()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.hdf5");
+    std::fs::write(&path, apply(&seed, &[Edit::Flip(11424235168168642088, 50)])).unwrap();
+    let e = fclib::read(&path).map(|_| ()).unwrap_err().to_string();
+    assert!(e.contains("/guesses/2") && e.contains("number_of_guesses"), "{e}");
+}
+
 proptest! {
     #![proptest_config(config())]
 

@@ -221,6 +221,11 @@ pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibErr
         let n = r.int("guesses/number_of_guesses")?;
         for k in 1..=n.max(0) {
             let g = format!("guesses/{k}");
+            // every announced guess must be stored: a corrupted count stops at the first absent
+            // group instead of collecting billions of empty guesses
+            if !r.exists(&g) {
+                return Err(r.err(&g, format!("missing, but number_of_guesses = {n}")));
+            }
             guesses.push(check(r.solution(&g)?, &g)?);
         }
     }

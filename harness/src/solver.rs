@@ -64,9 +64,11 @@ pub enum SolveStatus {
     Solved,
     /// A relaxed criterion was met.
     AlmostSolved,
-    /// The iteration budget ran out; the last iterate is returned.
+    /// The iteration budget ran out; the last iterate is returned, or the best one by the
+    /// solver's own merit where its README says so (nsn).
     MaxIterations,
-    /// Progress stalled before the criterion was met; the last iterate is returned.
+    /// Progress stalled, or the iteration diverged, before the criterion was met; the last
+    /// iterate is returned, or the best one by the solver's own merit where its README says so.
     InsufficientProgress,
 }
 

@@ -124,6 +124,11 @@ impl Solver for Nsn {
         let mut it = Iterate { u: pb.u0.clone(), lam: vec![[0.0f64; 3]; nc], lam_b: vec![0.0; p.nb()], q, cs, bil };
         let mut gs = vec![0.0; nv];
         let mut status = SolveStatus::MaxIterations;
+        // the lowest-merit iterate so far: returned when the budget runs out or the iteration
+        // diverges (README "Safeguard: the best iterate"); the merit of the start sets the
+        // divergence threshold
+        let mut best: Option<Best> = None;
+        let mut merit0 = f64::INFINITY;
         // the previous iterate's largest scaled residual (1 before the first): sets the FB
         // smoothing radius μ = fb_smoothing · res · h s_v
         let mut res_prev = 1.0f64;
@@ -148,18 +153,29 @@ impl Solver for Nsn {
                 if pb.has_def { p.elastic_at(&it.q) } else { ElasticEval { gradient: vec![0.0; nv], hessian: None } };
             let lam_rows = multipliers_in_rows(&it.lam, &rows.rows, &it.lam_b);
             let r = self.residual(p, &pb, &it.u, &elastic.gradient, &jnt, &jzt, &lam_rows, &rows);
-            if !r.g.iter().chain(&rows.eta).all(|v| v.is_finite()) {
+            let finite = r.merit.is_finite() && r.g.iter().chain(&rows.eta).all(|v| v.is_finite());
+            if !finite && best.is_none() {
                 self.chol = hfac;
                 return Err(SolveError::NonFinite { what: format!("Newton residual at iteration {k}") });
             }
-            let converged = s.tolerance > 0.0 && r.max() <= s.tolerance;
+            if k == 0 {
+                merit0 = r.merit;
+            }
+            // (a start of zero merit, already the solution, has no threshold: round-off is no divergence)
+            let diverged = !finite || (merit0 > 0.0 && r.merit > DIVERGENCE_FACTOR * merit0);
+            if finite && best.as_ref().is_none_or(|b| r.merit < b.merit) {
+                best = Some(Best::of(p, h, &it, r.merit));
+            }
+            let converged = finite && s.tolerance > 0.0 && r.max() <= s.tolerance;
             res_prev = r.max();
-            if converged || k == s.max_newton_iterations {
+            if converged || diverged || k == s.max_newton_iterations {
                 if converged {
                     status = SolveStatus::Solved;
+                } else if diverged {
+                    status = SolveStatus::InsufficientProgress;
                 }
                 log.record(&r.log_row(&rows));
-                if log.wants_iterates() {
+                if log.wants_iterates() && finite {
                     log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &joint_impulses(h, &it));
                 }
                 break;
@@ -183,8 +199,10 @@ impl Solver for Nsn {
             };
             let Direction { x, du, info } = direction(&pb, &p.mass, &s, &sys, work)?;
             if !du.iter().chain(&x).all(|v| v.is_finite()) {
-                self.chol = hfac;
-                return Err(SolveError::NonFinite { what: format!("Newton step at iteration {k}") });
+                // a non-finite direction from a finite iterate: stop with the best iterate
+                status = SolveStatus::InsufficientProgress;
+                log.record(&r.log_row(&rows));
+                break;
             }
             // 7. damped update (Eqs. 61-63; q from q⁻, README §Errata)
             let t = s.damping;
@@ -214,9 +232,35 @@ impl Solver for Nsn {
             iterations = k + 1;
         }
         self.chol = hfac;
-        let impulses = impulses_in_problem_frames(p, &it);
-        let bilateral = joint_impulses(h, &it);
-        Ok(StepSolution { v: it.u, q: None, impulses, bilateral, iterations, status })
+        if status == SolveStatus::Solved {
+            let impulses = impulses_in_problem_frames(p, &it);
+            let bilateral = joint_impulses(h, &it);
+            return Ok(StepSolution { v: it.u, q: None, impulses, bilateral, iterations, status });
+        }
+        let b = best.expect("a finite iterate was evaluated");
+        Ok(StepSolution { v: b.u, q: None, impulses: b.impulses, bilateral: b.bilateral, iterations, status })
+    }
+}
+
+/// The merit `‖[g; η]‖₂` at which an iteration counts as diverged, as a multiple of the merit
+/// of the step's starting iterate (`u⁰`, `λ = 0`). The damped iteration's transient excursions
+/// on the default suite reach about 10³ times the start (a contact re-detected deep in
+/// penetration, README "Safeguard: the best iterate"); 10⁶ leaves three orders of magnitude
+/// above them and stops a runaway iterate long before it overflows.
+const DIVERGENCE_FACTOR: f64 = 1e6;
+
+/// What a step returns of an iterate: `u`, the impulses in the problem's frames and the joint
+/// impulses, with the iterate's merit `‖[g; η]‖₂`.
+struct Best {
+    merit: f64,
+    u: Vec<f64>,
+    impulses: Vec<[f64; 3]>,
+    bilateral: Vec<f64>,
+}
+
+impl Best {
+    fn of(p: &StepProblem<'_>, h: f64, it: &Iterate, merit: f64) -> Self {
+        Self { merit, u: it.u.clone(), impulses: impulses_in_problem_frames(p, it), bilateral: joint_impulses(h, it) }
     }
 }
 
