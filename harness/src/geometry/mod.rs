@@ -68,8 +68,17 @@
 //! keep the fixed margin.
 //!
 //! # Broad phase
-//! All pairs of parts, O(n²), culled by the parts' bounding spheres (a placed primitive's
-//! circumscribed sphere; a half-space tests the signed distance of the sphere).
+//! Sweep and prune over the bodies ([`candidate_pairs`]): each body's axis-aligned box is the union
+//! of its parts' bounding spheres' boxes, widened by half the fixed margin plus `dt` times its speed
+//! bound; the boxes are swept along the axis along which their centres spread most, and only bodies
+//! whose boxes overlap are paired, in O(n log n + overlaps along the axis). The widening makes the
+//! sweep conservative: two parts whose bounding spheres are closer than the pair's bound
+//! `margin + dt (s_A + s_B)` have boxes closer than that too along every axis, so the sweep never
+//! drops a pair the exact tests would keep,
+//! and detection returns the same contacts as testing all pairs. Every body is paired with every
+//! static collider (a few: ground, walls). Within a pair, parts are culled by their bounding spheres
+//! (a placed primitive's circumscribed sphere; a half-space tests the signed distance of the
+//! sphere).
 //!
 //! # Jointed bodies
 //! Two bodies joined directly by a [`crate::model::Joint`] do not collide with each other (the
@@ -337,6 +346,52 @@ impl Motion {
     }
 }
 
+/// The collider pairs `(i, j)`, `i < j`, that the broad phase passes to the part tests, in
+/// lexicographic order: the overlapping pairs of a sweep and prune over the bodies (`parts[i]` the
+/// placed parts of body `i`, its box widened by `widen[i]` on every side; module
+/// documentation, "Broad phase") and every body with each of the `n_statics` static colliders
+/// (indices `parts.len()..`). A body with a part that has no bounding sphere gets an unbounded
+/// box, so the exact tests decide for it.
+fn candidate_pairs(parts: &[Vec<Geom>], widen: &[f64], n_statics: usize) -> Vec<(usize, usize)> {
+    let nb = parts.len();
+    // each body's box: the union of its parts' bounding spheres' boxes, widened; `f64::min`/`max`
+    // skip NaN, and a part or speed bound that is NaN fails every exact test (its comparisons are
+    // false), so leaving it out of the box drops no contact
+    let empty = (Vector3::repeat(f64::INFINITY), Vector3::repeat(f64::NEG_INFINITY));
+    let unbounded = (Vector3::repeat(f64::NEG_INFINITY), Vector3::repeat(f64::INFINITY));
+    let boxes: Vec<(Vector3<f64>, Vector3<f64>)> = (0..nb)
+        .map(|i| {
+            parts[i]
+                .iter()
+                .try_fold(empty, |(lo, hi), g| {
+                    let (c, r) = g.bounding_sphere()?;
+                    let w = Vector3::repeat(r + widen[i]);
+                    Some((lo.zip_map(&(c - w), f64::min), hi.zip_map(&(c + w), f64::max)))
+                })
+                .unwrap_or(unbounded)
+        })
+        .collect();
+    // sweep along the axis along which the bodies' finite box centres spread most
+    let centres: Vec<Vector3<f64>> =
+        boxes.iter().map(|(lo, hi)| 0.5 * (lo + hi)).filter(|c| c.iter().all(|x| x.is_finite())).collect();
+    let mean = centres.iter().fold(Vector3::zeros(), |a, c| a + c) / centres.len().max(1) as f64;
+    let axis = centres.iter().fold(Vector3::zeros(), |a, c| a + (c - mean).component_mul(&(c - mean))).imax();
+    let overlap = |a: usize, b: usize| (0..3).all(|k| boxes[a].0[k] <= boxes[b].1[k] && boxes[b].0[k] <= boxes[a].1[k]);
+    let mut order: Vec<usize> = (0..nb).collect();
+    order.sort_by(|&a, &b| boxes[a].0[axis].total_cmp(&boxes[b].0[axis]));
+    let mut pairs = Vec::new();
+    let mut active: Vec<usize> = Vec::new();
+    for &i in &order {
+        let lo = boxes[i].0[axis];
+        active.retain(|&j| boxes[j].1[axis] >= lo);
+        pairs.extend(active.iter().filter(|&&j| overlap(i, j)).map(|&j| (i.min(j), i.max(j))));
+        active.push(i);
+    }
+    pairs.extend((0..nb).flat_map(|i| (nb..nb + n_statics).map(move |j| (i, j))));
+    pairs.sort_unstable();
+    pairs
+}
+
 /// [`detect`] with a fixed `margin` (`dt = None`) or [`detect_for_step`] (`dt = Some`).
 fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
     let nb = world.bodies.len();
@@ -347,30 +402,30 @@ fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
         dt.map(|dt| (dt, ids.iter().zip(&geoms).map(|(&id, g)| Motion::of(world, id, g, dt)).collect()));
     let jointed: std::collections::HashSet<(usize, usize)> =
         world.joints.iter().filter_map(|j| j.body_b.map(|b| (j.body_a.min(b), j.body_a.max(b)))).collect();
+    let widen: Vec<f64> =
+        (0..nb).map(|i| 0.5 * margin + motion.as_ref().map_or(0.0, |(dt, m)| dt * m[i].speed_bound)).collect();
     let mut contacts = Vec::new();
-    for i in 0..nb {
-        for j in i + 1..ids.len() {
-            if j < nb && jointed.contains(&(i, j)) {
-                continue;
+    for (i, j) in candidate_pairs(&geoms[..nb], &widen, ids.len() - nb) {
+        if j < nb && jointed.contains(&(i, j)) {
+            continue;
+        }
+        // the pair's bound, and the speculative test of one feature (gap below its margin)
+        let bound = motion.as_ref().map_or(margin, |(dt, m)| margin + dt * (m[i].speed_bound + m[j].speed_bound));
+        let admits = |f: &Feature| match &motion {
+            None => true,
+            Some((dt, m)) => {
+                let u_n = f.normal.dot(&(m[i].point_velocity(&f.point) - m[j].point_velocity(&f.point)));
+                f.gap < margin + dt * (-u_n).max(0.0)
             }
-            // the pair's bound, and the speculative test of one feature (gap below its margin)
-            let bound = motion.as_ref().map_or(margin, |(dt, m)| margin + dt * (m[i].speed_bound + m[j].speed_bound));
-            let admits = |f: &Feature| match &motion {
-                None => true,
-                Some((dt, m)) => {
-                    let u_n = f.normal.dot(&(m[i].point_velocity(&f.point) - m[j].point_velocity(&f.point)));
-                    f.gap < margin + dt * (-u_n).max(0.0)
+        };
+        for (pa, a) in geoms[i].iter().enumerate() {
+            for (pb, b) in geoms[j].iter().enumerate() {
+                if !a.may_touch(b, bound) {
+                    continue;
                 }
-            };
-            for (pa, a) in geoms[i].iter().enumerate() {
-                for (pb, b) in geoms[j].iter().enumerate() {
-                    if !a.may_touch(b, bound) {
-                        continue;
-                    }
-                    for f in detect_pair(a, b, bound).into_iter().filter(admits) {
-                        let key = ContactKey { a: ids[i], b: ids[j], feature: pack_feature(f.id, pa, pb) };
-                        contacts.push(Contact::new(world, key, f.point, f.normal, f.gap));
-                    }
+                for f in detect_pair(a, b, bound).into_iter().filter(admits) {
+                    let key = ContactKey { a: ids[i], b: ids[j], feature: pack_feature(f.id, pa, pb) };
+                    contacts.push(Contact::new(world, key, f.point, f.normal, f.gap));
                 }
             }
         }

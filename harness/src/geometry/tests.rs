@@ -665,3 +665,66 @@ fn rolling_sphere_has_zero_slip() {
     let u = c.velocity(&v);
     assert_vec(&Vector3::from(u), &Vector3::new(0.0, vx, 0.0), ROUND);
 }
+
+/// A scattered scene of `n` spheres, boxes and cylinders (some rotated, some fast) in a 4 m cube
+/// over the ground, from a fixed linear congruential sequence.
+fn scattered_scene(n: usize) -> World {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let bodies = (0..n)
+        .map(|i| {
+            let p = [4.0 * next(), 4.0 * next(), 0.05 + 4.0 * next()];
+            let mut b = match i % 3 {
+                0 => sphere(0.05 + 0.1 * next(), p),
+                1 => cuboid([0.05 + 0.1 * next(), 0.05 + 0.1 * next(), 0.05 + 0.1 * next()], p),
+                _ => cylinder(0.05 + 0.1 * next(), 0.05 + 0.1 * next(), p),
+            };
+            b.orientation = rot(Vector3::new(next() - 0.5, next() - 0.5, next() - 0.5), 3.0 * next());
+            let fast = if i % 7 == 0 { 20.0 } else { 1.0 };
+            b.linear_velocity = fast * Vector3::new(next() - 0.5, next() - 0.5, next() - 0.5);
+            b.angular_velocity = fast * Vector3::new(next() - 0.5, next() - 0.5, next() - 0.5);
+            b
+        })
+        .collect();
+    world(bodies, vec![ground(), table()])
+}
+
+/// The sweep and prune keeps every body pair whose parts' bounding spheres the exact test of
+/// `detect_with` admits (all pairs, brute force, with the same per-pair bound), so detection with
+/// the broad phase returns what testing all pairs returns; and it prunes: on a scattered scene of
+/// 300 bodies it passes under a tenth of the 44,850 body pairs.
+#[rstest]
+#[case::fixed_margin(None)]
+#[case::speculative(Some(0.01))]
+fn sweep_and_prune_keeps_every_pair_the_exact_test_admits(#[case] dt: Option<f64>) {
+    let w = scattered_scene(300);
+    let margin = 0.02;
+    let nb = w.bodies.len();
+    let ids: Vec<ColliderId> =
+        (0..nb).map(ColliderId::Body).chain((0..w.statics.len()).map(ColliderId::Static)).collect();
+    let geoms: Vec<Vec<Geom>> = ids.iter().map(|&id| Geom::parts(&w, id)).collect();
+    let speed: Vec<f64> = match dt {
+        None => vec![0.0; ids.len()],
+        Some(dt) => ids.iter().zip(&geoms).map(|(&id, g)| dt * Motion::of(&w, id, g, dt).speed_bound).collect(),
+    };
+    let widen: Vec<f64> = (0..nb).map(|i| 0.5 * margin + speed[i]).collect();
+    let pairs = candidate_pairs(&geoms[..nb], &widen, w.statics.len());
+    let kept: std::collections::HashSet<(usize, usize)> = pairs.iter().copied().collect();
+    assert_eq!(kept.len(), pairs.len(), "no pair twice");
+    let mut admitted = 0;
+    for i in 0..nb {
+        for j in i + 1..ids.len() {
+            let bound = margin + speed[i] + speed[j];
+            if geoms[i].iter().any(|a| geoms[j].iter().any(|b| a.may_touch(b, bound))) {
+                admitted += 1;
+                assert!(kept.contains(&(i, j)), "pair ({i}, {j}) admitted by the exact test but pruned");
+            }
+        }
+    }
+    assert!(admitted > 0, "the scene has touching pairs");
+    let body_pairs = pairs.iter().filter(|&&(_, j)| j < nb).count();
+    assert!(body_pairs < nb * (nb - 1) / 20, "{body_pairs} body pairs pass the sweep");
+}
