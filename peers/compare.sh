@@ -3,17 +3,24 @@
 # signorini's solvers, exports the same variants, runs them in MuJoCo (and Drake with --drake),
 # grades them into the same run directory, and writes the report.
 #
-#   peers/compare.sh [--drake] [OUT]      (default OUT: runs/reference-compare)
+#   peers/compare.sh [--drake] [--suite FILE] [OUT]
+#       (defaults: --suite peers/compare.toml, OUT runs/reference-compare)
+# The variants exported to the engines are the suite's [[case]] entries (label, case, set), so the
+# engines and signorini's solvers always run the same list. peers/scale.toml is the scaling
+# comparison of issue 19 (10 s clutter of 40 and 80 objects, the 10-sphere near-rigid stack).
 # SIGNORINI overrides the binary (default: target/release/signorini, built if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 drake=0
 out=runs/reference-compare
-for a in "$@"; do
-  case "$a" in
+suite=peers/compare.toml
+while [ $# -gt 0 ]; do
+  case "$1" in
     --drake) drake=1 ;;
-    *) out="$a" ;;
+    --suite) suite="$2"; shift ;;
+    *) out="$1" ;;
   esac
+  shift
 done
 if [ -z "${SIGNORINI:-}" ]; then
   cargo build -q --release --bin signorini
@@ -23,21 +30,17 @@ sig=$SIGNORINI
 if [ "$drake" = 1 ]; then py="$(bash peers/setup.sh --drake | tail -1)"; else py="$(bash peers/setup.sh | tail -1)"; fi
 work="$out-engines"   # models and trajectories (not run records: kept out of the run directory)
 rm -rf "$out" "$work"
-$sig run --suite peers/compare.toml --out "$out" >/dev/null
-# label case [KEY=VALUE ...], as in peers/compare.toml
-variants=(
-  "slope slope"
-  "spring_cylinder_mu0 spring_cylinder mu=0"
-  "spring_cylinder_mu1 spring_cylinder mu=1"
-  "sphere_stack sphere_stack"
-  "sphere_stack_10 sphere_stack n=10 contact=compliant k=1e12"
-  "clutter_20 clutter bodies=20"
-  "clutter_40 clutter bodies=40"
-  "clutter_80 clutter bodies=80"
-  "pendulum pendulum"
-  "spring_cylinder_dt0.04 spring_cylinder dt=0.04"
-  "spring_cylinder_dt0.02 spring_cylinder dt=0.02"
-  "spring_cylinder_dt0.01 spring_cylinder dt=0.01"
+$sig run --suite "$suite" --out "$out" >/dev/null
+# label case [KEY=VALUE ...], one line per [[case]] of the suite
+mapfile -t variants < <("$py" - "$suite" <<'PY'
+import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    suite = tomllib.load(f)
+for c in suite.get("case", []):
+    fmt = lambda v: str(v).lower() if isinstance(v, bool) else str(v)
+    sets = " ".join(f"{k}={fmt(v)}" for k, v in c.get("set", {}).items())
+    print(f"{c.get('label', c['name'])} {c['name']} {sets}".strip())
+PY
 )
 engines=(mujoco)
 [ "$drake" = 1 ] && engines+=(drake)
@@ -57,4 +60,20 @@ for v in "${variants[@]}"; do
   done
 done
 $sig report "$out" >/dev/null
+# cost per step: mean of detection + assembly + solve over the run (the engines time their whole step)
+"$py" - "$out" <<'PY'
+import glob, json, os, sys
+rows = {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    r = json.load(open(f))
+    s = r.get("summary") or {}
+    st, n = s.get("stage_times"), s.get("steps")
+    if not st or not n:
+        continue
+    label, _, solver = os.path.basename(f)[:-5].rpartition("__")
+    rows.setdefault(label, {})[solver] = 1e3 * (st["detect_s"] + st["assemble_s"] + st["solve_s"]) / n
+print("mean cost per step (ms): detection + assembly + solve")
+for label, by in rows.items():
+    print(f"  {label:28s} " + "  ".join(f"{k} {v:.4g}" for k, v in sorted(by.items(), key=lambda kv: kv[1])))
+PY
 echo "records and report in $out"
