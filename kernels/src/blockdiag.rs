@@ -124,6 +124,23 @@ impl BlockDiagonal {
         }
     }
 
+    /// Solves `B_i x = b` in place for one block `i` (`b` of the block's size) with its cached
+    /// factor, without allocating. Panics if not factored.
+    pub fn solve_block_in_place(&self, i: usize, b: &mut [f64]) {
+        assert!(self.is_factored(), "BlockDiagonal::factor must be called before solve");
+        let l = &self.chol[i];
+        let k = l.nrows();
+        assert_eq!(b.len(), k);
+        for r in 0..k {
+            let s: f64 = (0..r).map(|c| l[(r, c)] * b[c]).sum();
+            b[r] = (b[r] - s) / l[(r, r)];
+        }
+        for r in (0..k).rev() {
+            let s: f64 = (r + 1..k).map(|c| l[(c, r)] * b[c]).sum();
+            b[r] = (b[r] - s) / l[(r, r)];
+        }
+    }
+
     /// The inverse of block `i` (dense; blocks are small). Panics if not factored.
     pub fn block_inverse(&self, i: usize) -> DMatrix<f64> {
         assert!(self.is_factored(), "BlockDiagonal::factor must be called before block_inverse");
@@ -174,6 +191,10 @@ mod tests {
         }
         let inv = a.block_inverse(0);
         assert!((inv[(0, 0)] - 3.0 / 11.0).abs() < 1e-15);
+        // one block alone: B_0⁻¹ (1, −2) = (5, −9)/11
+        let mut z = [1.0, -2.0];
+        a.solve_block_in_place(0, &mut z);
+        assert!((z[0] - 5.0 / 11.0).abs() < 1e-15 && (z[1] + 9.0 / 11.0).abs() < 1e-15, "{z:?}");
     }
 
     #[test]

@@ -101,18 +101,18 @@ impl SapConstraint {
         [-(vc[0] - self.v_hat_n) / self.cone.r_n, -vc[1] / self.cone.r_t, -vc[2] / self.cone.r_t]
     }
 
-    /// `W_ii` from the inverse mass blocks of its sides.
-    fn delassus(&self, minv: &[nalgebra::DMatrix<f64>]) -> [[f64; 3]; 3] {
+    /// `W_ii = Σ_sides J_s M_s⁻¹ J_sᵀ`, with `M_s⁻¹ J_sᵀ` from the mass blocks' Cholesky factors.
+    fn delassus(&self, mass: &BlockDiagonal) -> [[f64; 3]; 3] {
         let mut w = [[0.0; 3]; 3];
         for s in &self.sides {
-            let m = &minv[s.block];
+            let n = s.ncols;
+            let mut mj = s.j;
+            for row in &mut mj {
+                mass.solve_block_in_place(s.block, &mut row[..n]);
+            }
             for (r, wr) in w.iter_mut().enumerate() {
                 for (q, x) in wr.iter_mut().enumerate() {
-                    for a in 0..s.ncols {
-                        for b in 0..s.ncols {
-                            *x += s.j[r][a] * m[(a, b)] * s.j[q][b];
-                        }
-                    }
+                    *x += (0..n).map(|a| s.j[r][a] * mj[q][a]).sum::<f64>();
                 }
             }
         }
@@ -246,14 +246,21 @@ impl SapProblem {
         }
         // A = M + θ θ_vq δt² K (Eq. 15, D = 0)
         let c = theta * theta_vq * dt * dt;
-        let blocks_a: Vec<_> = p.mass.blocks().iter().zip(p.stiffness.blocks()).map(|(m, k)| m + k * c).collect();
-        if blocks_a.iter().any(|b| !b.iter().all(|x| x.is_finite())) {
+        if p.mass.blocks().iter().chain(p.stiffness.blocks()).any(|b| !b.iter().all(|x| x.is_finite())) {
             return Err(SolveError::NonFinite { what: "mass or stiffness matrix".into() });
         }
-        let mut a = BlockDiagonal::new(blocks_a);
-        a.factor().map_err(|e| SolveError::Factorization {
-            what: format!("linearised momentum matrix A = M + theta theta_vq dt^2 K (Eq. 15): {e}"),
-        })?;
+        // without stiffness (rigid bodies, springs elsewhere) A is M, already factored
+        let a = if c == 0.0 || p.stiffness.blocks().iter().all(|k| k.iter().all(|&x| x == 0.0)) {
+            p.mass.clone()
+        } else {
+            let mut a = BlockDiagonal::new(
+                p.mass.blocks().iter().zip(p.stiffness.blocks()).map(|(m, k)| m + k * c).collect(),
+            );
+            a.factor().map_err(|e| SolveError::Factorization {
+                what: format!("linearised momentum matrix A = M + theta theta_vq dt^2 K (Eq. 15): {e}"),
+            })?;
+            a
+        };
         // stage 1: A (v* − v0) = δt f0 − θ δt² K v0
         let kv0 = p.stiffness.mul(&p.v0);
         let mut rhs: Vec<f64> = p.forces.iter().zip(&kv0).map(|(f, kv)| dt * f - theta * dt * dt * kv).collect();
@@ -272,7 +279,6 @@ impl SapProblem {
         if !v_star.iter().all(|x| x.is_finite()) {
             return Err(SolveError::NonFinite { what: "free velocity v*".into() });
         }
-        let minv: Vec<_> = (0..nb).map(|b| p.mass.block_inverse(b)).collect();
         let blocks: Vec<(usize, usize)> = (0..nb).map(|b| (p.mass.offset(b), p.mass.blocks()[b].nrows())).collect();
         let mut constraints = Vec::with_capacity(p.nc() + p.nb());
         // the DOF block a Jacobian block acts on, checked (width, finite entries)
@@ -304,7 +310,7 @@ impl SapProblem {
             }
             let cone = ConeParams { mu: c.mu, r_n: 1.0, r_t: 1.0, set: ImpulseSet::FrictionCone };
             let mut contact = SapConstraint { sides, cone, v_hat_n: 0.0, w: 0.0 };
-            let w_ii = contact.delassus(&minv);
+            let w_ii = contact.delassus(&p.mass);
             let w = w_ii.iter().flatten().map(|x| x * x).sum::<f64>().sqrt() / 3.0;
             if !(w.is_finite() && w > 0.0) {
                 return Err(unsupported(format!(
@@ -345,7 +351,7 @@ impl SapProblem {
             let cone = ConeParams { mu: 0.0, r_n: 1.0, r_t: 1.0, set: ImpulseSet::Unconstrained };
             let mut hc = SapConstraint { sides, cone, v_hat_n: 0.0, w: 0.0 };
             // the row's exact Delassus entry G M⁻¹ Gᵀ (a 1 × 1 block: no Frobenius average needed)
-            let w = hc.delassus(&minv)[0][0];
+            let w = hc.delassus(&p.mass)[0][0];
             if !(w.is_finite() && w > 0.0) {
                 return Err(unsupported(format!(
                     "bilateral row {k}: Delassus entry w = {w} (a row that moves no DOF)"

@@ -122,7 +122,6 @@ impl Sap {
         if !self.d_scale.iter().all(|x| x.is_finite()) {
             return Err(SolveError::Unsupported { what: "mass matrix with a non-positive diagonal".into() });
         }
-        self.pattern.build(prob);
         // prescribed DOFs start (and stay: zero gradient, identity Hessian rows) at v̄_P = v*_P
         for (k, v) in self.v.iter_mut().enumerate() {
             if prob.is_fixed(k) {
@@ -175,7 +174,11 @@ impl Sap {
                 status = st;
                 break;
             }
-            // Newton direction: H Δv = −∇ℓ, H = A + Jᵀ G J
+            // Newton direction: H Δv = −∇ℓ, H = A + Jᵀ G J (the pattern is built at the step's
+            // first Newton iteration: a warm start that already meets Eq. 26 needs none)
+            if k == 0 {
+                self.pattern.build(prob);
+            }
             self.pattern.assemble(prob, &self.eval);
             self.factor.factorize(&self.pattern).map_err(|e| SolveError::Factorization {
                 what: format!("Hessian H = A + J^T G J at Newton iteration {k}: {e}"),
