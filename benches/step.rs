@@ -1,12 +1,15 @@
 //! Criterion benchmarks: one time step of every registered solver on every registered case at its
 //! default parameters, plus size sweeps of the scalable canonical cases (sphere_stack with 5, 20
-//! and 100 spheres; clutter with 8 and 40 bodies), each measured after the case has run to its
+//! and 100 spheres; clutter with 8, 20, 40, 80, 160 and 320 bodies, the scaling study of issue 19
+//! for every solver that runs clutter), each measured after the case has run to its
 //! midpoint (so contacts are established and warm starts are realistic). Scenes come from the
 //! case builders and solvers from the registry: no scene code is duplicated here. Incompatible
 //! pairs are skipped exactly as the runner skips them.
 //!
 //! `cargo bench --bench step` (add `-- --quick` for a fast pass); ids are
-//! `step/<solver>/<case label>`.
+//! `step/<solver>/<case label>`, e.g. `cargo bench --bench step -- 'sap/clutter|pgs/clutter'` for
+//! the clutter sweep of SAP and PGS alone (the large sizes take minutes to reach their midpoint
+//! with the slower solvers).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use harness::runner::{self, Override, Suite};
@@ -19,7 +22,7 @@ fn step_benches(c: &mut Criterion) {
     let reg = signorini::registry();
     let mut suite = Suite::default_suite(&reg);
     let sizes: [(&str, &str, &[&str]); 2] =
-        [("sphere_stack", "n", &["20", "100"]), ("clutter", "bodies", &["8", "40"])];
+        [("sphere_stack", "n", &["20", "100"]), ("clutter", "bodies", &["8", "20", "40", "80", "160", "320"])];
     for (case, key, values) in sizes {
         if reg.find_case(case).is_err() {
             continue;

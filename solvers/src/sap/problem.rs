@@ -253,9 +253,8 @@ impl SapProblem {
         let a = if c == 0.0 || p.stiffness.blocks().iter().all(|k| k.iter().all(|&x| x == 0.0)) {
             p.mass.clone()
         } else {
-            let mut a = BlockDiagonal::new(
-                p.mass.blocks().iter().zip(p.stiffness.blocks()).map(|(m, k)| m + k * c).collect(),
-            );
+            let mut a =
+                BlockDiagonal::new(p.mass.blocks().iter().zip(p.stiffness.blocks()).map(|(m, k)| m + k * c).collect());
             a.factor().map_err(|e| SolveError::Factorization {
                 what: format!("linearised momentum matrix A = M + theta theta_vq dt^2 K (Eq. 15): {e}"),
             })?;
