@@ -1,13 +1,15 @@
 //! Velocity-level solvers on FEM deformable bodies through the linearised implicit step of
 //! `harness::implicit` (`A = M + δt² K`): SAP (cost `½‖v − v*‖²_A + ℓ_R`, an extension beyond
 //! Castro et al., as Drake), PGS (Gauss–Seidel on `W = J A⁻¹ Jᵀ`), Drumwright (`A` for `M` in
-//! the momentum rows of the lifted cone program, `J A⁻¹ Jᵀ` in the reduced one) and CANAL (the
-//! AL surrogate (22) with `A` for `M` and `A v*` for `M v*`); all extensions beyond the papers.
+//! the momentum rows of the lifted cone program, `J A⁻¹ Jᵀ` in the reduced one), CANAL (the
+//! AL surrogate (22) with `A` for `M` and `A v*` for `M v*`) and SubADMM (an FEM body is one unit
+//! whose v-step matrix is `A' + β Σ JᵀJ`); all extensions beyond the papers.
 //! Physics asserted: a bar hanging from its clamped face reaches the FEM model's static
 //! equilibrium (free end near `ρ g L²/(2E)`), and so does a column standing on rigid ground
 //! (CANAL); free fall conserves momentum; prescribed DOFs come back exactly, also under contact;
 //! one step of the elastic slope agrees with nsn (the nonlinear backward-Euler Newton) within
-//! bounds derived from each solver's contact model and tolerance.
+//! bounds derived from each solver's contact model and tolerance; a rigid box on the column is
+//! the same step for SubADMM's three splits and CANAL.
 
 use harness::model::{
     DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, StaticCollider, StaticShape, World,
@@ -22,10 +24,12 @@ mod common;
 use common::solver;
 
 /// The solver `name` with its default settings; `drumwright-reduced` is drumwright with the
-/// paper's reduced form (Appendix A) instead of the default lifted one.
+/// paper's reduced form (Appendix A) instead of the default lifted one, `subadmm-none` SubADMM
+/// with one global system (split `none`) instead of one per subsystem.
 fn named(name: &str) -> Box<dyn Solver> {
     match name {
         "drumwright-reduced" => solver("drumwright", &[("form", "reduced")]),
+        "subadmm-none" => solver("subadmm", &[("split", "none")]),
         _ => solver(name, &[]),
     }
 }
@@ -34,7 +38,9 @@ fn named(name: &str) -> Box<dyn Solver> {
 const DRUMWRIGHT_TIGHT_TOLERANCE: f64 = 1e-10;
 
 /// Tight settings: the solvers' own stopping tolerances far below the assertions' (so the
-/// assertions grade the contact models, not the stopping tests).
+/// assertions grade the contact models, not the stopping tests). SubADMM gets a budget that lets
+/// its relative residuals reach 1e-10 (first order: 59 and 110 iterations on the elastic slope's
+/// first step), so that it stops on its tolerance after a run of iterations at one β.
 fn tight(name: &str) -> Box<dyn Solver> {
     let ipm = DRUMWRIGHT_TIGHT_TOLERANCE.to_string();
     match name {
@@ -42,6 +48,7 @@ fn tight(name: &str) -> Box<dyn Solver> {
         "pgs" => solver(name, &[("tolerance", "1e-12"), ("max_iterations", "100000")]),
         "drumwright" => solver(name, &[("tolerance", &ipm)]),
         "drumwright-reduced" => solver("drumwright", &[("form", "reduced"), ("tolerance", &ipm)]),
+        "subadmm" => solver(name, &[("tolerance", "1e-10"), ("max_iterations", "2000")]),
         _ => solver(name, &[]),
     }
 }
@@ -100,7 +107,7 @@ fn static_equilibrium(mut world: World, prescribed: &[usize]) -> World {
 /// start-up vibration by about `1/(1 + 25)` per step, below 1e-13 after the 30 steps; 1e-9 of the
 /// drop leaves a margin of 1e4 for that and for round-off.
 #[rstest]
-fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs", "drumwright", "canal")] name: &str) {
+fn hanging_bar_reaches_the_static_deflection(#[values("sap", "pgs", "drumwright", "canal", "subadmm")] name: &str) {
     let (e, rho, l, g): (f64, f64, f64, f64) = (1e6, 1000.0, 0.5, 9.81);
     let omega1 = std::f64::consts::PI * (e / rho).sqrt() / (2.0 * l);
     let mut world = column(e, rho, l);
@@ -188,7 +195,7 @@ fn canal_column_on_the_ground_reaches_the_static_shortening() {
 /// are in every element Hessian's null space, projected or not), so each step changes the linear
 /// momentum by exactly `M g δt`, to round-off (1e-10 relative over 10 steps of a vibrating bar).
 #[rstest]
-fn free_fall_conserves_momentum(#[values("sap", "pgs", "drumwright", "canal")] name: &str) {
+fn free_fall_conserves_momentum(#[values("sap", "pgs", "drumwright", "canal", "subadmm")] name: &str) {
     let mut w = column(1e5, 1000.0, 1.0);
     w.statics.clear();
     for x in &mut w.deformables[0].positions {
@@ -248,7 +255,7 @@ fn pressed_column() -> Scenario {
 /// column, where the bottom nodes' contacts carry load (the prescribed rows take no impulse).
 #[rstest]
 fn prescribed_dofs_are_returned_exactly(
-    #[values("sap", "pgs", "drumwright", "drumwright-reduced", "canal")] name: &str,
+    #[values("sap", "pgs", "drumwright", "drumwright-reduced", "canal", "subadmm", "subadmm-none")] name: &str,
     #[values("twisting_bar", "pressed_column")] scene: &str,
 ) {
     let sc = if scene == "twisting_bar" { start_of("twisting_bar", &[]) } else { pressed_column() };
@@ -288,9 +295,94 @@ fn canal_velocity_bound(p: &harness::StepProblem<'_>, sol: &harness::StepSolutio
     2.0 * (s.impulse_tolerance + s.newton_tolerance) * (norm(&mut b.into_iter()) + lam) / m_min
 }
 
+/// Most iterations over which [`subadmm_velocity_bound`] measures SubADMM's contraction rate.
+const RATE_WINDOW: usize = 10;
+
+/// The velocity error SubADMM's returned iterate can carry on one step, a posteriori from the
+/// residuals (42) of its last iteration `l` (derivation at `elastic_slope_step_agrees_with_nsn`):
+/// `(‖J‖_F √n_c β θ_p ρ/(1 − ρ) + √n_u θ_d)/m_min` over `n_u` units, with `ρ` the primal
+/// residual's mean contraction per iteration over the last iterations at the final β (so that
+/// the iteration map is the same throughout the window; at most [`RATE_WINDOW`], at least 2) and
+/// `‖J‖_F ≥ ‖J‖₂` the Frobenius norm of the contact Jacobian.
+fn subadmm_velocity_bound(p: &StepProblem<'_>, log: &IterationLog, units: usize) -> f64 {
+    let col = |n: &str| log.column(n).expect("SubADMM log column");
+    let (primal, dual, beta) = (col("primal_max"), col("dual_max"), col("beta"));
+    let l = primal.len() - 1;
+    let w = (1..=RATE_WINDOW.min(l)).take_while(|&k| beta[l - k] == beta[l]).last().unwrap_or(0);
+    assert!(w >= 2, "at least two iterations at the final beta");
+    let rho = (primal[l] / primal[l - w]).powf(1.0 / w as f64);
+    assert!(rho < 1.0, "SubADMM contracts over the window: rho = {rho}");
+    let m_min = p.mass.diagonal().into_iter().fold(f64::INFINITY, f64::min);
+    (jacobian_frobenius(p) * (p.nc() as f64).sqrt() * beta[l] * primal[l] * rho / (1.0 - rho)
+        + (units as f64).sqrt() * dual[l])
+        / m_min
+}
+
+/// `‖J‖_F`, the Frobenius norm of the contact Jacobian of `p` (an upper bound of `‖J‖₂`).
+fn jacobian_frobenius(p: &StepProblem<'_>) -> f64 {
+    harness::constraints::contact_rows(p).iter().flat_map(|r| r.rows.iter()).map(|a| a * a).sum::<f64>().sqrt()
+}
+
+/// A rigid box (1 kg) resting on the column (its four top nodes touch the box's bottom face),
+/// the column on the ground, μ = 0.5: one step in which the box's contacts couple a rigid unit
+/// and the FEM unit. SubADMM's splits factor different matrices — `body` and `subsystem`: the
+/// box's tree `LᵀDL` or dense Cholesky and the column's sparse `A' + β Σ JᵀJ`, each node-box
+/// contact with two slack blocks (`|Z_i| = 2`); `none`: one sparse system over both, every
+/// contact one block — but have the same fixed point, the exact step (rigid contact, `A'` for
+/// `M`), which CANAL solves too. So each split's velocity is within its a-posteriori bound of it
+/// ([`subadmm_velocity_bound`], tolerance 1e-10), two splits agree within the sum of their
+/// bounds, and each agrees with CANAL within its bound plus CANAL's
+/// ([`canal_velocity_bound`], derived there for `‖J‖₂ = 1`; here `‖J‖₂ ≤ ‖J‖_F` multiplies its
+/// impulse term, so it is scaled by `max(1, ‖J‖_F)`).
+#[test]
+fn subadmm_splits_agree_on_a_box_on_the_column() {
+    use harness::model::{RigidBody, Shape};
+    let (e, rho, l) = (1e6, 1000.0, 0.5);
+    let mut world = column(e, rho, l);
+    world.bodies.push(RigidBody::new(
+        "box",
+        Shape::Box { half_extents: [0.15, 0.15, 0.05] },
+        1.0,
+        Vector3::new(0.0, 0.0, l + 0.05),
+        Material::rigid(0.5),
+    ));
+    let sc = Scenario {
+        world,
+        dt: 0.01,
+        steps: 1,
+        margin: 0.01,
+        needs: Capabilities { deformable_bodies: true, ..Default::default() },
+    };
+    let stepper = Stepper::new(&sc);
+    let p = stepper.problem().unwrap();
+    assert_eq!(p.nc(), 8, "four nodes on the ground, four under the box");
+    let runs: Vec<(harness::StepSolution, f64)> = [("body", 2), ("subsystem", 2), ("none", 1)]
+        .iter()
+        .map(|&(split, units)| {
+            let mut s = solver("subadmm", &[("split", split), ("tolerance", "1e-10"), ("max_iterations", "2000")]);
+            let mut log = IterationLog::default();
+            let sol = s.step(&p, &mut log).unwrap();
+            assert_eq!(sol.status, harness::SolveStatus::Solved, "{split}");
+            let bound = subadmm_velocity_bound(&p, &log, units);
+            (sol, bound)
+        })
+        .collect();
+    for (a, b) in runs.iter().zip(&runs[1..]) {
+        let diff = a.0.v.iter().zip(&b.0.v).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(diff <= a.1 + b.1, "splits differ by {diff:e} > {:e}", a.1 + b.1);
+    }
+    let canal = solver("canal", &[]).step(&p, &mut IterationLog::default()).unwrap();
+    assert_eq!(canal.status, harness::SolveStatus::Solved);
+    let canal_bound = canal_velocity_bound(&p, &canal) * jacobian_frobenius(&p).max(1.0);
+    for (sol, bound) in &runs {
+        let diff = sol.v.iter().zip(&canal.v).fold(0.0f64, |m, (x, y)| m.max((x - y).abs()));
+        assert!(diff <= bound + canal_bound, "SubADMM and CANAL differ by {diff:e} > {:e}", bound + canal_bound);
+    }
+}
+
 /// One step of the elastic slope (stiff cube at rest on the 10° plane, sticking and sliding) by
-/// sap, pgs and canal against nsn, which solves the nonlinear backward-Euler step with exact rigid
-/// contact to 1e-9. From the stress-free start the elastic force is linear over the step (the
+/// sap, pgs, canal and subadmm against nsn, which solves the nonlinear backward-Euler step with
+/// exact rigid contact to 1e-9. From the stress-free start the elastic force is linear over the step (the
 /// linearisation error is second order in the step's strain, ~1e-11 here), so the velocities
 /// differ by the contact laws only: PGS is rigid too (impulses within `1e3 × 1e-12`), SAP's
 /// near-rigid regularisation lets a node carrying `λ_n` move at `u_n = −R_n λ_n` with
@@ -304,35 +396,69 @@ fn canal_velocity_bound(p: &harness::StepProblem<'_>, sol: &harness::StepSolutio
 /// `ε_N max(‖A v*‖, ‖A v‖, ‖JᵀΛ‖)`; one contact per node with an orthonormal frame (`‖J‖ = 1`)
 /// and `A ⪰ M` give `‖Δv‖ ≤ (2 ε_λ + 2 ε_N)(‖A v*‖ + ‖λ‖)/m_min`, on top of PGS's budget for
 /// nsn's tolerance and the linearisation.
+/// SubADMM (tolerance 1e-10, solved) is rigid too, exact at its fixed point; its returned
+/// `(v, λ)` are the last v-step's velocity and the z-step's impulses after it, for which (42)
+/// gives `θ_d = ‖A'_FF v_F − b_F − (Jᵀλ)_F‖` (the cube is the only unit, and `N` selects its free
+/// DOFs) and `θ_p = max_i ‖Δλ_i‖/β`. With the exact solution `(v°, λ°)`,
+/// `v − v° = A'_FF⁻¹((Jᵀ(λ − λ°))_F + r_F)`, so `‖v − v°‖ ≤ (‖λ − λ°‖ + θ_d)/m_min` (`A' ⪰ M`,
+/// `‖J‖ = 1` as above). At one β and a settled active set ADMM is an affine fixed-point
+/// iteration whose steps contract by a constant factor `ρ`, so the impulses are within the tail
+/// `Σ_{k>l} ‖Δλ^k‖ ≤ β θ_p ρ/(1 − ρ)` per contact, `√n_c` times that in the 2-norm;
+/// `ρ` is measured from the log over the last iterations at one β ([`subadmm_velocity_bound`];
+/// 0.63 and 0.65 here). Its term is ~1e-11 m/s, so nsn's budget dominates the bound.
 #[rstest]
-fn elastic_slope_step_agrees_with_nsn(#[values("sap", "pgs", "canal")] name: &str, #[values("0.3", "0.1")] mu: &str) {
+fn elastic_slope_step_agrees_with_nsn(
+    #[values("sap", "pgs", "canal", "subadmm")] name: &str,
+    #[values("0.3", "0.1")] mu: &str,
+) {
     let sc = start_of("elastic_slope", &[("mu", mu)]);
     let stepper = Stepper::new(&sc);
     let p = stepper.problem().unwrap();
     assert!(p.nc() > 0);
     let reference = tight("nsn").step(&p, &mut IterationLog::default()).unwrap();
-    let sol = tight(name).step(&p, &mut IterationLog::default()).unwrap();
+    let mut log = IterationLog::default();
+    let sol = tight(name).step(&p, &mut log).unwrap();
     let g = 9.81;
     let tol = match name {
         "sap" => 2.0 * g * p.dt / (4.0 * std::f64::consts::PI.powi(2)),
         "canal" => 1e-6 * g * p.dt + canal_velocity_bound(&p, &sol),
+        "subadmm" => {
+            assert_eq!(sol.status, harness::SolveStatus::Solved, "mu = {mu}: SubADMM stops on its tolerance");
+            1e-6 * g * p.dt + subadmm_velocity_bound(&p, &log, 1)
+        }
         _ => 1e-6 * g * p.dt,
     };
     let diff = sol.v.iter().zip(&reference.v).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     assert!(diff < tol, "{name}, mu = {mu}: max |v - v_nsn| = {diff:.3e} >= {tol:.3e}");
 }
 
-/// Drumwright keeps the symbolic analysis of the deformable `A'` for the whole run (the mesh
-/// and the prescribed set do not change): one analysis over the pressed column's five steps in
-/// contact, in both forms.
+/// Drumwright keeps the symbolic analysis of the deformable `A'` for the whole run (the mesh and
+/// the prescribed set do not change), in both forms, and SubADMM that of the FEM unit's sparse
+/// `K_q` (besides, a node contact's slack block lies on its node's DOFs, already coupled in the
+/// pattern by the node's mass block), with one unit per body and with one global system: one
+/// analysis over the pressed column's five steps in contact.
 #[rstest]
-fn drumwright_analyses_a_once_per_run(#[values("lifted", "reduced")] form: &str) {
+fn fem_matrix_is_analysed_once_per_run(
+    #[values("drumwright", "drumwright-reduced", "subadmm", "subadmm-none")] name: &str,
+) {
     use solvers::drumwright::{Drumwright, DrumwrightSettings, Form};
-    let form = if form == "lifted" { Form::Lifted } else { Form::Reduced };
-    let mut d = Drumwright::new(DrumwrightSettings { form, ..Default::default() });
-    let o = simulate(&pressed_column(), &mut d, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
-    assert!(o.failure.is_none(), "{:?}", o.failure);
-    assert_eq!(d.symbolic_analyses(), 1);
+    use solvers::subadmm::{Split, SubAdmm, SubAdmmSettings};
+    let run = |s: &mut dyn Solver| {
+        let o = simulate(&pressed_column(), s, RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+        assert!(o.failure.is_none(), "{name}: {:?}", o.failure);
+    };
+    let analyses = if name.starts_with("drumwright") {
+        let form = if name == "drumwright" { Form::Lifted } else { Form::Reduced };
+        let mut d = Drumwright::new(DrumwrightSettings { form, ..Default::default() });
+        run(&mut d);
+        d.symbolic_analyses()
+    } else {
+        let split = if name == "subadmm" { Split::Body } else { Split::None };
+        let mut s = SubAdmm::new(SubAdmmSettings { split, ..Default::default() });
+        run(&mut s);
+        s.symbolic_analyses()
+    };
+    assert_eq!(analyses, 1, "{name}");
 }
 
 /// One step of the elastic slope (module doc of `cases/src/elastic_slope.rs`: 1 kg stiff cube,

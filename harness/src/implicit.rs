@@ -1,7 +1,7 @@
 //! [`ImplicitElastic`]: the linearised implicit (backward-Euler) step of the deformable (FEM)
 //! bodies of a [`StepProblem`], shared by the velocity-level solvers that take deformables
-//! (`sap`, `pgs`, `drumwright`, `canal`): their dynamics matrix `A`, their free velocity `v*`,
-//! and solves with `A`.
+//! (`sap`, `pgs`, `drumwright`, `canal`, `subadmm`): their dynamics matrix `A`, their free
+//! velocity `v*`, and solves with `A`.
 //!
 //! # Derivation
 //!

@@ -6,7 +6,10 @@
 //! tree `LᵀDL`), in parallel, then a closed-form strict projection per
 //! contact (Eq. 38), in parallel; the penalty adapts to the primal/dual residual ratio (43) from the
 //! paper's pseudo-density initial value. `split = body | subsystem | none` gives the Table III
-//! ablation. Equations, defaults, choices and deviations: `solvers/src/subadmm/README.md`.
+//! ablation. FEM deformable bodies (an extension) take the linearised backward-Euler step of
+//! `harness::implicit`: each is one unit whose dynamics matrix is `A' = M + δt² K'` (sparse
+//! factor), `b = A' v*`, prescribed DOFs held exactly. Equations, defaults, choices and
+//! deviations: `solvers/src/subadmm/README.md`.
 
 mod settings;
 mod setup;
@@ -27,10 +30,11 @@ Robotic Multi-Contact Simulation (2025): SubADMM, Algorithm 2, Eqs. (28)-(43)";
 
 /// What SubADMM handles: rigid bodies, rigid contact with the exact cone, compliant contact (an
 /// extension: the Kelvin–Voigt law as the regularisation of the normal row, README §2), bilateral
-/// joints.
+/// joints, FEM deformable bodies (an extension: their linearised implicit step, README §11).
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
+        deformable_bodies: true,
         rigid_contact: true,
         compliant_contact: true,
         exact_friction_cone: true,

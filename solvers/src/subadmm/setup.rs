@@ -1,15 +1,20 @@
 //! Per-step setup of SubADMM (Algorithm 2, lines 1–7): the solve units, their kinematic trees
 //! (`tree.rs`: the joint rows they absorb; the others become ADMM constraints) and their
-//! slack-block elements for the chosen split (Eqs. 30–31), `b = M v*`, warm impulses,
-//! `v⁰ = v* + M⁻¹ Jᵀ λ`, `z⁰_ig = J_ig v⁰` and the initial β (pseudo-density rule, §VI-D).
+//! slack-block elements for the chosen split (Eqs. 30–31), `b = A' v*`, warm impulses,
+//! `v⁰ = v* + A'⁻¹ Jᵀ λ`, `z⁰_ig = J_ig v⁰` and the initial β (pseudo-density rule, §VI-D).
+//! `A' = M` on rigid bodies; an FEM body's DOFs take the linearised implicit step of
+//! `harness::implicit` (`A' = M + δt² K'`, prescribed DOFs held at `v̄`; an extension, README §11)
+//! and the body is one unit, factored by the sparse path.
 
 use super::settings::Split;
 use super::solver::Con;
 use super::tree::Forest;
 use super::units::{KFactor, Unit};
 use harness::constraints::{bilateral_rows, contact_rows, ConstraintRows};
+use harness::implicit::ImplicitElastic;
 use harness::model::BlockKind;
 use harness::{SolveError, StepProblem};
+use std::ops::Range;
 
 /// What [`build`] returns.
 pub(super) struct Built {
@@ -20,26 +25,32 @@ pub(super) struct Built {
     /// Bilateral row index of each constraint after the contacts.
     pub bil: Vec<usize>,
     pub beta: f64,
+    /// Symbolic analyses of sparse `K_q` done by this setup.
+    pub analyses: usize,
 }
 
-/// Builds one step's units and constraints. `beta0 > 0` fixes the initial penalty; `reuse` is the
-/// previous step's sparse `K` (split `none`), kept if its pattern still fits.
+/// Builds one step's units and constraints. `beta0 > 0` fixes the initial penalty; `elastic`
+/// holds the FEM bodies' linearised implicit step (its symbolic analysis kept across steps);
+/// `reuse` are the previous step's sparse `K`s by unit key (split `none`, units with FEM bodies),
+/// each kept if its pattern still fits.
 pub(super) fn build(
     p: &StepProblem<'_>,
     split: Split,
     warm_start: bool,
     beta0: f64,
-    reuse: Option<KFactor>,
+    elastic: &mut ImplicitElastic,
+    mut reuse: Vec<(usize, KFactor)>,
 ) -> Result<Built, SolveError> {
-    if p.layout.blocks.iter().any(|b| !matches!(b.kind, BlockKind::RigidBody { .. })) {
-        return Err(SolveError::Unsupported { what: "deformable bodies (rigid bodies only)".into() });
-    }
     let mut rows = contact_rows(p);
     let nc = rows.len();
     let joint_rows = bilateral_rows(p);
-    // b = M v*, warm impulses, v0 = v* + M⁻¹ Jᵀ λ
-    let v_star = p.free_velocity();
-    let b = p.mass.mul(&v_star);
+    // b = A' v*, warm impulses, v0 = v* + A'⁻¹ Jᵀ λ (A' = M without FEM bodies, README §11)
+    let mut v_star = p.free_velocity();
+    if elastic.assemble(p)? {
+        elastic.write_free_velocity(&mut v_star);
+    }
+    let mut b = vec![0.0; p.nv()];
+    elastic.mul_into(p, &v_star, &mut b);
     let mut lam0 = vec![[0.0; 3]; nc];
     let mut imp = vec![0.0; p.nv()];
     for (i, (l0, row)) in lam0.iter_mut().zip(&rows).enumerate() {
@@ -48,7 +59,7 @@ pub(super) fn build(
             row.add_transpose(&l, &mut imp);
         }
     }
-    p.mass.solve_in_place(&mut imp);
+    elastic.solve_all_in_place(p, &mut imp);
     let v0: Vec<f64> = v_star.iter().zip(&imp).map(|(a, b)| a + b).collect();
     if !v0.iter().chain(&b).all(|x| x.is_finite()) {
         return Err(SolveError::NonFinite { what: "problem data (free velocity or warm start)".into() });
@@ -65,19 +76,38 @@ pub(super) fn build(
         members[unit_of(k)].push(k);
     }
     let mass_of = mass_blocks(p);
-    let mut reuse = reuse;
+    // an FEM body's δt² K' entries and prescribed DOFs, by unit (global indices)
+    let block_of = |g: usize| blocks.partition_point(|b| b.v_offset + b.nv <= g);
+    let mut stiff: Vec<Vec<(usize, usize, f64)>> = vec![vec![]; keys.len()];
+    for e in elastic.stiffness_entries() {
+        stiff[unit_of(block_of(e.0))].push(e);
+    }
+    let mut held: Vec<Vec<(usize, f64)>> = vec![vec![]; keys.len()];
+    for &(g, v) in &p.prescribed {
+        held[unit_of(block_of(g))].push((g, v));
+    }
+    let elastic_unit: Vec<bool> =
+        members.iter().map(|ks| ks.iter().any(|&k| matches!(blocks[k].kind, BlockKind::Deformable { .. }))).collect();
     let mut units: Vec<Unit> = members
         .iter()
-        .map(|ks| {
+        .enumerate()
+        .map(|(j, ks)| {
             let (mut dofs, mut bodies) = (vec![], vec![]);
             for &k in ks {
-                let (blk, m) = (&blocks[k], &p.mass.blocks()[mass_of[k]]);
-                assert_eq!(m.nrows(), blk.nv, "mass block size");
-                bodies.push((dofs.len(), m));
+                // a rigid body's mass block, or an FEM body's node blocks (each node a body)
+                let blk = &blocks[k];
+                for m in mass_of[k].clone() {
+                    bodies.push((dofs.len() + p.mass.offset(m) - blk.v_offset, &p.mass.blocks()[m]));
+                }
                 dofs.extend(blk.v_offset..blk.v_offset + blk.nv);
             }
+            let local = |g: usize| dofs.binary_search(&g).expect("dof of this unit");
+            let k_u = stiff[j].iter().map(|&(r, c, x)| (local(r), local(c), x)).collect();
             let bu = dofs.iter().map(|&g| b[g]).collect();
-            let mut u = Unit::new(dofs, &bodies, bu, KFactor::for_split(split, reuse.take()));
+            let key = unit_key(ks[0]);
+            let kept = reuse.iter().position(|r| r.0 == key).map(|i| reuse.swap_remove(i).1);
+            let k = KFactor::for_unit(split, elastic_unit[j], kept);
+            let mut u = Unit::new(key, dofs, &bodies, k_u, bu, k);
             u.set_velocity(&v0);
             u
         })
@@ -89,8 +119,10 @@ pub(super) fn build(
         per_unit[unit_of(r.blocks[0].0)].push((k, p.bilateral.rows[k].joint, r));
     }
     let mut bil = vec![];
-    for (u, js) in units.iter_mut().zip(&per_unit) {
-        let (f, admm) = Forest::new(&u.bodies, |g| u.local(g), js);
+    for ((u, js), hs) in units.iter_mut().zip(&per_unit).zip(&held) {
+        let mut hs: Vec<(usize, f64)> = hs.iter().map(|&(g, v)| (u.local(g), v)).collect();
+        hs.sort_unstable_by_key(|h| h.0);
+        let (f, admm) = Forest::new(&u.bodies, |g| u.local(g), js, &hs);
         bil.extend(admm);
         u.set_forest(f);
     }
@@ -126,17 +158,19 @@ pub(super) fn build(
         con.init_z(&units);
         cons.push(con);
     }
-    if split == Split::None {
-        for u in &mut units {
-            u.prepare_sparse().map_err(|what| SolveError::Factorization { what })?;
+    let mut analyses = 0;
+    for (u, &fem) in units.iter_mut().zip(&elastic_unit) {
+        if split == Split::None || fem {
+            analyses += usize::from(u.prepare_sparse().map_err(|what| SolveError::Factorization { what })?);
         }
     }
     let beta = if beta0 > 0.0 { beta0 } else { pseudo_density(p, &rows[..nc], &mass_of) };
-    Ok(Built { units, cons, nc, bil, beta })
+    Ok(Built { units, cons, nc, bil, beta, analyses })
 }
 
-/// The mass block of every layout block (both ordered by velocity offset).
-fn mass_blocks(p: &StepProblem<'_>) -> Vec<usize> {
+/// The mass blocks of every layout block (both ordered by velocity offset): one for a rigid body,
+/// one per node for an FEM body.
+fn mass_blocks(p: &StepProblem<'_>) -> Vec<Range<usize>> {
     let mut m = 0;
     p.layout
         .blocks
@@ -146,14 +180,20 @@ fn mass_blocks(p: &StepProblem<'_>) -> Vec<usize> {
                 m += 1;
             }
             assert_eq!(p.mass.offset(m), blk.v_offset, "mass block of a layout block");
-            m
+            let start = m;
+            while m < p.mass.blocks().len() && p.mass.offset(m) < blk.v_offset + blk.nv {
+                m += 1;
+            }
+            let end = p.mass.offset(m - 1) + p.mass.blocks()[m - 1].nrows();
+            assert_eq!(end, blk.v_offset + blk.nv, "mass blocks of a layout block");
+            start..m
         })
         .collect()
 }
 
-/// The paper's initial β: geometric mean over bodies in contact of mass / contact points; 1 kg
-/// with no contact.
-fn pseudo_density(p: &StepProblem<'_>, contacts: &[ConstraintRows], mass_of: &[usize]) -> f64 {
+/// The paper's initial β: geometric mean over bodies in contact of mass / contact points (an FEM
+/// body's mass is the sum of its nodes'); 1 kg with no contact.
+fn pseudo_density(p: &StepProblem<'_>, contacts: &[ConstraintRows], mass_of: &[Range<usize>]) -> f64 {
     let mut count = vec![0usize; p.layout.blocks.len()];
     for c in contacts {
         for &(k, _) in &c.blocks {
@@ -162,7 +202,8 @@ fn pseudo_density(p: &StepProblem<'_>, contacts: &[ConstraintRows], mass_of: &[u
     }
     let (mut s, mut n) = (0.0, 0);
     for (k, &cnt) in count.iter().enumerate().filter(|(_, &c)| c > 0) {
-        s += (p.mass.blocks()[mass_of[k]][(0, 0)] / cnt as f64).ln();
+        let m: f64 = mass_of[k].clone().map(|m| p.mass.blocks()[m][(0, 0)]).sum();
+        s += (m / cnt as f64).ln();
         n += 1;
     }
     if n > 0 {

@@ -9,6 +9,7 @@ use super::settings::{Split, SubAdmmSettings};
 use super::setup;
 use super::units::Unit;
 use harness::constraints::RowLaw;
+use harness::implicit::ImplicitElastic;
 use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::cone;
 use rayon::prelude::*;
@@ -110,12 +111,17 @@ pub struct SubAdmm {
     nc: usize,
     /// Bilateral row of each constraint after the contacts.
     bil: Vec<usize>,
+    /// The FEM bodies' linearised implicit step (README §11, an extension): `A' = M + δt² K'` on
+    /// their DOFs, `M` on the rigid bodies; `A' = M` without FEM bodies.
+    elastic: ImplicitElastic,
     /// The solver's own thread pool (`threads > 1`), built once.
     pool: Option<rayon::ThreadPool>,
     /// Whether the pool exists (the steps run inside it, with the pool taken out of `self`).
     parallel: bool,
     /// Penalty of the last step (for tests).
     last_beta: f64,
+    /// Symbolic analyses of sparse `K_q` so far (split `none`, units with FEM bodies).
+    analyses: usize,
 }
 
 impl SubAdmm {
@@ -132,15 +138,23 @@ impl SubAdmm {
             units: vec![],
             nc: 0,
             bil: vec![],
+            elastic: ImplicitElastic::default(),
             pool,
             parallel,
             last_beta: 0.0,
+            analyses: 0,
         }
     }
 
     /// The penalty at the end of the last step (kg).
     pub fn last_beta(&self) -> f64 {
         self.last_beta
+    }
+
+    /// Symbolic analyses of sparse unit matrices `K_q` so far (split `none`, and every unit with
+    /// an FEM body): one per run while the units' patterns do not change (README §11).
+    pub fn symbolic_analyses(&self) -> usize {
+        self.analyses
     }
 
     /// Whether `n` items, at least `grain` per task, are worth spreading over the pool (with
@@ -181,7 +195,8 @@ impl SubAdmm {
         }
     }
 
-    /// `(θ_d, scale)` of (42): the largest unit dual residual and the largest `‖b_j‖`, `‖M_j v_j‖`.
+    /// `(θ_d, scale)` of (42): the largest unit dual residual and the largest `‖b_j‖`,
+    /// `‖A'_j v_j‖`.
     fn dual_residual(&mut self) -> (f64, f64) {
         let cons = &self.cons;
         let dual = |u: &mut Unit| u.dual_residual(|el| cons[el.con].lam);
@@ -214,10 +229,11 @@ impl SubAdmm {
 
     /// One step inside the solver's pool (if any).
     fn solve_step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
-        let reuse = if self.split == Split::None { self.units.first_mut().and_then(Unit::take_k) } else { None };
+        let reuse = self.units.iter_mut().filter_map(Unit::take_sparse).collect();
         let s = self.settings.clone();
-        let built = setup::build(p, self.split, s.warm_start, s.beta0, reuse)?;
+        let built = setup::build(p, self.split, s.warm_start, s.beta0, &mut self.elastic, reuse)?;
         (self.units, self.cons, self.nc, self.bil) = (built.units, built.cons, built.nc, built.bil);
+        self.analyses += built.analyses;
         let mut beta = built.beta;
         let beta_bounds = (beta / s.beta_range, beta * s.beta_range);
         self.factor_all(beta)?;

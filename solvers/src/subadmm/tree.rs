@@ -20,6 +20,11 @@
 //! (a loop), a compliant joint, rows of deficient rank — stay ADMM constraints, as the paper's soft
 //! and loop constraints (Eqs. 36–37). After the solve, the tree joints' impulses are recovered from
 //! the unbalanced momentum, leaves first ([`Forest::joint_impulses`]).
+//!
+//! Prescribed DOFs of an FEM body (an extension, README §11) are absorbed the same way, as rows
+//! `e_kᵀ v = v̄_k` to the world: a node with held coordinates is a root with `S` the identity
+//! columns of its free coordinates and `c = v̄` on the held ones, so `N` has no column for them
+//! and every `v = N q̇ + v⁰` holds them at `v̄` (written exactly, [`Forest::expand`]).
 
 use super::units::Body;
 use harness::constraints::{ConstraintRows, RowLaw};
@@ -54,6 +59,8 @@ struct Link {
     gp: usize,
     /// Global bilateral rows of the joint to the parent (or the world), `m` of them.
     rows: Vec<usize>,
+    /// Held (prescribed) coordinates of the body (a held root): `v = c` there exactly.
+    held: Vec<usize>,
 }
 
 /// The rows of one joint: `(index into the unit's row list, row)`, the unit bodies they touch
@@ -85,12 +92,14 @@ pub(super) struct Forest {
 
 impl Forest {
     /// The forest of a unit with `bodies` from its joint rows `(global row, joint id, row)`
-    /// (`local` maps a global DOF to the unit's local index). Returns the forest and the global
-    /// rows of the joints it does not absorb.
+    /// (`local` maps a global DOF to the unit's local index) and its prescribed DOFs `held`
+    /// (`(local DOF, v̄)`, sorted; on bodies without joints, the nodes of FEM bodies). Returns the
+    /// forest and the global rows of the joints it does not absorb.
     pub fn new(
         bodies: &[Body],
         local: impl Fn(usize) -> usize,
         rows: &[(usize, usize, &ConstraintRows)],
+        held: &[(usize, f64)],
     ) -> (Self, Vec<usize>) {
         let body_of = |g: usize| {
             let l = local(g);
@@ -150,7 +159,16 @@ impl Forest {
                     }
                     None => continue,
                 },
-                None => f.free_link(b, bodies[b]),
+                None => {
+                    let bb = bodies[b];
+                    let (lo, hi) =
+                        (held.partition_point(|h| h.0 < bb.off), held.partition_point(|h| h.0 < bb.off + bb.n));
+                    if lo < hi {
+                        f.held_link(b, bb, &held[lo..hi])
+                    } else {
+                        f.free_link(b, bb)
+                    }
+                }
             };
             f.push(b, link);
             let mut head = f.links.len() - 1;
@@ -204,6 +222,39 @@ impl Forest {
             pinv: 0,
             gp: 0,
             rows: vec![],
+            held: vec![],
+        }
+    }
+
+    /// A root with prescribed coordinates `held` (`(local DOF, v̄)`, sorted, within `b`): `S` the
+    /// identity columns of the other coordinates, `c = v̄` on the held ones.
+    fn held_link(&mut self, body: usize, b: Body, held: &[(usize, f64)]) -> Link {
+        let coords: Vec<usize> = held.iter().map(|h| h.0 - b.off).collect();
+        let axes: Vec<usize> = (0..b.n).filter(|r| !coords.contains(r)).collect();
+        let (n, d) = (b.n, axes.len());
+        let s = self.mats.len();
+        self.mats.extend((0..n * d).map(|k| if axes[k % d] == k / d { 1.0 } else { 0.0 }));
+        let c = self.mats.len();
+        self.mats.extend(std::iter::repeat_n(0.0, n));
+        for (&r, h) in coords.iter().zip(held) {
+            self.mats[c + r] = h.1;
+        }
+        Link {
+            body,
+            parent: NO_PARENT,
+            off: b.off,
+            n,
+            np: 0,
+            q: 0,
+            d,
+            free: false,
+            s,
+            x: 0,
+            c,
+            pinv: 0,
+            gp: 0,
+            rows: vec![],
+            held: coords,
         }
     }
 
@@ -281,6 +332,7 @@ impl Forest {
             pinv: po,
             gp: go,
             rows: vec![],
+            held: vec![],
         })
     }
 
@@ -347,7 +399,8 @@ impl Forest {
         self.parent_dof.len()
     }
 
-    /// `v = N q̇` (`affine`: `+ v⁰`), roots to leaves.
+    /// `v = N q̇` (`affine`: `+ v⁰`), roots to leaves. Held coordinates are set to `v̄` (`affine`)
+    /// or 0, not computed, so they come back bit for bit.
     pub fn expand(&self, qd: &[f64], affine: bool, v: &mut [f64]) {
         for l in &self.links {
             let (o, n) = (l.off, l.n);
@@ -367,6 +420,9 @@ impl Forest {
                 vl.iter_mut().zip(q).for_each(|(a, b)| *a += b);
             } else {
                 mul_add(&self.mats[l.s..l.s + n * l.d], n, l.d, q, vl);
+            }
+            for &r in &l.held {
+                vl[r] = if affine { self.mats[l.c + r] } else { 0.0 };
             }
         }
     }
@@ -510,6 +566,28 @@ impl Forest {
             }
         }
         (dofs, out)
+    }
+
+    /// `NᵀKN` for a sparse `K` given by its entries `(row, column, value)` (unit-local maximal
+    /// indices, both triangles): the lower entries `(i, j, value)`, `i ≥ j`, of every product
+    /// `N_ri K_rc N_cj` with nonzero `N` coefficients (one per `K` entry for the nodes of an FEM
+    /// body, whose `N` selects coordinates; none on held coordinates).
+    pub fn reduce_entries(&self, bodies: &[Body], entries: &[(usize, usize, f64)]) -> Vec<(usize, usize, f64)> {
+        let row_of = |l: usize| {
+            let k = self.link_of[bodies.partition_point(|b| b.off + b.n <= l)];
+            let (cd, ca, w) = (&self.chain_dofs[k], self.chain_at[k], self.chain_dofs[k].len());
+            let t = l - self.links[k].off;
+            cd.iter().zip(&self.chain[ca + t * w..ca + (t + 1) * w])
+        };
+        let mut out = vec![];
+        for &(r, c, x) in entries {
+            for (&i, &nr) in row_of(r).filter(|e| *e.1 != 0.0) {
+                for (&j, &nc) in row_of(c).filter(|e| *e.1 != 0.0 && *e.0 <= i) {
+                    out.push((i, j, nr * x * nc));
+                }
+            }
+        }
+        out
     }
 
     /// Per link: its chain's reduced DOFs and `N_lᵀ M_l N_l` (`len × len`) for the body mass block

@@ -13,6 +13,11 @@
 //! - `none` ("No Sub", Eq. 28): one global sparse `K_q` over every tree's `q̇`, assembled from
 //!   per-body and per-element reduced blocks and factored by the sparse Cholesky, whose symbolic
 //!   analysis is kept across steps while the pattern does not change.
+//!
+//! A unit holding an FEM body (an extension, README §11) has the dynamics matrix `A'_u = M_u +
+//! δt² K'_u` of the linearised implicit step (`harness::implicit`) for `M_u`: its `δt² K'`
+//! entries couple the body's nodes, so it is always factored by the sparse path, with the
+//! reduced stiffness entries in the pattern (with any split).
 
 use super::settings::Split;
 use super::tree::Forest;
@@ -52,28 +57,30 @@ pub(super) enum KFactor {
     Tree { h: Vec<f64>, kq: Vec<f64>, work: Vec<f64> },
     /// Split `subsystem`: the dense maximal `K`, `K_q` with its dense Cholesky in place, work.
     Dense { k: Vec<f64>, kq: Vec<f64>, e: Vec<f64>, col: Vec<f64> },
-    /// Split `none`: the global sparse `K_q`.
+    /// Split `none`, or a unit with FEM bodies: the unit's sparse `K_q`.
     Sparse(Box<SparseK>),
 }
 
-/// The sparse `K_q` of split `none`: pattern (per-body reduced mass blocks, then per-element
-/// reduced blocks), its factor, the β-independent mass values, the elements' reduced rows.
+/// The sparse `K_q` of split `none` or of a unit with FEM bodies: pattern (per-body reduced mass blocks, then per-element
+/// reduced blocks, and the reduced `δt² K'` entries of FEM bodies), its factor, the β-independent
+/// values of `NᵀA'N` (`A' = M` without FEM bodies), the elements' reduced rows.
 pub(super) struct SparseK {
     pattern: SymmetricPattern,
     chol: SparseCholesky,
     values: Vec<f64>,
-    mass_values: Vec<f64>,
+    a_values: Vec<f64>,
     /// Per element: `J_ig N` (`dim × len`, row-major) on the pattern element's reduced DOFs.
     rows: Vec<Vec<f64>>,
     local: Vec<f64>,
 }
 
 impl KFactor {
-    /// The storage `split` asks for, unfactored and unsized, or for split `none` the previous
-    /// step's sparse factor `reuse` (its symbolic analysis is kept by [`Unit::prepare_sparse`] if
-    /// the pattern still fits).
-    pub fn for_split(split: Split, reuse: Option<KFactor>) -> Option<Self> {
+    /// The storage `split` asks for, unfactored and unsized, or for a `sparse` unit (split
+    /// `none`, or a unit with FEM bodies) the previous step's sparse factor `reuse` (its symbolic
+    /// analysis is kept by [`Unit::prepare_sparse`] if the pattern still fits).
+    pub fn for_unit(split: Split, sparse: bool, reuse: Option<KFactor>) -> Option<Self> {
         match split {
+            _ if sparse => reuse,
             Split::Body => Some(KFactor::Tree { h: vec![], kq: vec![], work: vec![0.0; 72] }),
             Split::Subsystem => Some(KFactor::Dense { k: vec![], kq: vec![], e: vec![], col: vec![] }),
             Split::None => reuse,
@@ -88,7 +95,12 @@ pub(super) struct Unit {
     pub bodies: Vec<Body>,
     /// Body mass blocks, row-major, at `Body::at`.
     mass: Vec<f64>,
-    /// `b_u = M_u v*_u` and its norm.
+    /// `δt² K'` of the unit's FEM DOFs, `(row, column, value)` in local indices (both triangles;
+    /// empty without FEM bodies): `A'_u = M_u + δt² K'`.
+    stiff: Vec<(usize, usize, f64)>,
+    /// The unit's key (subsystem, or 0 for split `none`): matches its sparse factor across steps.
+    pub key: usize,
+    /// `b_u = A'_u v*_u` and its norm.
     b: Vec<f64>,
     b_norm: f64,
     elements: Vec<Element>,
@@ -107,9 +119,16 @@ pub(super) struct Unit {
 }
 
 impl Unit {
-    /// A unit over `dofs` (sorted global indices) with bodies `(local offset, mass block)`, `b_u`
-    /// and `K` storage `k`.
-    pub fn new(dofs: Vec<usize>, bodies: &[(usize, &nalgebra::DMatrix<f64>)], b: Vec<f64>, k: Option<KFactor>) -> Self {
+    /// A unit `key` over `dofs` (sorted global indices) with bodies `(local offset, mass block)`,
+    /// `δt² K'` entries `stiff` (local, both triangles), `b_u` and `K` storage `k`.
+    pub fn new(
+        key: usize,
+        dofs: Vec<usize>,
+        bodies: &[(usize, &nalgebra::DMatrix<f64>)],
+        stiff: Vec<(usize, usize, f64)>,
+        b: Vec<f64>,
+        k: Option<KFactor>,
+    ) -> Self {
         let (mut mass, mut list) = (vec![], Vec::with_capacity(bodies.len()));
         for &(off, m) in bodies {
             list.push(Body { off, n: m.nrows(), at: mass.len() });
@@ -121,6 +140,8 @@ impl Unit {
             dofs,
             bodies: list,
             mass,
+            stiff,
+            key,
             b,
             b_norm,
             elements: vec![],
@@ -194,14 +215,17 @@ impl Unit {
         }
     }
 
-    /// `out = M_u x` (maximal, local).
-    fn mass_times(&self, x: &[f64], out: &mut [f64]) {
+    /// `out = A'_u x = (M_u + δt² K') x` (maximal, local; `M_u x` without FEM bodies).
+    fn dynamics_times(&self, x: &[f64], out: &mut [f64]) {
         for b in &self.bodies {
             let xb = &x[b.off..b.off + b.n];
             for (o, row) in out[b.off..b.off + b.n].iter_mut().zip(self.mass[b.at..b.at + b.n * b.n].chunks_exact(b.n))
             {
                 *o = row.iter().zip(xb).map(|(a, c)| a * c).sum();
             }
+        }
+        for &(r, c, a) in &self.stiff {
+            out[r] += a * x[c];
         }
     }
 
@@ -212,13 +236,14 @@ impl Unit {
         }
     }
 
-    /// Factors `K_q = Nᵀ(M_u + β Σ J_eᵀ J_e)N` (Eqs. 40–41) and sets `K v⁰`.
+    /// Factors `K_q = Nᵀ(A'_u + β Σ J_eᵀ J_e)N` (Eqs. 40–41; `A'_u = M_u` without FEM bodies)
+    /// and sets `K v⁰`.
     pub fn factor(&mut self, beta: f64) -> Result<(), String> {
         let n = self.dofs.len();
-        // K v⁰ = M v⁰ + β Σ J_eᵀ J_e v⁰
+        // K v⁰ = A' v⁰ + β Σ J_eᵀ J_e v⁰
         let mut kv0 = std::mem::take(&mut self.kv0);
         let mut forest = self.forest.take().expect("forest set by the setup");
-        self.mass_times(&forest.v0, &mut kv0);
+        self.dynamics_times(&forest.v0, &mut kv0);
         self.add_elements_transpose(&mut kv0, |el| {
             let mut jv = [0.0; 3];
             self.element_times(el, &forest.v0, &mut jv);
@@ -278,10 +303,11 @@ impl Unit {
         }
     }
 
-    /// The global sparse `K_q` (split `none`): mass values plus `β (J_e N)ᵀ (J_e N)` per element.
+    /// The sparse `K_q` (split `none`, or a unit with FEM bodies): `NᵀA'N` values plus
+    /// `β (J_e N)ᵀ (J_e N)` per element.
     fn factor_sparse(&self, s: &mut SparseK, beta: f64) -> Result<(), String> {
         let nb = self.bodies.len();
-        s.values.copy_from_slice(&s.mass_values);
+        s.values.copy_from_slice(&s.a_values);
         for (k, (el, rows)) in self.elements.iter().zip(&s.rows).enumerate() {
             let m = rows.len() / el.dim;
             s.local.clear();
@@ -295,13 +321,14 @@ impl Unit {
             }
             s.pattern.add_element(nb + k, &s.local, &mut s.values);
         }
-        s.chol.factorize(&s.values).map_err(|e| format!("global K_q (Eq. 28): {e}"))
+        s.chol.factorize(&s.values).map_err(|e| format!("sparse K_q (Eqs. 28, 40): {e}"))
     }
 
-    /// Prepares the sparse `K_q` of split `none` for this step's elements: the reduced rows and
-    /// mass blocks, a new value scatter map, and a new symbolic analysis only if the pattern
-    /// differs from the previous step's.
-    pub fn prepare_sparse(&mut self) -> Result<(), String> {
+    /// Prepares the sparse `K_q` (split `none`, or a unit with FEM bodies) for this step's
+    /// elements: the reduced rows, mass blocks and `δt² K'` entries, a new value scatter map, and
+    /// a new symbolic analysis only if the pattern differs from the previous step's. Returns
+    /// whether it analysed.
+    pub fn prepare_sparse(&mut self) -> Result<bool, String> {
         let f = self.forest();
         let nq = f.nq();
         let mass = f.reduce_mass(&self.bodies, &self.mass);
@@ -315,27 +342,45 @@ impl Unit {
             .collect();
         let elems: Vec<Vec<usize>> =
             mass.iter().map(|m| m.0.clone()).chain(reduced.iter().map(|r| r.0.clone())).collect();
-        let pattern = SymmetricPattern::new(nq, &elems);
-        let chol = match self.k.take() {
-            Some(KFactor::Sparse(s)) if s.chol.has_pattern(&pattern.col_ptr, &pattern.row_idx) => s.chol,
-            _ => {
-                SparseCholesky::analyze(nq, pattern.col_ptr.clone(), pattern.row_idx.clone(), CholeskyParams::default())
-                    .map_err(|e| e.to_string())?
-            }
+        let stiff = f.reduce_entries(&self.bodies, &self.stiff);
+        let entries: Vec<(usize, usize)> = stiff.iter().map(|&(r, c, _)| (r, c)).collect();
+        let pattern = SymmetricPattern::with_entries(nq, &elems, &entries);
+        let (chol, analysed) = match self.k.take() {
+            Some(KFactor::Sparse(s)) if s.chol.has_pattern(&pattern.col_ptr, &pattern.row_idx) => (s.chol, false),
+            _ => (
+                SparseCholesky::analyze(
+                    nq,
+                    pattern.col_ptr.clone(),
+                    pattern.row_idx.clone(),
+                    CholeskyParams::default(),
+                )
+                .map_err(|e| e.to_string())?,
+                true,
+            ),
         };
-        let mut mass_values = vec![0.0; pattern.nnz()];
+        let mut a_values = vec![0.0; pattern.nnz()];
         for (k, (_, m)) in mass.iter().enumerate() {
-            pattern.add_element(k, m, &mut mass_values);
+            pattern.add_element(k, m, &mut a_values);
         }
-        let values = mass_values.clone();
+        for &(r, c, x) in &stiff {
+            a_values[pattern.position(r, c).expect("entry in the pattern")] += x;
+        }
+        let values = a_values.clone();
         let rows = reduced.into_iter().map(|r| r.1).collect();
-        self.k = Some(KFactor::Sparse(Box::new(SparseK { pattern, chol, values, mass_values, rows, local: vec![] })));
-        Ok(())
+        self.k = Some(KFactor::Sparse(Box::new(SparseK { pattern, chol, values, a_values, rows, local: vec![] })));
+        Ok(analysed)
     }
 
-    /// Gives the `K` storage back (split `none` keeps its symbolic analysis for the next step).
-    pub fn take_k(&mut self) -> Option<KFactor> {
-        self.k.take()
+    /// Gives a sparse `K` storage back with the unit's key (split `none` and the units with FEM
+    /// bodies keep their symbolic analysis for the next step); `None` for the other splits.
+    pub fn take_sparse(&mut self) -> Option<(usize, KFactor)> {
+        match self.k.take() {
+            Some(k @ KFactor::Sparse(_)) => Some((self.key, k)),
+            other => {
+                self.k = other;
+                None
+            }
+        }
     }
 
     /// The v-step (34) in reduced coordinates: `K_q q̇ = Nᵀ(b_u + Σ_e J_eᵀ s(e) − K v⁰)`,
@@ -359,10 +404,10 @@ impl Unit {
         self.work = x;
     }
 
-    /// `w = M_u v_u − b_u − Σ_e J_eᵀ λ_e` into the work vector; returns `‖M_u v_u‖`.
+    /// `w = A'_u v_u − b_u − Σ_e J_eᵀ λ_e` into the work vector; returns `‖A'_u v_u‖`.
     fn unbalanced(&mut self, lam: impl Fn(&Element) -> [f64; 3]) -> f64 {
         let mut r = std::mem::take(&mut self.work);
-        self.mass_times(&self.v, &mut r);
+        self.dynamics_times(&self.v, &mut r);
         let mv = norm(&r);
         for (ri, bi) in r.iter_mut().zip(&self.b) {
             *ri -= bi;
@@ -372,8 +417,9 @@ impl Unit {
         mv
     }
 
-    /// Dual residual (42) of the unit in its reduced coordinates, `‖Nᵀ(M_u v_u − b_u − Σ_e J_eᵀ
-    /// λ_e)‖` (the tree joints' impulses do no work on `q̇`), and its scale `max(‖b_u‖, ‖M_u v_u‖)`.
+    /// Dual residual (42) of the unit in its reduced coordinates, `‖Nᵀ(A'_u v_u − b_u − Σ_e J_eᵀ
+    /// λ_e)‖` (the tree joints' impulses and the prescribed DOFs' reactions do no work on `q̇`),
+    /// and its scale `max(‖b_u‖, ‖A'_u v_u‖)`.
     pub fn dual_residual(&mut self, lam: impl Fn(&Element) -> [f64; 3]) -> (f64, f64) {
         let mv = self.unbalanced(lam);
         let forest = self.forest.as_ref().expect("forest set by the setup");
