@@ -4,7 +4,8 @@
 //! through the registry, as in `benches/step.rs`.
 //!
 //! `hessian_factor/*` times one numeric Cholesky of SAP's Hessian `H = A + Jᵀ G J` on the settled
-//! 80-object clutter (9 s), supernodal and simplicial on the same pattern, and prints the
+//! 80-object clutter (9 s), faer's supernodal and simplicial factorizations and the block-sparse one
+//! (`kernels::block_cholesky`, what SAP uses) on the same pattern, and prints the
 //! factor's size and flop count (`kernels::cholesky::CholeskyInfo`) so that the achieved flop
 //! rate is flops / time (the SAP README's "Cost at scale").
 //!
@@ -14,6 +15,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use harness::runner::{self, Override, PairSpec, Suite};
 use harness::stepper::{simulate, RunOptions};
 use harness::{IterationLog, Scenario};
+use kernels::block_cholesky::BlockSparseCholesky;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 use solvers::sap::model::{Evaluation, HessianPattern};
 use solvers::sap::{Sap, SapProblem, SapSettings};
@@ -100,6 +102,13 @@ fn hessian_factor_benches(c: &mut Criterion) {
             b.iter(|| llt.factorize(black_box(&h.values)).expect("SPD"))
         });
     }
+    let mut block =
+        BlockSparseCholesky::analyze(n, h.col_ptr.clone(), h.row_idx.clone(), h.blocks()).expect("analysis");
+    let info = block.info();
+    eprintln!("clutter-80 H, block: nnz(L) {} flops {}", info.nnz_l, info.flops);
+    group.bench_function(BenchmarkId::new("block", "clutter-80"), |b| {
+        b.iter(|| block.factorize(black_box(&h.values)).expect("SPD"))
+    });
     group.finish();
 }
 

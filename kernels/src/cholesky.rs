@@ -33,8 +33,9 @@ pub struct CholeskyParams {
     pub parallel: bool,
     /// Always use the supernodal factorization (default false: faer chooses by its flop-ratio
     /// heuristic). Large matrices made of dense blocks (SAP's Hessian: 6 × 6 per body, coupled by
-    /// contacts) factor faster supernodally well below faer's threshold (SAP's
-    /// `SUPERNODAL_MIN_DOFS` gives the measurements).
+    /// contacts) factor faster supernodally well below faer's threshold (measured on SAP's
+    /// clutter Hessian by `cargo bench --bench sap -- hessian_factor`, where the block-sparse
+    /// [`crate::block_cholesky`] beats both).
     pub supernodal: bool,
 }
 

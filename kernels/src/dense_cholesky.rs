@@ -61,10 +61,44 @@ pub fn solve_in_place(n: usize, l: &[f64], x: &mut [f64]) {
 
 #[inline(always)]
 fn solve_impl(n: usize, l: &[f64], x: &mut [f64]) {
+    forward_impl(n, l, x);
+    backward_impl(n, l, x);
+}
+
+/// Solves `L y = b` in place (`x` holds `b` on entry) with the factor of [`factor_in_place`]
+/// (the first half of [`solve_in_place`]; `n²/2` multiply-adds).
+#[track_caller]
+pub fn forward_in_place(n: usize, l: &[f64], x: &mut [f64]) {
+    assert_eq!(l.len(), n * n, "factor must be n × n");
+    assert_eq!(x.len(), n, "right-hand side must have n entries");
+    match n {
+        6 => forward_impl(6, l, x),
+        _ => forward_impl(n, l, x),
+    }
+}
+
+/// Solves `Lᵀ x = y` in place (`x` holds `y` on entry) with the factor of [`factor_in_place`]
+/// (the second half of [`solve_in_place`]).
+#[track_caller]
+pub fn backward_in_place(n: usize, l: &[f64], x: &mut [f64]) {
+    assert_eq!(l.len(), n * n, "factor must be n × n");
+    assert_eq!(x.len(), n, "right-hand side must have n entries");
+    match n {
+        6 => backward_impl(6, l, x),
+        _ => backward_impl(n, l, x),
+    }
+}
+
+#[inline(always)]
+fn forward_impl(n: usize, l: &[f64], x: &mut [f64]) {
     for i in 0..n {
         let row = &l[i * n..i * n + i];
         x[i] = (x[i] - dot(row, &x[..i])) * l[i * n + i];
     }
+}
+
+#[inline(always)]
+fn backward_impl(n: usize, l: &[f64], x: &mut [f64]) {
     for i in (0..n).rev() {
         let xi = x[i] * l[i * n + i];
         x[i] = xi;
@@ -76,7 +110,7 @@ fn solve_impl(n: usize, l: &[f64], x: &mut [f64]) {
 
 /// Dot product with four partial sums (independent add chains: pipelined and vectorisable).
 #[inline(always)]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
     let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
     let mut s = [0.0; 4];

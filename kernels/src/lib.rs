@@ -11,6 +11,8 @@
 //! - [`sparse_inverse`]: the sparse inverse Cholesky factor `S = L⁻¹ P` (`A⁻¹ = Sᵀ S`) of Zeng et al.
 //! - [`backend`]: the compute backend (CPU; CUDA with the `gpu` cargo feature, module `gpu`),
 //!   run-time selection with CPU fallback, stage timing with device synchronisation.
+//! - [`block_cholesky`]: block-sparse Cholesky over a body graph (6 × 6 / 3 × 3 dense blocks, AMD
+//!   on the blocks), SAP's Hessian factorization.
 //! - [`blockdiag`]: block-diagonal symmetric matrices (mass, non-contact stiffness) with cached
 //!   per-block Cholesky factors.
 //! - [`dense_cholesky`]: small dense Cholesky factors in caller-owned buffers; [`tree_ldl`]: the
@@ -21,6 +23,7 @@
 pub mod anderson;
 pub mod assembly;
 pub mod backend;
+pub mod block_cholesky;
 pub mod blockdiag;
 pub mod cholesky;
 pub mod cone;

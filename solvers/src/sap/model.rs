@@ -8,7 +8,8 @@
 
 use super::problem::{ElasticTerm, SapProblem};
 use super::projection::{cost, project, project_with_hessian};
-use kernels::cholesky::{CholeskyError, CholeskyParams, SparseCholesky};
+use kernels::block_cholesky::BlockSparseCholesky;
+use kernels::cholesky::CholeskyError;
 
 /// Per-solve scratch of the cost, gradient and Hessian evaluation; reused across iterations and
 /// steps (resized per step, never inside the Newton loop).
@@ -312,6 +313,11 @@ impl HessianPattern {
         }
     }
 
+    /// `(v_offset, nv)` of each DOF block (the mass matrix's blocks: bodies, FEM nodes).
+    pub fn blocks(&self) -> &[(usize, usize)] {
+        &self.blocks
+    }
+
     /// `H` as a dense matrix (tests).
     pub fn to_dense(&self) -> nalgebra::DMatrix<f64> {
         let n = self.col_ptr.len() - 1;
@@ -328,32 +334,30 @@ impl HessianPattern {
 }
 
 /// The factorization of `H`, with its symbolic analysis kept while the pattern is unchanged.
+///
+/// `H` is made of dense per-body blocks coupled by contacts, so it is factored block by block
+/// over the body graph (`kernels::block_cholesky`, the structure Drake's SAP factors), with the
+/// blocks ordered by AMD.
 #[derive(Debug, Default)]
 pub struct HessianFactor {
-    llt: Option<SparseCholesky>,
+    llt: Option<BlockSparseCholesky>,
     /// Symbolic analyses performed so far (statistics; tests assert reuse).
     pub analyses: usize,
 }
-
-/// From this many DOFs on, the Hessian is factored supernodally whatever faer's flop-ratio
-/// heuristic says: its dense 6 × 6 body blocks make supernodes pay off far below faer's
-/// threshold. Measured (release, best of 3, solve time per step): clutter with 80 bodies (480
-/// DOFs) 14.6 → 8.8 ms; the default clutter (240 DOFs) 0.366 → 0.357 ms; but the 60-DOF sphere
-/// stack 0.012 → 0.021 ms, so small problems keep faer's choice.
-pub const SUPERNODAL_MIN_DOFS: usize = 256;
 
 impl HessianFactor {
     /// Factors `H` (values of `pattern`), re-running the symbolic analysis only if the pattern
     /// changed since the last call.
     pub fn factorize(&mut self, pattern: &HessianPattern) -> Result<(), CholeskyError> {
         let n = pattern.col_ptr.len() - 1;
-        let reuse = self.llt.as_ref().is_some_and(|l| l.has_pattern(&pattern.col_ptr, &pattern.row_idx));
+        let reuse =
+            self.llt.as_ref().is_some_and(|l| l.has_pattern(&pattern.col_ptr, &pattern.row_idx, &pattern.blocks));
         if !reuse {
-            self.llt = Some(SparseCholesky::analyze(
+            self.llt = Some(BlockSparseCholesky::analyze(
                 n,
                 pattern.col_ptr.clone(),
                 pattern.row_idx.clone(),
-                CholeskyParams { supernodal: n >= SUPERNODAL_MIN_DOFS, ..CholeskyParams::default() },
+                &pattern.blocks,
             )?);
             self.analyses += 1;
         }
