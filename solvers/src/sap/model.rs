@@ -269,14 +269,17 @@ impl HessianPattern {
         for (b, blk) in prob.a.blocks().iter().enumerate() {
             let n = blk.nrows();
             for c in 0..n {
-                for r in c..n {
-                    let k = self.index(b, b, 0, r, c);
-                    self.values[k] += blk[(r, c)];
+                let k0 = self.index(b, b, 0, c, c);
+                for (h, a) in self.values[k0..k0 + n - c].iter_mut().zip(&blk.column(c).as_slice()[c..]) {
+                    *h += a;
                 }
             }
         }
         for (i, c) in prob.constraints.iter().enumerate() {
             let g = &eval.g[i];
+            if g.iter().flatten().all(|&x| x == 0.0) {
+                continue; // a separated contact (region III of Eq. 22) adds nothing
+            }
             let (k, start) = (c.sides.len(), self.slot_start[i]);
             for (t, st) in c.sides.iter().enumerate() {
                 // G J_t (3 × n_t)
@@ -294,10 +297,11 @@ impl HessianPattern {
                     let diag = ss.block == st.block;
                     for col in 0..st.ncols {
                         let r0 = if diag { col } else { 0 };
-                        for r in r0..ss.ncols {
-                            let x = ss.j[0][r] * gj[0][col] + ss.j[1][r] * gj[1][col] + ss.j[2][r] * gj[2][col];
-                            let k = self.index(ss.block, st.block, slot.rel, r, col);
-                            self.values[k] += x;
+                        // a block column's rows are contiguous in `values`
+                        let k0 = self.index(ss.block, st.block, slot.rel, r0, col);
+                        let g = [gj[0][col], gj[1][col], gj[2][col]];
+                        for (r, h) in (r0..ss.ncols).zip(&mut self.values[k0..k0 + ss.ncols - r0]) {
+                            *h += ss.j[0][r] * g[0] + ss.j[1][r] * g[1] + ss.j[2][r] * g[2];
                         }
                     }
                 }
