@@ -403,6 +403,7 @@ fn amd_order(adj: &[Vec<usize>]) -> Result<(Vec<usize>, Vec<usize>), CholeskyErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cholesky::tests::lower_csc;
     use crate::cholesky::{CholeskyParams, SparseCholesky};
 
     /// A block-sparse SPD matrix: `nb` dense blocks of the given sizes, coupled along the edges
@@ -443,21 +444,6 @@ mod tests {
             a[i][i] = 1.0 + a[i].iter().map(|x| x.abs()).sum::<f64>();
         }
         (a, blocks)
-    }
-
-    fn lower_csc(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
-        let n = a.len();
-        let (mut cp, mut ri, mut val) = (vec![0], vec![], vec![]);
-        for j in 0..n {
-            for (i, row) in a.iter().enumerate().skip(j) {
-                if row[j] != 0.0 || i == j {
-                    ri.push(i);
-                    val.push(row[j]);
-                }
-            }
-            cp.push(ri.len());
-        }
-        (cp, ri, val)
     }
 
     /// A pile-like graph (a chain, a few long-range couplings, a hub) and an FEM-like mix of 3 × 3

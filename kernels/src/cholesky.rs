@@ -227,7 +227,7 @@ impl SparseCholesky {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A random sparse SPD matrix (dense storage) with a fixed seed: `B Bᵀ + n I` restricted to a
@@ -253,7 +253,9 @@ mod tests {
         a
     }
 
-    fn lower_csc(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
+    /// The lower triangle of the dense symmetric `a` in CSC form `(col_ptr, row_idx, values)`,
+    /// diagonal always present.
+    pub(crate) fn lower_csc(a: &[Vec<f64>]) -> (Vec<usize>, Vec<usize>, Vec<f64>) {
         let n = a.len();
         let (mut cp, mut ri, mut val) = (vec![0], vec![], vec![]);
         for j in 0..n {

@@ -51,18 +51,8 @@ fn factor_impl(n: usize, a: &mut [f64]) -> Result<(), NonPositivePivot> {
 /// forward `L y = b` and backward `Lᵀ x = y`, both sweeping rows of `L` (`n²` multiply-adds).
 #[track_caller]
 pub fn solve_in_place(n: usize, l: &[f64], x: &mut [f64]) {
-    assert_eq!(l.len(), n * n, "factor must be n × n");
-    assert_eq!(x.len(), n, "right-hand side must have n entries");
-    match n {
-        6 => solve_impl(6, l, x),
-        _ => solve_impl(n, l, x),
-    }
-}
-
-#[inline(always)]
-fn solve_impl(n: usize, l: &[f64], x: &mut [f64]) {
-    forward_impl(n, l, x);
-    backward_impl(n, l, x);
+    forward_in_place(n, l, x);
+    backward_in_place(n, l, x);
 }
 
 /// Solves `L y = b` in place (`x` holds `b` on entry) with the factor of [`factor_in_place`]
