@@ -34,6 +34,14 @@ pub struct PgsSettings {
     /// [`ANDERSON_RESTART`]-fold over the previous one restarts the history. The fixed points,
     /// and so the stopping test and the answer, are those of plain PGS (default 0).
     pub anderson_memory: usize,
+    /// Nonsmooth nonlinear conjugate gradient acceleration of the sweep (NNCG; Silcowitz, Niebe
+    /// & Erleben, The Visual Computer 26 (2010)): after each sweep `x ← PGS(x) + β p` with the
+    /// Fletcher–Reeves `β = ||∇f_{k+1}||² / ||∇f_k||²`, `∇f = −(PGS(x) − x)`, and
+    /// `p ← β p − ∇f`; `p = 0` (restart) when `β > 1`. As in the paper the extrapolated impulses
+    /// are not projected (the next sweep projects each contact), and the last sweep is never
+    /// extrapolated. The fixed points, and so the stopping test and the answer, are those of
+    /// plain PGS. Not together with `anderson_memory > 0` (default false).
+    pub nncg: bool,
 }
 
 /// Growth of the sweep residual that restarts the Anderson history ([`PgsSettings::anderson_memory`]).
@@ -61,6 +69,7 @@ impl Default for PgsSettings {
             warm_start: true,
             order: SweepOrder::Forward,
             anderson_memory: 0,
+            nncg: false,
         }
     }
 }
@@ -78,6 +87,15 @@ impl harness::Settings for PgsSettings {
             return Err(harness::FieldError::new(
                 "anderson_memory",
                 format!("must be at most 50 (a few past sweeps suffice), got {}", self.anderson_memory),
+            ));
+        }
+        if self.nncg && self.anderson_memory > 0 {
+            return Err(harness::FieldError::new(
+                "nncg",
+                format!(
+                    "cannot be combined with anderson_memory = {} (both extrapolate the sweep; choose one)",
+                    self.anderson_memory
+                ),
             ));
         }
         if !(self.omega > 0.0 && self.omega < 2.0) {

@@ -42,6 +42,8 @@ pub struct Pgs {
     x: Vec<f64>,
     gx: Vec<f64>,
     ax: Vec<f64>,
+    /// NNCG's search direction `p` ([`PgsSettings::nncg`]), flattened like `x`.
+    direction: Vec<f64>,
 }
 
 /// Fills `order` with the contact order of sweep `k` (1-based) of `n` contacts; `rng` is the
@@ -88,6 +90,7 @@ impl Pgs {
             x: vec![],
             gx: vec![],
             ax: vec![],
+            direction: vec![],
         }
     }
 
@@ -104,16 +107,47 @@ impl Pgs {
     }
 
     /// Replaces the impulses by the accelerated `self.ax` (each contact's impulse projected onto
-    /// its cone; inert contacts keep theirs) and recomputes `v = v* + A⁻¹ (Jᵀ λ + Gᵀ γ)`.
-    fn take_accelerated(&mut self) {
+    /// its cone if `project`; inert contacts keep theirs) and recomputes
+    /// `v = v* + A⁻¹ (Jᵀ λ + Gᵀ γ)`.
+    fn take_accelerated(&mut self, project: bool) {
         let nc = self.lambda.len();
         for (i, (b, lam)) in self.contacts.blocks.iter().zip(self.lambda.iter_mut()).enumerate() {
             if !b.local.is_inert() {
-                *lam = cone::project([self.ax[3 * i], self.ax[3 * i + 1], self.ax[3 * i + 2]], b.local.mu);
+                let a = [self.ax[3 * i], self.ax[3 * i + 1], self.ax[3 * i + 2]];
+                *lam = if project { cone::project(a, b.local.mu) } else { a };
             }
         }
         self.gamma.copy_from_slice(&self.ax[3 * nc..]);
         self.recompute_velocity();
+    }
+
+    /// One NNCG update (Silcowitz, Niebe & Erleben 2010, the loop body of their pseudocode)
+    /// after the sweep `x = self.x ↦ self.gx = PGS(x)`: `∇f = −(PGS(x) − x)`,
+    /// `β = ||∇f||² / gradient_sq` (the previous `||∇f||²`, updated here; `∞` before the first
+    /// update, so `β = 0` there: the pseudocode's first plain sweep and `p = −∇f`); if `β > 1`,
+    /// restart (`p = 0`, keep `PGS(x)`); else take `PGS(x) + β p` and set `p ← β p − ∇f`. As in
+    /// the paper, the extrapolated impulses are not projected onto their cones: the next sweep's
+    /// local solves project each contact (README: projecting here measured no better).
+    fn nncg_update(&mut self, gradient_sq: &mut f64) {
+        let sq = self.x.iter().zip(&self.gx).map(|(a, b)| (b - a) * (b - a)).sum::<f64>();
+        let beta = sq / *gradient_sq;
+        *gradient_sq = sq;
+        // a NaN β (0/0: a zero previous gradient) restarts too
+        if beta > 1.0 || beta.is_nan() {
+            self.direction.fill(0.0);
+            return;
+        }
+        self.ax.resize(self.x.len(), 0.0);
+        let mut moved = false;
+        for (((a, p), x), gx) in self.ax.iter_mut().zip(self.direction.iter_mut()).zip(&self.x).zip(&self.gx) {
+            let step = beta * *p;
+            moved |= step != 0.0;
+            *a = gx + step;
+            *p = step + (gx - x);
+        }
+        if moved {
+            self.take_accelerated(false);
+        }
     }
 
     /// `v = v* + A⁻¹ (Jᵀ λ + Gᵀ γ)` from scratch.
@@ -176,14 +210,22 @@ impl Solver for Pgs {
         if !self.contacts.blocks.is_empty() || !self.contacts.bilateral.is_empty() {
             status = SolveStatus::MaxIterations;
             let mut rng = SHUFFLE_SEED;
-            let memory = self.settings.anderson_memory;
+            let (memory, nncg) = (self.settings.anderson_memory, self.settings.nncg);
+            let accelerated = memory > 0 || nncg;
             let n = 3 * self.lambda.len() + self.gamma.len();
             self.anderson.resize(memory, n);
             let mut last_residual = f64::INFINITY;
-            // a symmetric pair of sweeps (forward, backward) is the map that Anderson extrapolates
+            if nncg {
+                self.direction.clear();
+                self.direction.resize(n, 0.0);
+            }
+            // NNCG's previous ||∇f||²: none yet, so its first β is 0 (the pseudocode's first plain sweep)
+            let mut gradient_sq = f64::INFINITY;
+            // a symmetric pair of sweeps (forward, backward) is the map that Anderson or NNCG
+            // extrapolates
             let period = if self.settings.order == SweepOrder::Symmetric { 2 } else { 1 };
             for k in 1..=self.settings.max_iterations {
-                if memory > 0 && (k - 1).is_multiple_of(period) {
+                if accelerated && (k - 1).is_multiple_of(period) {
                     Self::pack(&self.lambda, &self.gamma, &mut self.x);
                 }
                 let (mut change, mut size) = (0.0f64, 0.0f64);
@@ -240,9 +282,15 @@ impl Solver for Pgs {
                     status = SolveStatus::Solved;
                     break;
                 }
+                if accelerated && k.is_multiple_of(period) {
+                    Self::pack(&self.lambda, &self.gamma, &mut self.gx);
+                }
+                // not after the last sweep: the returned impulses are a sweep's, inside their cones
+                if nncg && k.is_multiple_of(period) && k < self.settings.max_iterations {
+                    self.nncg_update(&mut gradient_sq);
+                }
                 if memory > 0 && k.is_multiple_of(period) {
                     // x_{k+1} = Anderson(x_k, g(x_k)); restart when the sweep residual grew
-                    Self::pack(&self.lambda, &self.gamma, &mut self.gx);
                     let residual = self.x.iter().zip(&self.gx).map(|(a, b)| (b - a) * (b - a)).sum::<f64>().sqrt();
                     if residual > ANDERSON_RESTART * last_residual {
                         self.anderson.restart();
@@ -251,7 +299,7 @@ impl Solver for Pgs {
                     self.ax.resize(n, 0.0);
                     self.anderson.step(&self.x, &self.gx, &mut self.ax);
                     if self.anderson.columns() > 0 {
-                        self.take_accelerated();
+                        self.take_accelerated(true);
                     }
                 }
             }

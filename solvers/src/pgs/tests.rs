@@ -186,12 +186,14 @@ fn sphere_column_transmits_the_weight(
     #[values(Local::Split, Local::Cone)] local: Local,
     #[values(1.0, 1.3)] omega: f64,
     #[values(SweepOrder::Forward, SweepOrder::Symmetric, SweepOrder::Shuffled)] order: SweepOrder,
-    #[values(0, 5)] anderson_memory: usize,
+    // (anderson_memory, nncg): plain, Anderson, NNCG
+    #[values((0, false), (5, false), (0, true))] acceleration: (usize, bool),
 ) {
     let (mb, mt) = (1.0, 3.0);
     let (w, cs) = column(mb, mt);
+    let (anderson_memory, nncg) = acceleration;
     // `cone` needs ~450 sweeps here at TOL = 1e-10 (README: slow on stacks); give it room.
-    let s = PgsSettings { omega, order, anderson_memory, max_iterations: 5000, ..settings(local) };
+    let s = PgsSettings { omega, order, anderson_memory, nncg, max_iterations: 5000, ..settings(local) };
     let (sol, _) = solve(&w, &cs, s, None);
     assert_eq!(sol.status, SolveStatus::Solved);
     let (lg, lb) = (sol.impulses[0], sol.impulses[1]);
@@ -202,32 +204,50 @@ fn sphere_column_transmits_the_weight(
     assert!(natmap_rigid(&w, &cs, &sol) <= EPS * total);
 }
 
-/// Anderson acceleration changes the path, not the fixed point: on a column with a 1:100 mass
-/// ratio (the stack that makes Gauss–Seidel slow: its rate approaches 1 as the ratio grows) the
-/// accelerated sweeps reach the same impulses as plain PGS, in fewer sweeps.
-#[rstest]
-fn anderson_acceleration_reaches_the_plain_fixed_point_in_fewer_sweeps(#[values(2, 5)] memory: usize) {
+/// Solves the two-sphere column with a 1:100 mass ratio (the stack that makes Gauss–Seidel slow:
+/// its rate approaches 1 as the ratio grows) with plain PGS and with `accelerated`, asserts that
+/// both stop with `Solved` at the same impulses (the unique solution), and returns the sweeps
+/// `(plain, accelerated)`.
+///
+/// Each run stops within `TOL q / (1 − q)` (relative) of the unique solution. Plain PGS took N
+/// sweeps to shrink its change from ~|λ| to TOL |λ|, so q ≈ TOL^(1/N) and 1/(1 − q) ≈
+/// N / ln(1/TOL); a factor 2 for the accelerated run's own error.
+fn heavy_column_plain_and_accelerated(accelerated: PgsSettings) -> (usize, usize) {
     let (mb, mt) = (1.0, 100.0);
     let (w, cs) = column(mb, mt);
     let s = PgsSettings { max_iterations: 100_000, ..settings(Local::Split) };
     let (plain, _) = solve(&w, &cs, s.clone(), None);
-    let (fast, _) = solve(&w, &cs, PgsSettings { anderson_memory: memory, ..s }, None);
+    let (fast, _) = solve(&w, &cs, PgsSettings { max_iterations: s.max_iterations, ..accelerated }, None);
     assert_eq!((plain.status, fast.status), (SolveStatus::Solved, SolveStatus::Solved));
-    assert!(
-        2 * fast.iterations < plain.iterations,
-        "Anderson({memory}) took {} sweeps, plain PGS {}",
-        fast.iterations,
-        plain.iterations
-    );
     let total = (mb + mt) * G * DT;
-    // Each run stops within `TOL q / (1 − q)` (relative) of the unique solution. Plain PGS took N
-    // sweeps to shrink its change from ~|λ| to TOL |λ|, so q ≈ TOL^(1/N) and 1/(1 − q) ≈
-    // N / ln(1/TOL); a factor 2 for the accelerated run's own error.
     let eps = 2.0 * TOL * total * plain.iterations as f64 / (1.0 / TOL).ln();
     for (a, b) in fast.impulses.iter().zip(&plain.impulses) {
         assert!((0..3).all(|r| (a[r] - b[r]).abs() <= eps), "{a:?} vs {b:?}");
     }
     assert!((fast.impulses[0][0] - total).abs() <= eps, "ground {} vs {total}", fast.impulses[0][0]);
+    (plain.iterations, fast.iterations)
+}
+
+/// Anderson acceleration changes the path, not the fixed point: on the 1:100 column the
+/// accelerated sweeps reach the plain impulses in under half the sweeps (one history column
+/// removes the sweep's eigenvalue near 1, README).
+#[rstest]
+fn anderson_acceleration_reaches_the_plain_fixed_point_in_fewer_sweeps(#[values(2, 5)] memory: usize) {
+    let (plain, fast) =
+        heavy_column_plain_and_accelerated(PgsSettings { anderson_memory: memory, ..settings(Local::Split) });
+    assert!(2 * fast < plain, "Anderson({memory}) took {fast} sweeps, plain PGS {plain}");
+}
+
+/// NNCG (Silcowitz, Niebe & Erleben 2010) changes the path, not the fixed point: on the 1:100
+/// column it reaches the plain impulses in fewer sweeps, with every sweep order (symmetric: one
+/// forward-plus-backward pair per update).
+#[rstest]
+fn nncg_reaches_the_plain_fixed_point_in_fewer_sweeps(
+    #[values(SweepOrder::Forward, SweepOrder::Symmetric, SweepOrder::Shuffled)] order: SweepOrder,
+) {
+    let s = settings(Local::Split);
+    let (plain, fast) = heavy_column_plain_and_accelerated(PgsSettings { nncg: true, order, ..s });
+    assert!(fast < plain, "NNCG ({order:?}) took {fast} sweeps, plain PGS (forward) {plain}");
 }
 
 #[test]
@@ -386,6 +406,22 @@ fn settings_validation_names_the_field(#[case] key: &str, #[case] value: &str) {
     assert_eq!(bad.validate().unwrap_err().field, "tolerance");
 }
 
+/// NNCG and Anderson both extrapolate the sweep; together they are refused, naming `nncg`.
+#[test]
+fn nncg_with_anderson_is_refused() {
+    let mut p = Params::from_settings(&PgsSettings::default());
+    p.set("nncg", "true", "pgs").unwrap();
+    assert!(p.decode::<PgsSettings>("pgs").unwrap().nncg);
+    p.set("anderson_memory", "5", "pgs").unwrap();
+    match p.decode::<PgsSettings>("pgs") {
+        Err(harness::ParamError::BadValue { key, why, .. }) => {
+            assert_eq!(key, "nncg");
+            assert!(why.starts_with("nncg:"), "{why}");
+        }
+        other => panic!("expected a BadValue for nncg, got {other:?}"),
+    }
+}
+
 #[test]
 fn entry_builds_from_defaults_and_rejects_unknown_keys() {
     let e = harness::SolverEntry::of::<Pgs>();
@@ -393,7 +429,7 @@ fn entry_builds_from_defaults_and_rejects_unknown_keys() {
     assert!(e.capabilities.missing(&capabilities()).is_empty());
     assert!(e.capabilities.exact_friction_cone && e.capabilities.compliant_contact && e.capabilities.deformable_bodies);
     let defaults = (e.defaults)();
-    for key in ["max_iterations", "tolerance", "local", "omega", "warm_start", "order", "anderson_memory"] {
+    for key in ["max_iterations", "tolerance", "local", "omega", "warm_start", "order", "anderson_memory", "nncg"] {
         assert!(defaults.contains(key), "{key}");
     }
     assert!(e.paper.contains("Gauss-Seidel"));
