@@ -106,12 +106,9 @@ impl Contact {
         };
         let (body_a, body_b) = (body(key.a), body(key.b));
         let mut jacobian = Vec::with_capacity(2);
-        let mut v_offset = 0;
-        let mut offsets = Vec::with_capacity(world.bodies.len());
-        for b in &world.bodies {
-            offsets.push(v_offset);
-            v_offset += b.dofs.count();
-        }
+        // first velocity index of body `bi` (the free DOFs of the bodies before it), without a
+        // vector of every body's offset per contact
+        let offset = |bi: usize| world.bodies[..bi].iter().map(|b| b.dofs.count()).sum::<usize>();
         for (bi, sign) in [(body_a, 1.0), (body_b, -1.0)] {
             let Some(bi) = bi else { continue };
             let b = &world.bodies[bi];
@@ -122,7 +119,7 @@ impl Contact {
                     rows[r][c] = jr[(r, full)];
                 }
             }
-            jacobian.push(JBlock { v_offset: offsets[bi], ncols: b.dofs.count(), rows });
+            jacobian.push(JBlock { v_offset: offset(bi), ncols: b.dofs.count(), rows });
         }
         // a node of a deformable body: the 3x3 block frame^T (times the side's sign) on its DOFs
         for (id, sign) in [(key.a, 1.0), (key.b, -1.0)] {

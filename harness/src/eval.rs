@@ -101,23 +101,22 @@ pub trait ModelEval: Send + Sync {
 /// [`ModelEval`] of a world at the start of a step (see the module doc).
 pub struct WorldEval<'a> {
     world: &'a World,
-    /// The start-of-step velocities (a re-positioned scratch keeps them).
-    v0: Vec<f64>,
-    /// The scratch copy, made on first use.
-    scratch: Mutex<Option<World>>,
+    /// The scratch copy and the start-of-step velocities it is re-positioned with, made on first
+    /// use (most steps of velocity-level solvers never re-evaluate: they pay nothing here).
+    scratch: Mutex<Option<(World, Vec<f64>)>>,
 }
 
 impl<'a> WorldEval<'a> {
     /// The evaluator of `world` at its current state.
     pub fn new(world: &'a World) -> Self {
-        Self { world, v0: world.velocities(), scratch: Mutex::new(None) }
+        Self { world, scratch: Mutex::new(None) }
     }
 
     /// Runs `f` on the scratch world placed at configuration `q` (velocities of the start).
     fn at<T>(&self, q: &[f64], f: impl FnOnce(&World) -> T) -> T {
         let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let w = guard.get_or_insert_with(|| self.world.clone());
-        w.set_state(q, &self.v0);
+        let (w, v0) = guard.get_or_insert_with(|| (self.world.clone(), self.world.velocities()));
+        w.set_state(q, v0);
         f(w)
     }
 }

@@ -80,12 +80,12 @@ impl BlockDiagonal {
         assert_eq!(y.len(), self.n);
         for (b, &o) in self.blocks.iter().zip(&self.offsets) {
             let k = b.nrows();
-            for i in 0..k {
-                let mut s = 0.0;
-                for j in 0..k {
-                    s += b[(i, j)] * x[o + j];
-                }
-                y[o + i] = s;
+            let (x, y) = (&x[o..o + k], &mut y[o..o + k]);
+            // a rigid body's 6×6 (or a node's 3×3) block at a size known to the compiler
+            match k {
+                6 => mul_block(&b.as_slice()[..36], 6, &x[..6], &mut y[..6]),
+                3 => mul_block(&b.as_slice()[..9], 3, &x[..3], &mut y[..3]),
+                _ => mul_block(b.as_slice(), k, x, y),
             }
         }
     }
@@ -101,7 +101,8 @@ impl BlockDiagonal {
         self.chol.clear();
         for (i, b) in self.blocks.iter().enumerate() {
             let c = b.clone().cholesky().ok_or(NotPositiveDefinite { block: i })?;
-            self.chol.push(c.l());
+            // `unpack` zeroes the upper triangle in place: the values of `l()`, without its copy
+            self.chol.push(c.unpack());
         }
         Ok(())
     }
@@ -126,20 +127,23 @@ impl BlockDiagonal {
     /// factor `L`, without allocating: `L y = b` column by column, then `Lᵀ x = y` row by row, the
     /// operations (and so the rounding) of nalgebra's triangular solves. Panics if not factored.
     pub fn solve_block_in_place(&self, i: usize, b: &mut [f64]) {
+        self.solve_block_many_in_place(i, [b]);
+    }
+
+    /// Solves `B_i x_m = b_m` in place for `M` right-hand sides of block `i` at once (each of the
+    /// block's size), each rounded exactly as [`Self::solve_block_in_place`] rounds it alone; the
+    /// independent solves are interleaved, so their divisions overlap (e.g. `M⁻¹ Jᵀ` for the three
+    /// rows of a contact Jacobian). Panics if not factored.
+    pub fn solve_block_many_in_place<const M: usize>(&self, i: usize, b: [&mut [f64]; M]) {
         assert!(self.is_factored(), "BlockDiagonal::factor must be called before solve");
         let l = &self.chol[i];
         let k = l.nrows();
-        assert_eq!(b.len(), k);
-        for c in 0..k {
-            let coeff = b[c] / l[(c, c)];
-            b[c] = coeff;
-            for r in c + 1..k {
-                b[r] += -coeff * l[(r, c)];
-            }
-        }
-        for r in (0..k).rev() {
-            let dot: f64 = (r + 1..k).map(|c| l[(c, r)] * b[c]).fold(0.0, |s, x| s + x);
-            b[r] = (b[r] - dot) / l[(r, r)];
+        assert!(b.iter().all(|b| b.len() == k), "right-hand sides must have the block's size");
+        // a rigid body's 6×6 (or a node's 3×3) factor at a size known to the compiler
+        match k {
+            6 => cholesky_solve(&l.as_slice()[..36], 6, b.map(|b| &mut b[..6])),
+            3 => cholesky_solve(&l.as_slice()[..9], 3, b.map(|b| &mut b[..3])),
+            _ => cholesky_solve(l.as_slice(), k, b),
         }
     }
 
@@ -155,7 +159,12 @@ impl BlockDiagonal {
 
     /// The diagonal entries.
     pub fn diagonal(&self) -> Vec<f64> {
-        self.blocks.iter().flat_map(|b| (0..b.nrows()).map(move |i| b[(i, i)])).collect()
+        self.diagonal_iter().collect()
+    }
+
+    /// The diagonal entries in order, without collecting them.
+    pub fn diagonal_iter(&self) -> impl Iterator<Item = f64> + '_ {
+        self.blocks.iter().flat_map(|b| (0..b.nrows()).map(move |i| b[(i, i)]))
     }
 
     /// Lower-or-full triplets `(row, col, value)` of all nonzero entries (both triangles).
@@ -171,6 +180,47 @@ impl BlockDiagonal {
             }
         }
         t
+    }
+}
+
+/// `y = B x` for one dense `k × k` block `B` stored column-major in `b` (row by row, each sum
+/// over the columns in order). Inlined into each call site, so a constant `k` unrolls the loops
+/// and drops the bounds checks; the operations (and so the rounding) are the same for every `k`.
+#[inline(always)]
+fn mul_block(b: &[f64], k: usize, x: &[f64], y: &mut [f64]) {
+    for i in 0..k {
+        let mut s = 0.0;
+        for j in 0..k {
+            s += b[j * k + i] * x[j];
+        }
+        y[i] = s;
+    }
+}
+
+/// Solves `L Lᵀ x = b` in place for one lower Cholesky factor `L` (`k × k`, column-major in `l`)
+/// and each of the `M` right-hand sides `b`: `L y = b` column by column, then `Lᵀ x = y` row by
+/// row, the operations (and so the rounding) of nalgebra's triangular solves, for every right-hand
+/// side the same as alone (the loop over them is innermost). Inlined like [`mul_block`].
+#[inline(always)]
+fn cholesky_solve<const M: usize>(l: &[f64], k: usize, mut b: [&mut [f64]; M]) {
+    for c in 0..k {
+        let d = l[c * k + c];
+        for b in &mut b {
+            b[c] /= d;
+        }
+        for r in c + 1..k {
+            let lrc = l[c * k + r];
+            for b in &mut b {
+                b[r] += -b[c] * lrc;
+            }
+        }
+    }
+    for r in (0..k).rev() {
+        let d = l[r * k + r];
+        for b in &mut b {
+            let dot: f64 = (r + 1..k).map(|c| l[r * k + c] * b[c]).fold(0.0, |s, x| s + x);
+            b[r] = (b[r] - dot) / d;
+        }
     }
 }
 
@@ -232,6 +282,50 @@ mod tests {
             theirs.extend(x.iter().copied());
         }
         assert_eq!(ours, theirs);
+        // three right-hand sides of one block at once: each as alone
+        for (i, b) in blocks.iter().enumerate() {
+            let k = b.nrows();
+            let mut rows: [Vec<f64>; 3] = std::array::from_fn(|_| (0..k).map(|_| next()).collect());
+            let alone: Vec<Vec<f64>> = rows
+                .iter()
+                .map(|r| {
+                    let mut r = r.clone();
+                    a.solve_block_in_place(i, &mut r);
+                    r
+                })
+                .collect();
+            a.solve_block_many_in_place(i, rows.each_mut().map(|r| r.as_mut_slice()));
+            assert_eq!(rows.to_vec(), alone);
+        }
+    }
+
+    /// `mul_into` at the block sizes it specialises (6, 3) and at the others sums each row over
+    /// the columns in order, as the plain loop over the dense blocks does: bit for bit.
+    #[test]
+    fn mul_matches_plain_loop_bit_for_bit() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let blocks: Vec<DMatrix<f64>> =
+            [6, 3, 6, 1, 4].iter().map(|&k| DMatrix::from_fn(k, k, |_, _| next())).collect();
+        let a = BlockDiagonal::new(blocks.clone());
+        let x: Vec<f64> = (0..a.dim()).map(|_| next()).collect();
+        let mut theirs = vec![];
+        for (i, b) in blocks.iter().enumerate() {
+            let o = a.offset(i);
+            for r in 0..b.nrows() {
+                let mut s = 0.0;
+                for c in 0..b.ncols() {
+                    s += b[(r, c)] * x[o + c];
+                }
+                theirs.push(s);
+            }
+        }
+        assert_eq!(a.mul(&x), theirs);
     }
 
     #[test]

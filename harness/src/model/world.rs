@@ -517,6 +517,12 @@ impl World {
     /// `K_p = k (d d^T + (1 - L0/l)(I - d d^T))` (isotropic) or `k a a^T` (axial). The lever-arm
     /// (rotational geometric) term is omitted; it vanishes for springs attached at the centre of mass.
     pub fn force_stiffness(&self) -> BlockDiagonal {
+        if self.springs.is_empty() {
+            // the same zero blocks, without assembling and reducing zero 6x6 matrices
+            let rigid = self.bodies.iter().map(|b| b.dofs.count());
+            let nodes = self.deformables.iter().flat_map(|d| (0..d.num_nodes()).map(|_| 3));
+            return BlockDiagonal::new(rigid.chain(nodes).map(|n| DMatrix::zeros(n, n)).collect());
+        }
         let mut full: Vec<nalgebra::Matrix6<f64>> = vec![nalgebra::Matrix6::zeros(); self.bodies.len()];
         for s in &self.springs {
             let b = &self.bodies[s.body];
@@ -668,10 +674,19 @@ impl Default for World {
     }
 }
 
-/// The free rows and columns of a 6x6 matrix for body `b`.
+/// The free rows and columns of a 6x6 matrix for body `b` (a free body's: the matrix itself, one
+/// copy).
 fn reduce(b: &RigidBody, m: &nalgebra::Matrix6<f64>) -> DMatrix<f64> {
-    let idx: Vec<usize> = b.dofs.free_indices().collect();
-    DMatrix::from_fn(idx.len(), idx.len(), |i, j| m[(idx[i], idx[j])])
+    let mut idx = [0; 6];
+    let mut n = 0;
+    for i in b.dofs.free_indices() {
+        idx[n] = i;
+        n += 1;
+    }
+    if n == 6 {
+        return DMatrix::from_column_slice(6, 6, m.as_slice());
+    }
+    DMatrix::from_fn(n, n, |i, j| m[(idx[i], idx[j])])
 }
 
 #[cfg(test)]

@@ -44,6 +44,7 @@ use harness::{SolveError, StepProblem};
 use kernels::sparse::Csr;
 use kernels::BlockDiagonal;
 use smallvec::SmallVec;
+use std::borrow::Cow;
 
 /// The rows of one constraint's Jacobian acting on one DOF block.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -101,15 +102,14 @@ impl SapConstraint {
         [-(vc[0] - self.v_hat_n) / self.cone.r_n, -vc[1] / self.cone.r_t, -vc[2] / self.cone.r_t]
     }
 
-    /// `W_ii = Σ_sides J_s M_s⁻¹ J_sᵀ`, with `M_s⁻¹ J_sᵀ` from the mass blocks' Cholesky factors.
+    /// `W_ii = Σ_sides J_s M_s⁻¹ J_sᵀ`, with `M_s⁻¹ J_sᵀ` from the mass blocks' Cholesky factors
+    /// (the three rows solved together).
     fn delassus(&self, mass: &BlockDiagonal) -> [[f64; 3]; 3] {
         let mut w = [[0.0; 3]; 3];
         for s in &self.sides {
             let n = s.ncols;
             let mut mj = s.j;
-            for row in &mut mj {
-                mass.solve_block_in_place(s.block, &mut row[..n]);
-            }
+            mass.solve_block_many_in_place(s.block, mj.each_mut().map(|row| &mut row[..n]));
             for (r, wr) in w.iter_mut().enumerate() {
                 for (q, x) in wr.iter_mut().enumerate() {
                     *x += (0..n).map(|a| s.j[r][a] * mj[q][a]).sum::<f64>();
@@ -130,18 +130,21 @@ pub struct ElasticTerm {
     pub k_dt2: Csr,
 }
 
-/// The data of one SAP solve (see the module doc).
+/// The data of one SAP solve (see the module doc). Built per step by [`SapProblem::from_step`], it
+/// borrows the step's factored mass matrix (`'p`) instead of copying it, and `A` too where `A = M`.
 #[derive(Debug, Clone)]
-pub struct SapProblem {
+pub struct SapProblem<'p> {
     /// Time step δt (s).
     pub dt: f64,
     /// θ and θ_vq of Eq. 6.
     pub theta: (f64, f64),
-    /// Mass matrix `M(q0)` (for the stopping-rule scaling `diag(M)^{-1/2}` and `p = M v`, Eq. 25).
-    pub mass: BlockDiagonal,
+    /// Mass matrix `M(q0)`, factored (for the stopping-rule scaling `diag(M)^{-1/2}` and
+    /// `p = M v`, Eq. 25; borrowed from the step's problem by [`SapProblem::from_step`]).
+    pub mass: Cow<'p, BlockDiagonal>,
     /// Linearised momentum matrix `A` (Eq. 15), factored: its block-diagonal part (all of `A`
-    /// without deformable bodies; their mass blocks with them).
-    pub a: BlockDiagonal,
+    /// without deformable bodies; their mass blocks with them). Borrowed where it is `M` (no
+    /// stiffness or θ θ_vq = 0).
+    pub a: Cow<'p, BlockDiagonal>,
     /// The deformable bodies' stiffness part of `A`, if any.
     pub elastic: Option<ElasticTerm>,
     /// Prescribed DOFs (empty, or one flag per DOF): `v*` holds their required value and the
@@ -149,8 +152,9 @@ pub struct SapProblem {
     pub fixed: Vec<bool>,
     /// Free velocity `v*` (stage 1).
     pub v_star: Vec<f64>,
-    /// Velocity at the start of the step.
-    pub v0: Vec<f64>,
+    /// Velocity at the start of the step (borrowed from the step's problem by
+    /// [`SapProblem::from_step`]).
+    pub v0: Cow<'p, [f64]>,
     /// Constraints: the step's contacts first (in problem order), then its holonomic rows (in
     /// `StepProblem::bilateral` order).
     pub constraints: Vec<SapConstraint>,
@@ -160,25 +164,7 @@ pub struct SapProblem {
     pub blocks: Vec<(usize, usize)>,
 }
 
-impl SapProblem {
-    /// Number of velocity DOFs.
-    pub fn nv(&self) -> usize {
-        self.v_star.len()
-    }
-
-    /// `y = A x` (with the deformable stiffness part).
-    pub fn a_mul_into(&self, x: &[f64], y: &mut [f64]) {
-        self.a.mul_into(x, y);
-        if let Some(e) = &self.elastic {
-            add_shifted_mul(&e.k_dt2, e.start, x, y);
-        }
-    }
-
-    /// Whether DOF `k` is prescribed.
-    pub fn is_fixed(&self, k: usize) -> bool {
-        self.fixed.get(k).copied().unwrap_or(false)
-    }
-
+impl SapProblem<'static> {
     /// A problem from raw data (tests and the reference path): `A` = `mass` (θ = 0), `v*`, and
     /// constraints whose sides name blocks of `mass`, contacts before holonomic rows.
     pub fn from_parts(
@@ -199,16 +185,36 @@ impl SapProblem {
         Self {
             dt,
             theta: (0.0, 0.0),
-            mass,
-            a,
+            mass: Cow::Owned(mass),
+            a: Cow::Owned(a),
             elastic: None,
             fixed: vec![],
             v_star,
-            v0,
+            v0: Cow::Owned(v0),
             constraints,
             n_contacts,
             blocks,
         }
+    }
+}
+
+impl<'p> SapProblem<'p> {
+    /// Number of velocity DOFs.
+    pub fn nv(&self) -> usize {
+        self.v_star.len()
+    }
+
+    /// `y = A x` (with the deformable stiffness part).
+    pub fn a_mul_into(&self, x: &[f64], y: &mut [f64]) {
+        self.a.mul_into(x, y);
+        if let Some(e) = &self.elastic {
+            add_shifted_mul(&e.k_dt2, e.start, x, y);
+        }
+    }
+
+    /// Whether DOF `k` is prescribed.
+    pub fn is_fixed(&self, k: usize) -> bool {
+        self.fixed.get(k).copied().unwrap_or(false)
     }
 
     /// The contacts' impulses `(γ_n, γ_t1, γ_t2)` and the holonomic rows' impulses of `gamma`
@@ -220,7 +226,11 @@ impl SapProblem {
 
     /// Builds the problem of one step (Eq. 15, stage 1, Eq. 29–30; module doc); `elastic` holds
     /// the deformable bodies' implicit step (and its symbolic analysis across steps).
-    pub fn from_step(p: &StepProblem<'_>, s: &SapSettings, elastic: &mut ImplicitElastic) -> Result<Self, SolveError> {
+    pub fn from_step(
+        p: &'p StepProblem<'_>,
+        s: &SapSettings,
+        elastic: &mut ImplicitElastic,
+    ) -> Result<Self, SolveError> {
         let unsupported = |what: String| SolveError::Unsupported { what };
         let (theta, theta_vq) = s.thetas();
         let dt = p.dt;
@@ -246,25 +256,35 @@ impl SapProblem {
         }
         // A = M + θ θ_vq δt² K (Eq. 15, D = 0)
         let c = theta * theta_vq * dt * dt;
-        if p.mass.blocks().iter().chain(p.stiffness.blocks()).any(|b| !b.iter().all(|x| x.is_finite())) {
+        if p.mass.blocks().iter().chain(p.stiffness.blocks()).any(|b| !b.as_slice().iter().all(|x| x.is_finite())) {
             return Err(SolveError::NonFinite { what: "mass or stiffness matrix".into() });
         }
         // without stiffness (rigid bodies, springs elsewhere) A is M, already factored
-        let a = if c == 0.0 || p.stiffness.blocks().iter().all(|k| k.iter().all(|&x| x == 0.0)) {
-            p.mass.clone()
+        let no_stiffness = p.stiffness.blocks().iter().all(|k| k.as_slice().iter().all(|&x| x == 0.0));
+        let a = if c == 0.0 || no_stiffness {
+            Cow::Borrowed(&p.mass)
         } else {
             let mut a =
                 BlockDiagonal::new(p.mass.blocks().iter().zip(p.stiffness.blocks()).map(|(m, k)| m + k * c).collect());
             a.factor().map_err(|e| SolveError::Factorization {
                 what: format!("linearised momentum matrix A = M + theta theta_vq dt^2 K (Eq. 15): {e}"),
             })?;
-            a
+            Cow::Owned(a)
         };
-        // stage 1: A (v* − v0) = δt f0 − θ δt² K v0
-        let kv0 = p.stiffness.mul(&p.v0);
-        let mut rhs: Vec<f64> = p.forces.iter().zip(&kv0).map(|(f, kv)| dt * f - theta * dt * dt * kv).collect();
+        // stage 1: A (v* − v0) = δt f0 − θ δt² K v0 (with K = 0, K v0 is +0 and δt f0 − 0 = δt f0
+        // exactly: the product is skipped, not the rounding changed)
+        let mut rhs: Vec<f64> = if no_stiffness {
+            p.forces.iter().map(|f| dt * f).collect()
+        } else {
+            let kv0 = p.stiffness.mul(&p.v0);
+            p.forces.iter().zip(&kv0).map(|(f, kv)| dt * f - theta * dt * dt * kv).collect()
+        };
         a.solve_in_place(&mut rhs);
-        let mut v_star: Vec<f64> = p.v0.iter().zip(&rhs).map(|(v, d)| v + d).collect();
+        // v* = v0 + (v* − v0), in the solve's buffer (IEEE addition commutes exactly)
+        for (d, v) in rhs.iter_mut().zip(&p.v0) {
+            *d += v;
+        }
+        let mut v_star = rhs;
         // deformable DOFs: the linearised backward-Euler step (harness::implicit)
         let (elastic_term, fixed) = if elastic.assemble(p)? {
             let start = elastic.start();
@@ -376,12 +396,12 @@ impl SapProblem {
         Ok(Self {
             dt,
             theta: (theta, theta_vq),
-            mass: p.mass.clone(),
+            mass: Cow::Borrowed(&p.mass),
             a,
             elastic: elastic_term,
             fixed,
             v_star,
-            v0: p.v0.clone(),
+            v0: Cow::Borrowed(&p.v0),
             constraints,
             n_contacts: p.nc(),
             blocks,

@@ -118,7 +118,7 @@ impl Sap {
         self.p.clear();
         self.p.resize(nv, 0.0);
         self.d_scale.clear();
-        self.d_scale.extend(prob.mass.diagonal().iter().map(|m| 1.0 / m.sqrt()));
+        self.d_scale.extend(prob.mass.diagonal_iter().map(|m| 1.0 / m.sqrt()));
         if !self.d_scale.iter().all(|x| x.is_finite()) {
             return Err(SolveError::Unsupported { what: "mass matrix with a non-positive diagonal".into() });
         }
@@ -222,10 +222,10 @@ impl Solver for Sap {
         // initial guess: the previous step's velocity (§IV; warm starts make SAP fast), else v*
         let warm =
             p.warm_start.map(|w| w.velocity.as_slice()).filter(|w| w.len() == nv && w.iter().all(|x| x.is_finite()));
-        let guess: Vec<f64> = match (self.settings.warm_start, warm) {
-            (true, Some(w)) => w.to_vec(),
-            (true, None) => prob.v0.clone(),
-            (false, _) => prob.v_star.clone(),
+        let guess: &[f64] = match (self.settings.warm_start, warm) {
+            (true, Some(w)) => w,
+            (true, None) => &prob.v0,
+            (false, _) => &prob.v_star,
         };
         let (v, status) = if prob.constraints.is_empty() {
             // no contact: the minimiser of ½‖v − v*‖²_A is v* (Drake's early exit)
@@ -233,12 +233,13 @@ impl Solver for Sap {
             self.eval.resize(&prob);
             (prob.v_star.clone(), SolveStatus::Solved)
         } else {
-            self.solve(&prob, &guess, log)?
+            self.solve(&prob, guess, log)?
         };
         // Eq. 11–12: q+ = q0 + δt N(q0) (θ_vq v + (1 − θ_vq) v0); deformable DOFs take the
         // backward-Euler q+ = q0 + δt v (harness::implicit)
         let theta_vq = prob.theta.1;
-        let mut v_vq: Vec<f64> = v.iter().zip(&prob.v0).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();
+        let mut v_vq: Vec<f64> =
+            v.iter().zip(prob.v0.iter()).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();
         if let Some(e) = &prob.elastic {
             v_vq[e.start..].copy_from_slice(&v[e.start..]);
         }

@@ -145,14 +145,14 @@ fn frictionless_contact_never_pulls() {
 /// A random problem: `nb` free 6-DOF bodies with diagonal mass (so `A = M` diagonal and the
 /// stopping norm is the `A⁻¹` norm of the gradient), `nc` contacts between random bodies or a
 /// body and the world, random Jacobians, μ, R, v̂ and v*.
-fn random_problem(seed: u64, nb: usize, nc: usize) -> SapProblem {
+fn random_problem(seed: u64, nb: usize, nc: usize) -> SapProblem<'static> {
     random_problem_on(seed, nb, nc, false, 0)
 }
 
 /// [`random_problem`]; with `three`, every contact between two bodies acts on a third one too (a
 /// contact of a linear problem, e.g. the Cholesky view of an FCLIB local problem); `nh` holonomic
 /// rows (impulse set ℝ) on one or two random bodies follow the contacts.
-fn random_problem_on(seed: u64, nb: usize, nc: usize, three: bool, nh: usize) -> SapProblem {
+fn random_problem_on(seed: u64, nb: usize, nc: usize, three: bool, nh: usize) -> SapProblem<'static> {
     let mut rng = Rng(seed);
     let blocks: Vec<DMatrix<f64>> =
         (0..nb).map(|_| DMatrix::from_diagonal(&nalgebra::DVector::from_fn(6, |_, _| rng.range(0.5, 3.0)))).collect();
