@@ -19,8 +19,8 @@
 //!
 //! Every block of a rigid-body scene is 6 × 6, so the kernels run with constant trip counts.
 //! Input is the scalar lower-triangle CSC pattern of `A` plus the block partition, the same input
-//! as [`crate::cholesky::SparseCholesky`], so the two are interchangeable; workspace is allocated
-//! at analysis and reused.
+//! as [`crate::cholesky::SparseCholesky`], so the two are interchangeable; the factor's storage is
+//! allocated at the first factorization and reused, so refactorizations allocate nothing.
 
 use crate::cholesky::{CholeskyError, CholeskyInfo};
 use crate::dense_cholesky::{self, dot};
@@ -49,8 +49,12 @@ pub struct BlockSparseCholesky {
     /// Where input entry `k` (CSC order) goes in `values`.
     scatter: Vec<usize>,
     /// The factor: diagonal blocks (with `1 / L_ii` on their diagonals, the layout of
-    /// [`dense_cholesky::factor_in_place`]) and off-diagonal blocks.
+    /// [`dense_cholesky::factor_in_place`]) and off-diagonal blocks; allocated at the first
+    /// factorization, so an analysis whose [`BlockSparseCholesky::info`] decides against this
+    /// factor costs no factor-sized memory.
     values: Vec<f64>,
+    /// Length of `values`.
+    len: usize,
     /// Block-ordered copy of a right-hand side.
     work: Vec<f64>,
     /// DOF offset of position `p` in `work`.
@@ -169,7 +173,8 @@ impl BlockSparseCholesky {
             rows,
             block,
             scatter,
-            values: vec![0.0; len],
+            values: Vec::new(),
+            len,
             work: vec![0.0; n],
             work_offset,
             factored: false,
@@ -206,13 +211,14 @@ impl BlockSparseCholesky {
     }
 
     /// Numeric factorization of the matrix with the analysed pattern and these lower-triangle
-    /// `values` (the order of `row_idx`). Allocates nothing. A non-positive pivot is
+    /// `values` (the order of `row_idx`). Allocates only at the first call. A non-positive pivot is
     /// [`CholeskyError::NotPositiveDefinite`] with its index in the elimination order.
     #[track_caller]
     pub fn factorize(&mut self, values: &[f64]) -> Result<(), CholeskyError> {
         assert_eq!(values.len(), self.row_idx.len(), "values must match the analysed pattern");
         self.factored = false;
-        self.values.iter_mut().for_each(|x| *x = 0.0);
+        self.values.clear();
+        self.values.resize(self.len, 0.0);
         for (&k, &x) in self.scatter.iter().zip(values) {
             self.values[k] = x;
         }
