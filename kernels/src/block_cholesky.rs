@@ -446,8 +446,8 @@ mod tests {
         for &(i, j) in edges {
             fill(i, j, &mut a);
         }
-        for i in 0..n {
-            a[i][i] = 1.0 + a[i].iter().map(|x| x.abs()).sum::<f64>();
+        for (i, row) in a.iter_mut().enumerate() {
+            row[i] = 1.0 + row.iter().map(|x| x.abs()).sum::<f64>();
         }
         (a, blocks)
     }
