@@ -359,10 +359,12 @@ enum Factor {
 }
 
 /// Above this many flops per factorization (`CholeskyInfo::flops`), `H` is factored by faer's
-/// supernodal Cholesky. Measured on dense `H` of 6 × 6 blocks (release, one factorization): `n` =
-/// 300 block 1.1 ms vs faer 1.7 ms (9e6 flops); `n` = 600 8.1 vs 4.7 ms (7.2e7 flops); `n` =
-/// 2400 511 vs 125 ms. The settled 80-object clutter (3.3e5 flops) is 70 vs 130 µs.
-pub const BLOCK_MAX_FLOPS: u64 = 30_000_000;
+/// supernodal Cholesky: its fill has grown into large dense supernodes, where faer's big dense
+/// kernels beat many 6 × 6 block products. Measured (release, one factorization, block vs faer
+/// supernodal): the settled 80-object clutter (3.3e5 flops) 70 vs 130 µs; a dense `H` of 6 × 6
+/// blocks with `n` = 300 (9e6 flops) 1.1 vs 1.7 ms; the settled 320-object clutter (1.8e7
+/// flops) 2.11 vs 1.46 ms; dense `n` = 600 (7.2e7 flops) 8.1 vs 4.7 ms, `n` = 2400 511 vs 125 ms.
+pub const BLOCK_MAX_FLOPS: u64 = 10_000_000;
 
 impl HessianFactor {
     /// Factors `H` (values of `pattern`), re-running the symbolic analysis only if the pattern
