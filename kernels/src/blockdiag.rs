@@ -249,17 +249,21 @@ mod tests {
         assert!((z[0] - 5.0 / 11.0).abs() < 1e-15 && (z[1] + 9.0 / 11.0).abs() < 1e-15, "{z:?}");
     }
 
-    /// The allocation-free solves round exactly as nalgebra's triangular solves with the same
-    /// factor (forward by columns, backward by rows): results are unchanged bit for bit.
-    #[test]
-    fn solves_match_nalgebra_bit_for_bit() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
+    /// Reproducible numbers in `[-0.5, 0.5)` from a xorshift64 state (Marsaglia 2003).
+    fn uniform(mut seed: u64) -> impl FnMut() -> f64 {
+        move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        }
+    }
+
+    /// The allocation-free solves round exactly as nalgebra's triangular solves with the same
+    /// factor (forward by columns, backward by rows): results are unchanged bit for bit.
+    #[test]
+    fn solves_match_nalgebra_bit_for_bit() {
+        let mut next = uniform(0x9e37_79b9_7f4a_7c15);
         let blocks: Vec<DMatrix<f64>> = [6, 3, 6, 1]
             .iter()
             .map(|&k| {
@@ -303,13 +307,7 @@ mod tests {
     /// the columns in order, as the plain loop over the dense blocks does: bit for bit.
     #[test]
     fn mul_matches_plain_loop_bit_for_bit() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut next = uniform(0x2545_f491_4f6c_dd1d);
         let blocks: Vec<DMatrix<f64>> =
             [6, 3, 6, 1, 4].iter().map(|&k| DMatrix::from_fn(k, k, |_, _| next())).collect();
         let a = BlockDiagonal::new(blocks.clone());
