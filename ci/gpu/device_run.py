@@ -158,8 +158,9 @@ def stages(record):
     return per or None
 
 
-def subadmm(bundle, work, threads, robots, quick, env):
-    rows = []
+def subadmm(bundle, work, threads, robots, quick, env, rows, save):
+    """Appends the rows of each thread count to `rows` and calls `save()` after each, so that a run
+    stopped by a time limit keeps the thread counts it finished."""
     ncpu = os.cpu_count()
     for t in threads:
         home = work / f"criterion-threads-{t}"
@@ -186,7 +187,7 @@ def subadmm(bundle, work, threads, robots, quick, env):
                 if base and label in row["ms"]:
                     row["ratio"][label] = row["ms"][label] / base
             rows.append(row)
-    return rows
+        save()
 
 
 def main():
@@ -198,7 +199,7 @@ def main():
     ap.add_argument("--robots", default="8,27")
     ap.add_argument("--bars", default="50x9x9,65x12x12,80x15x15")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--skip", default="", help="comma-separated: parity,frames,cpu-frames,subadmm")
+    ap.add_argument("--skip", default="", help="comma-separated: parity,frames,cpu-frames,gpu-frames,subadmm")
     a = ap.parse_args()
     bundle, work = Path(a.bundle).resolve(), Path(a.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -233,14 +234,14 @@ def main():
     if "frames" not in skip:
         for bar in bars:
             for backend in ["cpu", "gpu"]:
-                if backend == "cpu" and "cpu-frames" in skip or backend == "gpu" and not available:
+                if f"{backend}-frames" in skip or backend == "gpu" and not available:
                     continue
                 result["frames"].append(frame(bundle, work, bar, backend, env))
                 write(out, result)
     if "subadmm" not in skip:
         threads = [int(t) for t in a.threads.split(",") if t]
         robots = [int(r) for r in a.robots.split(",") if r]
-        result["subadmm"] = subadmm(bundle, work, threads, robots, a.quick, env)
+        subadmm(bundle, work, threads, robots, a.quick, env, result["subadmm"], lambda: write(out, result))
     result["finished"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     write(out, result)
     log(f"results: {out}")

@@ -18,7 +18,7 @@
 # regenerates the measured part of docs/gpu-timings.md.
 #
 # Usage: run-on-device.sh [--bundle DIR] [--work DIR] [--out FILE] [--threads 1,2,4,8,16]
-#          [--robots 8,27] [--bars 50x9x9,65x12x12,80x15x15] [--quick] [--skip parity,frames,cpu-frames,subadmm]
+#          [--robots 8,27] [--bars 50x9x9,65x12x12,80x15x15] [--quick] [--skip parity,frames,cpu-frames,gpu-frames,subadmm]
 # A bundle made with `build-for-device.sh --with-nvrtc` carries libnvrtc in lib/ for machines
 # that have the driver but not the CUDA toolkit.
 set -euo pipefail
