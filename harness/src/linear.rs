@@ -211,6 +211,7 @@ impl LinearProblem {
             stiffness: self.mass.zeros_like(),
             bilateral: BilateralSet::default(),
             elastic_hessian: None,
+            elastic_forces: None,
             prescribed: vec![],
         }
     }

@@ -73,6 +73,10 @@ pub struct StepProblem<'a> {
     /// The elastic forces `−∂U/∂x` are part of [`Self::forces`]. At another configuration:
     /// [`Self::elastic_at`].
     pub elastic_hessian: Option<kernels::sparse::Csr>,
+    /// Deformable bodies: the elastic part `−∂U/∂x` of [`Self::forces`] at `q0` (length `nv`,
+    /// zero on rigid DOFs, N), `None` without deformables. Methods that treat elasticity
+    /// implicitly take [`Self::external_forces`] instead of evaluating the gradient again.
+    pub elastic_forces: Option<Vec<f64>>,
     /// Prescribed DOFs of deformable bodies as `(v index, required v+)`, sorted by index: a
     /// solver must return exactly this end-of-step velocity there (`q+ = q0 + dt v+` then
     /// reaches the [`crate::model::PrescribedMotion`] target). Empty without boundary conditions.
@@ -89,6 +93,7 @@ impl<'a> StepProblem<'a> {
     ) -> Result<Self, SolveError> {
         let mut mass = world.mass_matrix();
         mass.factor().map_err(|e| SolveError::Factorization { what: format!("mass matrix: {e}") })?;
+        let elastic_gradient = world.layout().has_deformables().then(|| world.elastic_gradient());
         Ok(Self {
             dt,
             model: Box::new(WorldEval::new(world)),
@@ -98,10 +103,11 @@ impl<'a> StepProblem<'a> {
             q0: world.positions(),
             v0: world.velocities(),
             mass,
-            forces: world.forces(),
+            forces: world.forces_with_gradient(elastic_gradient.as_deref()),
             stiffness: world.force_stiffness(),
             bilateral: BilateralSet::of(world),
             elastic_hessian: world.elastic_hessian(true),
+            elastic_forces: elastic_gradient.map(|g| g.into_iter().map(|x| -x).collect()),
             prescribed: world.prescribed_velocities(dt),
         })
     }
@@ -114,6 +120,15 @@ impl<'a> StepProblem<'a> {
     /// Number of contacts.
     pub fn nc(&self) -> usize {
         self.contacts.len()
+    }
+
+    /// The non-contact forces without the elastic part, `forces − elastic_forces` (N): the
+    /// explicit forces of a method that treats elasticity implicitly.
+    pub fn external_forces(&self) -> Vec<f64> {
+        match &self.elastic_forces {
+            Some(e) => self.forces.iter().zip(e).map(|(f, e)| f - e).collect(),
+            None => self.forces.clone(),
+        }
     }
 
     /// The free-motion velocity `v* = v0 + dt M^-1 f(q0, v0)` (explicit in the forces).

@@ -468,8 +468,16 @@ impl World {
     }
 
     /// Generalized non-contact force at the current state: gravity, applied force and torque,
-    /// springs, and the gyroscopic term `-w x (R I R^T) w`, reduced to the free components (N, N m).
+    /// springs, and the gyroscopic term `-w x (R I R^T) w`, reduced to the free components, and on
+    /// deformable nodes gravity minus the elastic gradient (N, N m).
     pub fn forces(&self) -> Vec<f64> {
+        let grad = (!self.deformables.is_empty()).then(|| self.elastic_gradient());
+        self.forces_with_gradient(grad.as_deref())
+    }
+
+    /// [`Self::forces`] with the elastic gradient `∂U/∂x` already evaluated ([`Self::elastic_gradient`],
+    /// length `nv`); `None` only for a world without deformable bodies.
+    pub fn forces_with_gradient(&self, elastic_gradient: Option<&[f64]>) -> Vec<f64> {
         let mut full = vec![[0.0f64; 6]; self.bodies.len()];
         for (b, f) in self.bodies.iter().zip(full.iter_mut()) {
             let fg = b.mass * self.gravity + b.applied_force;
@@ -503,10 +511,13 @@ impl World {
             out.extend(b.dofs.free_indices().map(|i| f[i]));
         }
         // deformables: gravity on the lumped node masses minus the elastic gradient
-        for d in &self.deformables {
-            let grad = d.elastic_gradient();
-            for (a, m) in d.node_masses().into_iter().enumerate() {
-                out.extend((0..3).map(|i| m * self.gravity[i] - grad[3 * a + i]));
+        if !self.deformables.is_empty() {
+            let grad = elastic_gradient.expect("a world with deformable bodies needs its elastic gradient");
+            assert_eq!(grad.len(), self.layout().nv, "elastic gradient of the wrong length");
+            for (d, o) in self.deformables.iter().zip(self.deformable_v_offsets()) {
+                for (a, m) in d.node_masses().into_iter().enumerate() {
+                    out.extend((0..3).map(|i| m * self.gravity[i] - grad[o + 3 * a + i]));
+                }
             }
         }
         out

@@ -60,9 +60,8 @@ impl Predictor {
         let (h, nv) = (p.dt, p.nv());
         let h2 = h * h;
         // q̃ = q_t + h v_t + h² M⁻¹ f_ext (f_ext: the problem's forces without the elastic part)
-        let grad0 = p.model().elastic_gradient_at(&p.q0);
-        let q_tilde: Vec<f64> =
-            (0..nv).map(|k| p.q0[k] + h * p.v0[k] + h2 * (p.forces[k] + grad0[k]) / model.mass[k]).collect();
+        let f_ext = p.external_forces();
+        let q_tilde: Vec<f64> = (0..nv).map(|k| p.q0[k] + h * p.v0[k] + h2 * f_ext[k] / model.mass[k]).collect();
         // q⁰ = q̃ (PD convention), prescribed DOFs at their targets
         let mut q = q_tilde.clone();
         for &(k, v) in &p.prescribed {

@@ -59,8 +59,7 @@ impl NsnProblem {
             fixed[k] = true;
         }
         // ũ = u⁻ + h M⁻¹ f_ext (explicit forces; the elastic force is implicit, in g)
-        let grad0 = if has_def { p.model().elastic_gradient_at(&p.q0) } else { vec![0.0; nv] };
-        let mut acc: Vec<f64> = p.forces.iter().zip(&grad0).map(|(f, g)| f + g).collect();
+        let mut acc = p.external_forces();
         p.mass.solve_in_place(&mut acc);
         let u_tilde: Vec<f64> = p.v0.iter().zip(&acc).map(|(v, a)| v + h * a).collect();
         if !u_tilde.iter().all(|x| x.is_finite()) {
