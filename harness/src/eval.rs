@@ -225,6 +225,36 @@ mod tests {
     }
 
     #[test]
+    fn step_problem_splits_the_elastic_forces_off_its_forces() {
+        let at_rest = scene();
+        let w = at_rest.at_positions(&moved(&at_rest.positions(), 1.0));
+        let contacts = geometry::detect(&w, 0.01);
+        let p = crate::StepProblem::new(&w, &contacts, 0.01, None).unwrap();
+        let grad = w.elastic_gradient();
+        assert!(grad.iter().any(|g| g.abs() > 1.0), "the box is deformed: {grad:?}");
+        // forces are the world's, elastic part included; the split-off part is −∂U/∂x exactly
+        assert_eq!(bits(&p.forces), bits(&w.forces()));
+        assert_eq!(bits(p.elastic_forces.as_ref().unwrap()), bits(&grad.iter().map(|g| -g).collect::<Vec<_>>()));
+        // what remains on a node is gravity on its lumped mass, to the rounding of f = m g − ∂U/∂x
+        let (ext, off) = (p.external_forces(), w.deformable_v_offsets()[0]);
+        for (a, m) in w.deformables[0].node_masses().into_iter().enumerate() {
+            for i in 0..3 {
+                let (k, mg) = (off + 3 * a + i, m * w.gravity[i]);
+                assert!((ext[k] - mg).abs() <= 2.0 * f64::EPSILON * (mg.abs() + grad[k].abs()), "dof {k}");
+            }
+        }
+        // rigid DOFs carry no elastic part
+        assert!(p.elastic_forces.unwrap()[..off].iter().all(|&e| e == 0.0));
+        // a world without deformables has none to split off
+        let mut rigid = w.clone();
+        rigid.deformables.clear();
+        let contacts = geometry::detect(&rigid, 0.01);
+        let p = crate::StepProblem::new(&rigid, &contacts, 0.01, None).unwrap();
+        assert!(p.elastic_forces.is_none());
+        assert_eq!(bits(&p.external_forces()), bits(&p.forces));
+    }
+
+    #[test]
     fn world_eval_matches_a_copy_of_the_world_placed_at_q() {
         let w = scene();
         let contacts = geometry::detect(&w, 0.01);
