@@ -28,6 +28,9 @@ pub struct LineSearch {
     d1a: f64,
     /// `½‖v − v*‖²_A`.
     cost_a0: f64,
+    /// `ℓ'(0)` and `ℓ''(0)`, from the impulses and `G` the evaluation at `v` already holds.
+    d1_0: f64,
+    d2_0: f64,
 }
 
 /// The result of one line search.
@@ -40,8 +43,9 @@ pub struct LineSearchResult {
 }
 
 impl LineSearch {
-    /// Prepares the search along `dv` from the point evaluated in `eval` (O(n)). Allocates
-    /// nothing after the first step of a given size.
+    /// Prepares the search along `dv` from the point evaluated in `eval`, which must hold `G`
+    /// (an evaluation with the Hessian) (O(n)). Allocates nothing after the first step of a
+    /// given size.
     pub fn setup(&mut self, prob: &SapProblem, eval: &Evaluation, dv: &[f64]) {
         self.dp.resize(dv.len(), 0.0);
         prob.a_mul_into(dv, &mut self.dp);
@@ -50,6 +54,14 @@ impl LineSearch {
         self.cost_a0 = eval.cost_a;
         self.dvc.clear();
         self.dvc.extend(prob.constraints.iter().map(|c| c.velocity(dv)));
+        // at α = 0 the impulses and G are the evaluation's own: no projection needed (the same
+        // sums, in the same order, as `eval(0)`)
+        let (mut d1, mut d2) = (self.d1a, self.d2a);
+        for ((dvc, gamma), g) in self.dvc.iter().zip(&eval.gamma).zip(&eval.g) {
+            d1 -= dvc[0] * gamma[0] + dvc[1] * gamma[1] + dvc[2] * gamma[2];
+            add_quadratic(&mut d2, g, dvc);
+        }
+        (self.d1_0, self.d2_0) = (d1, d2);
     }
 
     /// `(ℓ(α), ℓ'(α), ℓ''(α))` in O(n_c).
@@ -62,9 +74,7 @@ impl LineSearch {
             let (gamma, _, g) = project_with_hessian(c.unprojected_impulse(v), &c.cone);
             l += cost(gamma, &c.cone);
             d1 -= dvc[0] * gamma[0] + dvc[1] * gamma[1] + dvc[2] * gamma[2];
-            for r in 0..3 {
-                d2 += dvc[r] * (g[r][0] * dvc[0] + g[r][1] * dvc[1] + g[r][2] * dvc[2]);
-            }
+            add_quadratic(&mut d2, &g, dvc);
         }
         (l, d1, d2)
     }
@@ -79,7 +89,7 @@ impl LineSearch {
         f_tolerance: f64,
         max_iterations: usize,
     ) -> Result<LineSearchResult, SolveError> {
-        let (_, d0, dd0) = self.eval(prob, eval, 0.0);
+        let (d0, dd0) = (self.d1_0, self.d2_0);
         if !(d0.is_finite() && dd0.is_finite()) {
             return Err(SolveError::NonFinite { what: "line-search derivative at alpha = 0".into() });
         }
@@ -133,5 +143,12 @@ impl LineSearch {
         Err(SolveError::LineSearch {
             what: format!("no root of dl/dalpha within {max_iterations} iterations (last alpha = {alpha})"),
         })
+    }
+}
+
+/// `acc += xᵀ G x` for one contact, added row by row.
+fn add_quadratic(acc: &mut f64, g: &[[f64; 3]; 3], x: &[f64; 3]) {
+    for r in 0..3 {
+        *acc += x[r] * (g[r][0] * x[0] + g[r][1] * x[1] + g[r][2] * x[2]);
     }
 }
