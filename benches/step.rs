@@ -9,12 +9,13 @@
 //! `cargo bench --bench step` (add `-- --quick` for a fast pass); ids are
 //! `step/<solver>/<case label>`, e.g. `cargo bench --bench step -- 'sap/clutter|pgs/clutter'` for
 //! the clutter sweep of SAP and PGS alone (the large sizes take minutes to reach their midpoint
-//! with the slower solvers).
+//! with the slower solvers). `cargo bench --bench step -- detect/` times contact detection alone
+//! on the clutter sizes.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use harness::runner::{self, Override, Suite};
 use harness::stepper::{simulate, RunOptions};
-use harness::{IterationLog, Scenario};
+use harness::{geometry, IterationLog, Scenario};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -66,5 +67,41 @@ fn step_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, step_benches);
+/// Contact detection alone (`geometry::detect_for_step`, broad and narrow phase) on the clutter
+/// scaling sizes at their midpoint, reached with SAP: ids `detect/clutter-bodiesN`. Issue 19 asks
+/// that detection stay a small share of the step at 320 objects; compare with `step/sap/...`.
+fn detect_benches(c: &mut Criterion) {
+    let reg = signorini::registry();
+    if reg.find_case("clutter").is_err() {
+        return;
+    }
+    let mut group = c.benchmark_group("detect");
+    group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let wanted = |id: &str| filter.as_deref().is_none_or(|f| f.split('|').any(|alt| id.contains(alt)));
+    for bodies in ["40", "80", "320"] {
+        let label = format!("clutter-bodies{bodies}");
+        if !wanted(&format!("detect/{label}")) {
+            continue;
+        }
+        let mut suite = Suite::single("clutter", "sap");
+        suite.pairs[0].case_set.push(("bodies".to_string(), Override::Text(bodies.to_string())));
+        let pair = runner::prepare(&reg, &suite).expect("benchmark suite is valid").remove(0);
+        let mut solver = reg.find_solver("sap").expect("registered").build(&pair.solver_params).expect("valid");
+        let sc = &pair.scenario;
+        let half = Scenario { steps: sc.steps / 2, ..sc.clone() };
+        let o = simulate(&half, solver.as_mut(), RunOptions { logged_steps: 0, ..Default::default() }, &mut || {});
+        if let Some(why) = o.failure {
+            eprintln!("skipping detect/{label}: the run to the midpoint failed: {why}");
+            continue;
+        }
+        let world = o.stepper.world();
+        group.bench_function(BenchmarkId::from_parameter(&label), |b| {
+            b.iter(|| black_box(geometry::detect_for_step(black_box(world), sc.margin, sc.dt)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, step_benches, detect_benches);
 criterion_main!(benches);

@@ -8,6 +8,7 @@
 use crate::model::{combine_friction, ContactCompliance, World};
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 /// Identifies a collider: a dynamic body or a static collider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -66,8 +67,9 @@ pub struct Contact {
     pub mu: f64,
     /// Combined contact model.
     pub compliance: ContactCompliance,
-    /// Jacobian blocks (one per dynamic body involved).
-    pub jacobian: Vec<JBlock>,
+    /// Jacobian blocks (one per dynamic body or deformable node involved; two inline, so that
+    /// detection allocates nothing per contact).
+    pub jacobian: SmallVec<[JBlock; 2]>,
 }
 
 /// A deterministic orthonormal tangent basis `(t1, t2)` with `t2 = n x t1`, so `(n, t1, t2)` is
@@ -105,7 +107,7 @@ impl Contact {
             ColliderId::Static(_) | ColliderId::Deformable(_) => None,
         };
         let (body_a, body_b) = (body(key.a), body(key.b));
-        let mut jacobian = Vec::with_capacity(2);
+        let mut jacobian = SmallVec::new();
         // first velocity index of body `bi` (the free DOFs of the bodies before it), without a
         // vector of every body's offset per contact
         let offset = |bi: usize| world.bodies[..bi].iter().map(|b| b.dofs.count()).sum::<usize>();

@@ -172,7 +172,7 @@ impl LinearProblem {
                 gap: w_normal[i],
                 mu: mu[i],
                 compliance: ContactCompliance::Rigid,
-                jacobian,
+                jacobian: jacobian.into(),
             });
         }
         let mut mass = mass;
