@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the measured part of docs/gpu-timings.md from the JSON of ci/gpu/run-on-device.sh.
 
-    python3 ci/gpu/gpu-timings-doc.py RESULTS.json [--doc docs/gpu-timings.md] [--stdout]
+    python3 ci/gpu/gpu-timings-doc.py RESULTS.json [--doc docs/gpu-timings.md] [--stdout | --check]
 
 Only the text between the BEGIN/END markers below is replaced (appended when the doc has none), so
 the hand-written explanation around it stays. Tables: GPU parity; Zeng et al. Table 3 frame times
@@ -137,6 +137,8 @@ def main():
     ap.add_argument("results")
     ap.add_argument("--doc", default=str(Path(__file__).resolve().parents[2] / "docs" / "gpu-timings.md"))
     ap.add_argument("--stdout", action="store_true", help="print the generated part instead of writing the doc")
+    ap.add_argument("--check", action="store_true",
+                    help="write nothing; exit 1 when the doc's generated part is not what RESULTS renders to")
     a = ap.parse_args()
     r = json.loads(Path(a.results).read_text())
     if r.get("schema") != "signorini.gpu-timings/1":
@@ -147,6 +149,15 @@ def main():
         return
     doc = Path(a.doc)
     text = doc.read_text() if doc.is_file() else ""
+    if a.check:
+        if BEGIN not in text or END not in text:
+            sys.exit(f"gpu-timings-doc: {doc} has no generated part")
+        current = BEGIN + text.split(BEGIN, 1)[1].split(END, 1)[0] + END + "\n"
+        if current != part:
+            sys.exit(f"gpu-timings-doc: {doc} is not what {a.results} renders to; "
+                     f"rerun: python3 ci/gpu/gpu-timings-doc.py {a.results}")
+        print(f"gpu-timings-doc: {doc} matches {a.results}")
+        return
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
         tail = rest.split(END, 1)[1].lstrip("\n")
