@@ -89,11 +89,46 @@ pub fn tangent_basis(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
     (t1, t2)
 }
 
+/// The first velocity index of every rigid and every deformable body of a world: computed once
+/// for a batch of contacts ([`Contact::with_offsets`]), so that building each contact costs O(1)
+/// in the number of bodies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DofOffsets {
+    rigid: Vec<usize>,
+    deformable: Vec<usize>,
+}
+
+impl DofOffsets {
+    /// The offsets of `world`'s bodies in its velocity vector.
+    pub fn of(world: &World) -> Self {
+        let mut rigid = Vec::with_capacity(world.bodies.len());
+        let mut o = 0;
+        for b in &world.bodies {
+            rigid.push(o);
+            o += b.dofs.count();
+        }
+        Self { rigid, deformable: world.deformable_v_offsets() }
+    }
+}
+
 impl Contact {
     /// Builds a contact between colliders `key.a` and `key.b` at world point `point` with unit
     /// normal `normal` (from B to A) and signed gap `gap`; frame, combined material and Jacobian
-    /// come from `world`.
+    /// come from `world`. For many contacts of one world, [`Contact::with_offsets`] saves
+    /// recomputing the bodies' offsets each time.
     pub fn new(world: &World, key: ContactKey, point: Vector3<f64>, normal: Vector3<f64>, gap: f64) -> Contact {
+        Self::with_offsets(world, &DofOffsets::of(world), key, point, normal, gap)
+    }
+
+    /// [`Contact::new`] with `world`'s offsets computed beforehand ([`DofOffsets::of`]).
+    pub fn with_offsets(
+        world: &World,
+        offsets: &DofOffsets,
+        key: ContactKey,
+        point: Vector3<f64>,
+        normal: Vector3<f64>,
+        gap: f64,
+    ) -> Contact {
         let (t1, t2) = tangent_basis(&normal);
         let frame = Matrix3::from_columns(&[normal, t1, t2]);
         let mat = |c: ColliderId| match c {
@@ -108,9 +143,6 @@ impl Contact {
         };
         let (body_a, body_b) = (body(key.a), body(key.b));
         let mut jacobian = SmallVec::new();
-        // first velocity index of body `bi` (the free DOFs of the bodies before it), without a
-        // vector of every body's offset per contact
-        let offset = |bi: usize| world.bodies[..bi].iter().map(|b| b.dofs.count()).sum::<usize>();
         for (bi, sign) in [(body_a, 1.0), (body_b, -1.0)] {
             let Some(bi) = bi else { continue };
             let b = &world.bodies[bi];
@@ -121,12 +153,12 @@ impl Contact {
                     rows[r][c] = jr[(r, full)];
                 }
             }
-            jacobian.push(JBlock { v_offset: offset(bi), ncols: b.dofs.count(), rows });
+            jacobian.push(JBlock { v_offset: offsets.rigid[bi], ncols: b.dofs.count(), rows });
         }
         // a node of a deformable body: the 3x3 block frame^T (times the side's sign) on its DOFs
         for (id, sign) in [(key.a, 1.0), (key.b, -1.0)] {
             let ColliderId::Deformable(d) = id else { continue };
-            let o = world.deformable_v_offsets()[d] + 3 * key.feature as usize;
+            let o = offsets.deformable[d] + 3 * key.feature as usize;
             let mut rows = [[0.0; 6]; 3];
             for (r, row) in rows.iter_mut().enumerate() {
                 for (c, x) in row.iter_mut().take(3).enumerate() {
@@ -226,6 +258,55 @@ impl ContactSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{BlockKind, DeformableBody, DofMask, ElasticMaterial, ElasticModel, Material, RigidBody, Shape};
+
+    /// Rigid bodies with restricted DOFs and two deformable boxes: the offsets are the layout's,
+    /// and a contact's Jacobian blocks sit at them (body 2 moves along z only: one column; node 5
+    /// of the second box: three).
+    #[test]
+    fn dof_offsets_are_the_layouts_and_place_the_jacobian_blocks() {
+        let mut w = World::new();
+        let ball = |x: f64| {
+            RigidBody::new("ball", Shape::Sphere { radius: 0.1 }, 1.0, Vector3::new(x, 0.0, 0.5), Material::rigid(0.5))
+        };
+        w.bodies.push(ball(0.0));
+        w.bodies.push(ball(1.0).with_dofs(DofMask::PLANAR_XZ));
+        w.bodies.push(ball(2.0).with_dofs(DofMask::VERTICAL));
+        w.bodies.push(ball(3.0));
+        let mat = ElasticMaterial { model: ElasticModel::Arap, youngs_modulus: 1e5, poisson_ratio: 0.3 };
+        for x in [5.0, 7.0] {
+            let size = Vector3::new(0.1, 0.1, 0.1);
+            w.deformables.push(DeformableBody::box_mesh(
+                "box",
+                Vector3::new(x, 0.0, 0.0),
+                size,
+                [1; 3],
+                1000.0,
+                mat,
+                Material::rigid(0.5),
+            ));
+        }
+        let offsets = DofOffsets::of(&w);
+        for b in &w.layout().blocks {
+            match b.kind {
+                BlockKind::RigidBody { index } => assert_eq!(offsets.rigid[index], b.v_offset),
+                BlockKind::Deformable { index } => assert_eq!(offsets.deformable[index], b.v_offset),
+            }
+        }
+        assert_eq!(offsets.rigid, vec![0, 6, 9, 10]);
+        let (p, n) = (Vector3::new(2.5, 0.0, 0.5), Vector3::x());
+        let c = Contact::new(
+            &w,
+            ContactKey { a: ColliderId::Body(2), b: ColliderId::Deformable(1), feature: 5 },
+            p,
+            n,
+            0.0,
+        );
+        assert_eq!(
+            c.jacobian.iter().map(|j| (j.v_offset, j.ncols)).collect::<Vec<_>>(),
+            vec![(9, 1), (offsets.deformable[1] + 15, 3)]
+        );
+    }
 
     #[test]
     fn tangent_basis_is_right_handed_orthonormal() {

@@ -33,7 +33,7 @@ pub mod solver;
 pub mod stepper;
 
 pub use case::{Case, CaseDef, CaseError, CaseParams, CaseVariant, OracleCheck, PreparedCase, Scenario, Trace};
-pub use contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
+pub use contact::{ColliderId, Contact, ContactKey, ContactSet, DofOffsets, JBlock};
 pub use eval::{ElasticEval, ModelEval, Reevaluation};
 pub use log::IterationLog;
 pub use metrics::StepMetrics;

@@ -10,7 +10,7 @@
 //! round-off — a discontinuous `C_n(q)`. Contacts on deformable nodes are closed-form node
 //! features and still go through [`super::reevaluate`].
 
-use crate::contact::{ColliderId, Contact, ContactSet};
+use crate::contact::{ColliderId, Contact, ContactSet, DofOffsets};
 use crate::model::World;
 use nalgebra::Vector3;
 
@@ -30,6 +30,7 @@ pub fn carried(before: &World, after: &World, start: &ContactSet) -> ContactSet 
         }
         None => *x,
     };
+    let offsets = DofOffsets::of(after);
     let contacts = start
         .contacts
         .iter()
@@ -41,10 +42,10 @@ pub fn carried(before: &World, after: &World, start: &ContactSet) -> ContactSet 
             let n = c0.normal();
             let (a, b) = (carry(c0.body_a, &c0.point), carry(c0.body_b, &c0.point));
             let gap = c0.gap + n.dot(&(a - b));
-            let mut c = Contact::new(after, c0.key, a, n, gap);
+            let mut c = Contact::with_offsets(after, &offsets, c0.key, a, n, gap);
             if c0.body_b.is_some() {
                 // B's rows at its own carried point (B's block is the last one)
-                let cb = Contact::new(after, c0.key, b, n, gap);
+                let cb = Contact::with_offsets(after, &offsets, c0.key, b, n, gap);
                 *c.jacobian.last_mut().expect("B is a body") = *cb.jacobian.last().expect("B is a body");
             }
             c.point = 0.5 * (a + b);

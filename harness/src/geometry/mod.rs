@@ -99,7 +99,7 @@ mod tests;
 
 pub use carried::carried;
 
-use crate::contact::{ColliderId, Contact, ContactKey, ContactSet};
+use crate::contact::{ColliderId, Contact, ContactKey, ContactSet, DofOffsets};
 use crate::model::{Shape, StaticShape, World};
 use nalgebra::{UnitQuaternion, Vector3};
 
@@ -405,6 +405,7 @@ fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
     let widen: Vec<f64> =
         (0..nb).map(|i| 0.5 * margin + motion.as_ref().map_or(0.0, |(dt, m)| dt * m[i].speed_bound)).collect();
     let mut contacts = Vec::new();
+    let offsets = DofOffsets::of(world);
     for (i, j) in candidate_pairs(&geoms[..nb], &widen, ids.len() - nb) {
         if j < nb && jointed.contains(&(i, j)) {
             continue;
@@ -425,12 +426,12 @@ fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
                 }
                 for f in detect_pair(a, b, bound).into_iter().filter(admits) {
                     let key = ContactKey { a: ids[i], b: ids[j], feature: pack_feature(f.id, pa, pb) };
-                    contacts.push(Contact::new(world, key, f.point, f.normal, f.gap));
+                    contacts.push(Contact::with_offsets(world, &offsets, key, f.point, f.normal, f.gap));
                 }
             }
         }
     }
-    contacts.extend(nodes::detect(world, margin));
+    contacts.extend(nodes::detect(world, &offsets, margin));
     contacts.sort_by_key(|c| c.key);
     ContactSet { contacts }
 }
@@ -442,6 +443,7 @@ fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
 /// the module documentation). Gaps are defined however far apart the pair has moved.
 pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
     let mut contacts = Vec::with_capacity(previous.len());
+    let offsets = DofOffsets::of(world);
     // The manifold of the current box-box part pair, computed once per run of equal pairs.
     type PartPair = (ColliderId, usize, ColliderId, usize);
     let mut manifold: Option<(PartPair, Vec<Feature>)> = None;
@@ -450,7 +452,7 @@ pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
         if matches!(key.a, ColliderId::Deformable(_)) || matches!(key.b, ColliderId::Deformable(_)) {
             let (point, normal, gap) = nodes::node_feature(world, &key)
                 .map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
-            contacts.push(Contact::new(world, key, point, normal, gap));
+            contacts.push(Contact::with_offsets(world, &offsets, key, point, normal, gap));
             continue;
         }
         let (local, pa, pb) = unpack_feature(key.feature);
@@ -479,7 +481,7 @@ pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
         // Every pair the detector produces has a defined feature here; a contact that cannot be
         // recomputed (not reachable with the model's shapes) keeps its previous geometry.
         let (point, normal, gap) = f.map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
-        contacts.push(Contact::new(world, key, point, normal, gap));
+        contacts.push(Contact::with_offsets(world, &offsets, key, point, normal, gap));
     }
     ContactSet { contacts }
 }

@@ -16,7 +16,7 @@
 //! plus the rigid body's block when the other side is a dynamic body.
 
 use super::{analytic, Feature, Geom};
-use crate::contact::{ColliderId, Contact, ContactKey};
+use crate::contact::{ColliderId, Contact, ContactKey, DofOffsets};
 use crate::model::{Shape, World};
 
 /// The feature of node contact `key` on `world` (`None` for an unsupported pair).
@@ -50,8 +50,8 @@ fn node_partner(world: &World, other: ColliderId) -> Option<Geom> {
     Some(Geom::part(world, other, 0))
 }
 
-/// All node contacts of `world` with gap below `margin`.
-pub(super) fn detect(world: &World, margin: f64) -> Vec<Contact> {
+/// All node contacts of `world` with gap below `margin` (`offsets`: `world`'s, [`DofOffsets::of`]).
+pub(super) fn detect(world: &World, offsets: &DofOffsets, margin: f64) -> Vec<Contact> {
     let mut out = Vec::new();
     for (d, body) in world.deformables.iter().enumerate() {
         let me = ColliderId::Deformable(d);
@@ -76,7 +76,7 @@ pub(super) fn detect(world: &World, margin: f64) -> Vec<Contact> {
                 let key = ContactKey { a, b, feature: node as u64 };
                 if let Some(f) = node_feature(world, &key) {
                     if f.gap < margin {
-                        out.push(Contact::new(world, key, f.point, f.normal, f.gap));
+                        out.push(Contact::with_offsets(world, offsets, key, f.point, f.normal, f.gap));
                     }
                 }
             }
