@@ -206,8 +206,10 @@ def main():
     out = Path(a.out) if a.out else work / "gpu-timings.json"
     skip = set(filter(None, a.skip.split(",")))
     env = dict(os.environ)
-    if (bundle / "lib").is_dir():
-        env["LD_LIBRARY_PATH"] = f"{bundle / 'lib'}:{env.get('LD_LIBRARY_PATH', '')}".rstrip(":")
+    lib = bundle / "lib" if (bundle / "lib").is_dir() else system_nvrtc_dir()
+    if lib is not None:
+        log(f"libnvrtc from {lib}")
+        env["LD_LIBRARY_PATH"] = f"{lib}:{env.get('LD_LIBRARY_PATH', '')}".rstrip(":")
         os.environ["LD_LIBRARY_PATH"] = env["LD_LIBRARY_PATH"]
 
     available, label = gpu_status(bundle, work)
@@ -252,6 +254,21 @@ def main():
         log("FAILED: " + ", ".join(bad))
         return 1
     return 0
+
+
+def system_nvrtc_dir():
+    """The folder of a CUDA 13 `libnvrtc.so.13` installed on this machine but not on the loader's
+    path (a CUDA toolkit under /usr/local, or the PyPI wheel of a Python environment), or None.
+    On the GPU machines of 2026-11-28 it was /usr/local/cuda-13.0/targets/x86_64-linux/lib."""
+    import glob
+    patterns = ["/usr/local/cuda*/targets/*/lib/libnvrtc.so.13*", "/usr/local/cuda*/lib64/libnvrtc.so.13*",
+                "/opt/*/.venv/lib/python3*/site-packages/nvidia/cu13/lib/libnvrtc.so.13*",
+                "/usr/local/lib/python3*/dist-packages/nvidia/cu13/lib/libnvrtc.so.13*"]
+    for pattern in patterns:
+        found = sorted(glob.glob(pattern))
+        if found:
+            return Path(found[0]).parent
+    return None
 
 
 def cpu_model():

@@ -20,7 +20,8 @@
 # Usage: run-on-device.sh [--bundle DIR] [--work DIR] [--out FILE] [--threads 1,2,4,8,16]
 #          [--robots 8,27] [--bars 50x9x9,65x12x12,80x15x15] [--quick] [--skip parity,frames,cpu-frames,gpu-frames,subadmm]
 # A bundle made with `build-for-device.sh --with-nvrtc` carries libnvrtc in lib/ for machines
-# that have the driver but not the CUDA toolkit.
+# that have the driver but not the CUDA toolkit; without lib/ the script looks for a CUDA 13
+# libnvrtc under /usr/local/cuda* and in Python environments' nvidia wheels.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 if ! command -v python3 >/dev/null 2>&1; then
