@@ -19,6 +19,14 @@ use harness::{geometry, IterationLog, Scenario};
 use std::hint::black_box;
 use std::time::Duration;
 
+/// Whether benchmark `id` passes criterion's filter, the first positional argument (a regex):
+/// reaching a scene's midpoint is the expensive part, so benchmarks whose id contains none of the
+/// `|`-separated alternatives of that argument are not even set up.
+fn wanted(id: &str) -> bool {
+    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    filter.as_deref().is_none_or(|f| f.split('|').any(|alt| id.contains(alt)))
+}
+
 fn step_benches(c: &mut Criterion) {
     let reg = signorini::registry();
     let mut suite = Suite::default_suite(&reg);
@@ -40,11 +48,6 @@ fn step_benches(c: &mut Criterion) {
     let pairs = runner::prepare(&reg, &suite).expect("benchmark suite is valid");
     let mut group = c.benchmark_group("step");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
-    // criterion filters benchmarks by the first positional argument (a regex); reaching a pair's
-    // midpoint is the expensive part, so pairs whose id contains none of the `|`-separated
-    // alternatives of that argument are not even set up
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let wanted = |id: &str| filter.as_deref().is_none_or(|f| f.split('|').any(|alt| id.contains(alt)));
     for pair in pairs.iter().filter(|p| p.skip.is_none()) {
         if !wanted(&format!("step/{}/{}", pair.spec.solver, pair.spec.label)) {
             continue;
@@ -77,8 +80,6 @@ fn detect_benches(c: &mut Criterion) {
     }
     let mut group = c.benchmark_group("detect");
     group.sample_size(20).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(1));
-    let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let wanted = |id: &str| filter.as_deref().is_none_or(|f| f.split('|').any(|alt| id.contains(alt)));
     for bodies in ["40", "80", "320"] {
         let label = format!("clutter-bodies{bodies}");
         if !wanted(&format!("detect/{label}")) {

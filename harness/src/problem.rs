@@ -93,7 +93,7 @@ impl<'a> StepProblem<'a> {
     ) -> Result<Self, SolveError> {
         let mut mass = world.mass_matrix();
         mass.factor().map_err(|e| SolveError::Factorization { what: format!("mass matrix: {e}") })?;
-        let elastic_gradient = world.layout().has_deformables().then(|| world.elastic_gradient());
+        let elastic_gradient = (!world.deformables.is_empty()).then(|| world.elastic_gradient());
         Ok(Self {
             dt,
             model: Box::new(WorldEval::new(world)),

@@ -513,8 +513,10 @@ impl World {
         // deformables: gravity on the lumped node masses minus the elastic gradient
         if !self.deformables.is_empty() {
             let grad = elastic_gradient.expect("a world with deformable bodies needs its elastic gradient");
-            assert_eq!(grad.len(), self.layout().nv, "elastic gradient of the wrong length");
-            for (d, o) in self.deformables.iter().zip(self.deformable_v_offsets()) {
+            let offsets = self.deformable_v_offsets();
+            let nv = offsets.last().copied().unwrap_or(0) + 3 * self.deformables.last().map_or(0, |d| d.num_nodes());
+            assert_eq!(grad.len(), nv, "elastic gradient of the wrong length");
+            for (d, o) in self.deformables.iter().zip(offsets) {
                 for (a, m) in d.node_masses().into_iter().enumerate() {
                     out.extend((0..3).map(|i| m * self.gravity[i] - grad[o + 3 * a + i]));
                 }
