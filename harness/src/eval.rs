@@ -146,6 +146,11 @@ impl ModelEval for WorldEval<'_> {
     }
 
     fn elastic_hessian_at(&self, q: &[f64]) -> Option<Csr> {
+        // at the start of the step itself (StepProblem::elastic_hessian): the world as it is,
+        // without the scratch copy
+        if self.world.positions() == q {
+            return self.world.elastic_hessian(true);
+        }
         self.at(q, |w| w.elastic_hessian(true))
     }
 
@@ -252,6 +257,30 @@ mod tests {
         let p = crate::StepProblem::new(&rigid, &contacts, 0.01, None).unwrap();
         assert!(p.elastic_forces.is_none());
         assert_eq!(bits(&p.external_forces()), bits(&p.forces));
+    }
+
+    /// The step's elastic Hessian is assembled only when a solver asks for it, and is then the
+    /// world's own at `q0`, bit for bit (a method that never reads it pays nothing).
+    #[test]
+    fn step_problem_assembles_the_elastic_hessian_on_first_use() {
+        let at_rest = scene();
+        let w = at_rest.at_positions(&moved(&at_rest.positions(), 1.0));
+        let contacts = geometry::detect(&w, 0.01);
+        let p = crate::StepProblem::new(&w, &contacts, 0.01, None).unwrap();
+        assert!(p.elastic_hessian.get().is_none(), "not assembled by StepProblem::new");
+        let (h, h_ref) = (p.elastic_hessian().unwrap(), w.elastic_hessian(true).unwrap());
+        assert!(p.elastic_hessian.get().is_some());
+        assert_eq!(
+            (h.nrows, h.ncols, &h.indptr, &h.indices),
+            (h_ref.nrows, h_ref.ncols, &h_ref.indptr, &h_ref.indices)
+        );
+        assert_eq!(bits(&h.data), bits(&h_ref.data));
+        assert!(h_ref.data.iter().any(|x| *x != 0.0), "the box is deformable");
+        // without deformables there is none
+        let mut rigid = w.clone();
+        rigid.deformables.clear();
+        let contacts = geometry::detect(&rigid, 0.01);
+        assert!(crate::StepProblem::new(&rigid, &contacts, 0.01, None).unwrap().elastic_hessian().is_none());
     }
 
     #[test]

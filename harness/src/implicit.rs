@@ -68,7 +68,7 @@ impl ImplicitElastic {
             return Ok(false);
         };
         let nonfinite = |what: &str| SolveError::NonFinite { what: what.into() };
-        let h = p.elastic_hessian.as_ref().ok_or_else(|| SolveError::Unsupported {
+        let h = p.elastic_hessian().ok_or_else(|| SolveError::Unsupported {
             what: "deformable bodies without an elastic Hessian in the problem".into(),
         })?;
         let (nd, dt) = (nv - start, p.dt);

@@ -210,7 +210,7 @@ impl LinearProblem {
             forces: self.forces.clone(),
             stiffness: self.mass.zeros_like(),
             bilateral: BilateralSet::default(),
-            elastic_hessian: None,
+            elastic_hessian: Default::default(),
             elastic_forces: None,
             prescribed: vec![],
         }
@@ -254,7 +254,7 @@ mod tests {
         // no elasticity
         assert_eq!(m.elastic_energy_at(&[]), 0.0);
         assert_eq!(m.elastic_gradient_at(&[]), vec![0.0; 6]);
-        assert!(m.elastic_hessian_at(&[]).is_none() && sp.elastic_hessian.is_none());
+        assert!(m.elastic_hessian_at(&[]).is_none() && sp.elastic_hessian().is_none());
         assert!(m.projective_elements().is_empty());
         assert_eq!(m.elastic_key(), ElasticKey::default());
         let e = sp.elastic_at(&[]);

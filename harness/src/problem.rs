@@ -23,6 +23,7 @@ use crate::model::{BilateralSet, ContactCompliance, DofLayout, World};
 use crate::solver::SolveError;
 use kernels::BlockDiagonal;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// What the previous step left for warm starts, matched by [`ContactKey`].
 #[derive(Debug, Clone, Default)]
@@ -67,12 +68,9 @@ pub struct StepProblem<'a> {
     /// `M (v+ - v*) = J^T lambda + G^T gamma`; the reference law of each row is
     /// [`crate::model::BilateralRow::law`].
     pub bilateral: BilateralSet,
-    /// Deformable bodies: the elastic stiffness `∂²U/∂x²` at `q0` in velocity coordinates
-    /// (`nv × nv`, per-element PSD-projected, N/m), `None` without deformables. The rigid-body
-    /// [`Self::stiffness`] cannot hold the coupling of FEM nodes; its deformable blocks are zero.
-    /// The elastic forces `−∂U/∂x` are part of [`Self::forces`]. At another configuration:
-    /// [`Self::elastic_at`].
-    pub elastic_hessian: Option<kernels::sparse::Csr>,
+    /// [`Self::elastic_hessian`], evaluated on first use (private: methods that do not read it,
+    /// e.g. a local-global or position-level method, do not pay for its assembly).
+    pub(crate) elastic_hessian: OnceLock<Option<kernels::sparse::Csr>>,
     /// Deformable bodies: the elastic part `−∂U/∂x` of [`Self::forces`] at `q0` (length `nv`,
     /// zero on rigid DOFs, N), `None` without deformables. Methods that treat elasticity
     /// implicitly take [`Self::external_forces`] instead of evaluating the gradient again.
@@ -106,10 +104,20 @@ impl<'a> StepProblem<'a> {
             forces: world.forces_with_gradient(elastic_gradient.as_deref()),
             stiffness: world.force_stiffness(),
             bilateral: BilateralSet::of(world),
-            elastic_hessian: world.elastic_hessian(true),
+            elastic_hessian: OnceLock::new(),
             elastic_forces: elastic_gradient.map(|g| g.into_iter().map(|x| -x).collect()),
             prescribed: world.prescribed_velocities(dt),
         })
+    }
+
+    /// Deformable bodies: the elastic stiffness `∂²U/∂x²` at `q0` in velocity coordinates
+    /// (`nv × nv`, per-element PSD-projected, N/m), `None` without deformables. The rigid-body
+    /// [`Self::stiffness`] cannot hold the coupling of FEM nodes; its deformable blocks are zero.
+    /// The elastic forces `−∂U/∂x` are part of [`Self::forces`]. At another configuration:
+    /// [`Self::elastic_at`]. Assembled on the first call (by the solver that needs it, inside its
+    /// timed solve) and kept for the step.
+    pub fn elastic_hessian(&self) -> Option<&kernels::sparse::Csr> {
+        self.elastic_hessian.get_or_init(|| self.model.elastic_hessian_at(&self.q0)).as_ref()
     }
 
     /// Number of velocity DOFs.
