@@ -96,6 +96,15 @@ impl ContactBlock {
     }
 }
 
+impl ContactBlock {
+    /// The first velocity index of every DOF block the contact moves: its rigid (or linear) sides,
+    /// and for a contact on deformable DOFs the first deformable DOF (its implicit columns move
+    /// every deformable DOF). Two contacts that share none of these do not interact within a step.
+    pub fn dof_blocks(&self) -> impl Iterator<Item = usize> + '_ {
+        self.sides.iter().map(|s| s.v_offset).chain(self.implicit.as_ref().map(|im| im.start))
+    }
+}
+
 /// One body's part of a bilateral row: `G_b` and `M_b⁻¹ G_bᵀ`.
 #[derive(Debug, Clone, Copy, Default)]
 struct RowSide {
@@ -135,6 +144,11 @@ impl BilateralBlock {
                 *vc += m * d;
             }
         }
+    }
+
+    /// The first velocity index of every body the row acts on.
+    pub fn dof_blocks(&self) -> impl Iterator<Item = usize> + '_ {
+        self.sides.iter().map(|s| s.v_offset)
     }
 
     /// The law's residual `G v − v̂ + r γ` (m/s or rad/s).
@@ -326,8 +340,14 @@ impl ContactBlocks {
     /// and against each block's own law (compliance included). They coincide when every contact
     /// is rigid.
     pub fn residuals(&self, v: &[f64], lambda: &[[f64; 3]]) -> (f64, f64) {
+        self.residuals_of(0..self.blocks.len().min(lambda.len()), v, lambda)
+    }
+
+    /// [`Self::residuals`] over the contacts `which` only (e.g. one island of a step), summed in
+    /// the order given.
+    pub fn residuals_of(&self, which: impl IntoIterator<Item = usize>, v: &[f64], lambda: &[[f64; 3]]) -> (f64, f64) {
         let (mut reference, mut model) = (0.0, 0.0);
-        for (b, lam) in self.blocks.iter().zip(lambda) {
+        for (b, lam) in which.into_iter().map(|i| (&self.blocks[i], &lambda[i])) {
             let u = b.velocity(v);
             let r = natmap(*lam, [u[0] + b.bias_n, u[1], u[2]], b.local.mu);
             reference += r.iter().map(|x| x * x).sum::<f64>();

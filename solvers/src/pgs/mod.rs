@@ -20,6 +20,7 @@
 //! the same way; the stopping test is the relative change of `λ` in the max norm. Method, options,
 //! choices and limitations: `solvers/src/pgs/README.md`.
 
+mod islands;
 mod settings;
 mod solver;
 #[cfg(test)]

@@ -42,6 +42,13 @@ pub struct PgsSettings {
     /// extrapolated. The fixed points, and so the stopping test and the answer, are those of
     /// plain PGS. Not together with `anderson_memory > 0` (default false).
     pub nncg: bool,
+    /// Sweep each island on its own (default false): the contacts and joint rows are split into
+    /// islands, groups joined through moving bodies (the ground joins nothing), and each island
+    /// sweeps until its own stopping test holds or `max_iterations` is spent. Islands do not
+    /// interact within a step, so the fixed points are those of one sweep over everything; a
+    /// converged island stops costing sweeps while another still converges. The step converges
+    /// when every island does; its `iterations` are the most sweeps any island took.
+    pub islands: bool,
 }
 
 /// Growth of the sweep residual that restarts the Anderson history ([`PgsSettings::anderson_memory`]).
@@ -70,6 +77,7 @@ impl Default for PgsSettings {
             order: SweepOrder::Forward,
             anderson_memory: 0,
             nncg: false,
+            islands: false,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! [`Pgs`]: per-step setup (Delassus blocks, warm start), the Gauss–Seidel sweeps over joint rows
 //! and contacts, and the stopping test.
 
+use super::islands::Islands;
 use super::settings::{PgsSettings, SweepOrder, ANDERSON_RESTART};
 use harness::contact_blocks::ContactBlocks;
 use harness::implicit::ImplicitElastic;
@@ -44,6 +45,8 @@ pub struct Pgs {
     ax: Vec<f64>,
     /// NNCG's search direction `p` ([`PgsSettings::nncg`]), flattened like `x`.
     direction: Vec<f64>,
+    /// The step's islands ([`PgsSettings::islands`]; one island of everything by default).
+    islands: Islands,
 }
 
 /// Fills `order` with the contact order of sweep `k` (1-based) of `n` contacts; `rng` is the
@@ -91,6 +94,7 @@ impl Pgs {
             gx: vec![],
             ax: vec![],
             direction: vec![],
+            islands: Islands::default(),
         }
     }
 
@@ -99,25 +103,28 @@ impl Pgs {
         &self.settings
     }
 
-    /// Writes the current impulses `(λ, γ)` into `out` (contacts first, `(n, t1, t2)` each).
-    fn pack(lambda: &[[f64; 3]], gamma: &[f64], out: &mut Vec<f64>) {
+    /// Writes the impulses `(λ, γ)` of the contacts `contacts` and rows `rows` into `out`
+    /// (contacts first, `(n, t1, t2)` each).
+    fn pack(lambda: &[[f64; 3]], gamma: &[f64], contacts: &[usize], rows: &[usize], out: &mut Vec<f64>) {
         out.clear();
-        out.extend(lambda.iter().flatten());
-        out.extend_from_slice(gamma);
+        out.extend(contacts.iter().flat_map(|&i| lambda[i]));
+        out.extend(rows.iter().map(|&r| gamma[r]));
     }
 
-    /// Replaces the impulses by the accelerated `self.ax` (each contact's impulse projected onto
-    /// its cone if `project`; inert contacts keep theirs) and recomputes
-    /// `v = v* + A⁻¹ (Jᵀ λ + Gᵀ γ)`.
-    fn take_accelerated(&mut self, project: bool) {
-        let nc = self.lambda.len();
-        for (i, (b, lam)) in self.contacts.blocks.iter().zip(self.lambda.iter_mut()).enumerate() {
+    /// Replaces the impulses of `contacts` and `rows` by the accelerated `self.ax` (packed as
+    /// [`Self::pack`]; each contact's impulse projected onto its cone if `project`; inert
+    /// contacts keep theirs) and recomputes `v = v* + A⁻¹ (Jᵀ λ + Gᵀ γ)`.
+    fn take_accelerated(&mut self, contacts: &[usize], rows: &[usize], project: bool) {
+        for (m, &i) in contacts.iter().enumerate() {
+            let (b, lam) = (&self.contacts.blocks[i], &mut self.lambda[i]);
             if !b.local.is_inert() {
-                let a = [self.ax[3 * i], self.ax[3 * i + 1], self.ax[3 * i + 2]];
+                let a = [self.ax[3 * m], self.ax[3 * m + 1], self.ax[3 * m + 2]];
                 *lam = if project { cone::project(a, b.local.mu) } else { a };
             }
         }
-        self.gamma.copy_from_slice(&self.ax[3 * nc..]);
+        for (m, &r) in rows.iter().enumerate() {
+            self.gamma[r] = self.ax[3 * contacts.len() + m];
+        }
         self.recompute_velocity();
     }
 
@@ -128,7 +135,7 @@ impl Pgs {
     /// restart (`p = 0`, keep `PGS(x)`); else take `PGS(x) + β p` and set `p ← β p − ∇f`. As in
     /// the paper, the extrapolated impulses are not projected onto their cones: the next sweep's
     /// local solves project each contact (README: projecting here measured no better).
-    fn nncg_update(&mut self, gradient_sq: &mut f64) {
+    fn nncg_update(&mut self, contacts: &[usize], rows: &[usize], gradient_sq: &mut f64) {
         let sq = self.x.iter().zip(&self.gx).map(|(a, b)| (b - a) * (b - a)).sum::<f64>();
         let beta = sq / *gradient_sq;
         *gradient_sq = sq;
@@ -146,7 +153,7 @@ impl Pgs {
             *p = step + (gx - x);
         }
         if moved {
-            self.take_accelerated(false);
+            self.take_accelerated(contacts, rows, false);
         }
     }
 
@@ -164,6 +171,7 @@ impl Pgs {
     /// Builds the per-contact and per-joint-row blocks, `v*`, and the starting impulses and velocity.
     fn setup(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
         self.contacts.assemble_implicit(p, &mut self.elastic)?;
+        self.islands.build(&self.contacts, p.nv(), self.settings.islands);
         self.vstar = p.free_velocity();
         if self.vstar.len() != p.nv() {
             return Err(SolveError::Unsupported {
@@ -198,112 +206,135 @@ impl Pgs {
     }
 }
 
-impl Solver for Pgs {
-    fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
-        self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("pgs settings: {e}") })?;
+impl Pgs {
+    /// The sweeps of one island (`contacts` and `rows`, in problem order) until its own stopping
+    /// test holds or its budget is spent; returns the sweeps taken and the island's status.
+    fn solve_island(
+        &mut self,
+        contacts: &[usize],
+        rows: &[usize],
+        log: &mut IterationLog,
+    ) -> Result<(usize, SolveStatus), SolveError> {
+        if contacts.is_empty() && rows.is_empty() {
+            return Ok((0, SolveStatus::Solved));
+        }
         let local = self.settings.local;
         let (omega, tolerance) = (self.settings.omega, self.settings.tolerance);
-        self.setup(p)?;
-
         let mut iterations = 0;
-        let mut status = SolveStatus::Solved;
-        if !self.contacts.blocks.is_empty() || !self.contacts.bilateral.is_empty() {
-            status = SolveStatus::MaxIterations;
-            let mut rng = SHUFFLE_SEED;
-            let (memory, nncg) = (self.settings.anderson_memory, self.settings.nncg);
-            let accelerated = memory > 0 || nncg;
-            let n = 3 * self.lambda.len() + self.gamma.len();
-            self.anderson.resize(memory, n);
-            let mut last_residual = f64::INFINITY;
-            if nncg {
-                self.direction.clear();
-                self.direction.resize(n, 0.0);
+        let mut status = SolveStatus::MaxIterations;
+        let mut rng = SHUFFLE_SEED;
+        let (memory, nncg) = (self.settings.anderson_memory, self.settings.nncg);
+        let accelerated = memory > 0 || nncg;
+        let n = 3 * contacts.len() + rows.len();
+        self.anderson.resize(memory, n);
+        let mut last_residual = f64::INFINITY;
+        if nncg {
+            self.direction.clear();
+            self.direction.resize(n, 0.0);
+        }
+        // NNCG's previous ||∇f||²: none yet, so its first β is 0 (the pseudocode's first plain sweep)
+        let mut gradient_sq = f64::INFINITY;
+        // a symmetric pair of sweeps (forward, backward) is the map that Anderson or NNCG
+        // extrapolates
+        let period = if self.settings.order == SweepOrder::Symmetric { 2 } else { 1 };
+        for k in 1..=self.settings.max_iterations {
+            if accelerated && (k - 1).is_multiple_of(period) {
+                Self::pack(&self.lambda, &self.gamma, contacts, rows, &mut self.x);
             }
-            // NNCG's previous ||∇f||²: none yet, so its first β is 0 (the pseudocode's first plain sweep)
-            let mut gradient_sq = f64::INFINITY;
-            // a symmetric pair of sweeps (forward, backward) is the map that Anderson or NNCG
-            // extrapolates
-            let period = if self.settings.order == SweepOrder::Symmetric { 2 } else { 1 };
-            for k in 1..=self.settings.max_iterations {
-                if accelerated && (k - 1).is_multiple_of(period) {
-                    Self::pack(&self.lambda, &self.gamma, &mut self.x);
+            let (mut change, mut size) = (0.0f64, 0.0f64);
+            // joint rows first, then the contacts, in one sweep (as Box2D and Bullet order
+            // them): the row's exact scalar solve, unclamped, relaxed by ω
+            for &j in rows {
+                let (b, g) = (&self.contacts.bilateral[j], &mut self.gamma[j]);
+                let new = *g + omega * (b.solve(&self.v, *g) - *g);
+                if !new.is_finite() {
+                    return Err(SolveError::NonFinite { what: format!("impulse of bilateral row {j} at sweep {k}") });
                 }
-                let (mut change, mut size) = (0.0f64, 0.0f64);
-                // joint rows first, then the contacts, in one sweep (as Box2D and Bullet order
-                // them): the row's exact scalar solve, unclamped, relaxed by ω
-                for (j, (b, g)) in self.contacts.bilateral.iter().zip(self.gamma.iter_mut()).enumerate() {
-                    let new = *g + omega * (b.solve(&self.v, *g) - *g);
-                    if !new.is_finite() {
-                        return Err(SolveError::NonFinite {
-                            what: format!("impulse of bilateral row {j} at sweep {k}"),
-                        });
-                    }
-                    b.apply(new - *g, &mut self.v);
-                    change = change.max((new - *g).abs());
-                    size = size.max(new.abs());
-                    *g = new;
+                b.apply(new - *g, &mut self.v);
+                change = change.max((new - *g).abs());
+                size = size.max(new.abs());
+                *g = new;
+            }
+            sweep_order(self.settings.order, k, contacts.len(), &mut rng, &mut self.order);
+            for &m in &self.order {
+                let i = contacts[m];
+                let (b, lam) = (&self.contacts.blocks[i], &mut self.lambda[i]);
+                if b.local.is_inert() {
+                    continue;
                 }
-                sweep_order(self.settings.order, k, self.contacts.blocks.len(), &mut rng, &mut self.order);
-                for &i in &self.order {
-                    let (b, lam) = (&self.contacts.blocks[i], &mut self.lambda[i]);
-                    if b.local.is_inert() {
-                        continue;
-                    }
-                    let target = b.local.solve(local, b.velocity(&self.v), *lam);
-                    let relaxed = [0, 1, 2].map(|r| lam[r] + omega * (target[r] - lam[r]));
-                    let new = cone::project(relaxed, b.local.mu);
-                    if !new.iter().all(|x| x.is_finite()) {
-                        return Err(SolveError::NonFinite { what: format!("impulse of contact {i} at sweep {k}") });
-                    }
-                    let d = [new[0] - lam[0], new[1] - lam[1], new[2] - lam[2]];
-                    b.apply(d, &mut self.v);
-                    *lam = new;
-                    change = d.iter().fold(change, |m, x| m.max(x.abs()));
-                    size = new.iter().fold(size, |m, x| m.max(x.abs()));
+                let target = b.local.solve(local, b.velocity(&self.v), *lam);
+                let relaxed = [0, 1, 2].map(|r| lam[r] + omega * (target[r] - lam[r]));
+                let new = cone::project(relaxed, b.local.mu);
+                if !new.iter().all(|x| x.is_finite()) {
+                    return Err(SolveError::NonFinite { what: format!("impulse of contact {i} at sweep {k}") });
                 }
-                let rel_change = change / size.max(TINY);
-                let (natmap_ref, natmap_model) = self.contacts.residuals(&self.v, &self.lambda);
-                let joint_residual = self
-                    .contacts
-                    .bilateral
-                    .iter()
-                    .zip(&self.gamma)
-                    .fold(0.0f64, |m, (b, g)| m.max(b.residual(&self.v, *g).abs()));
-                log.record(&[
-                    ("rel_change_linf", rel_change),
-                    ("natmap_abs_l2", natmap_ref),
-                    ("natmap_model_abs_l2", natmap_model),
-                    ("bilateral_abs_linf", joint_residual),
-                ]);
-                log.iterate(&self.v, &self.lambda, &self.gamma);
-                log.check_deadline()?;
-                iterations = k;
-                if rel_change < tolerance {
-                    status = SolveStatus::Solved;
-                    break;
+                let d = [new[0] - lam[0], new[1] - lam[1], new[2] - lam[2]];
+                b.apply(d, &mut self.v);
+                *lam = new;
+                change = d.iter().fold(change, |m, x| m.max(x.abs()));
+                size = new.iter().fold(size, |m, x| m.max(x.abs()));
+            }
+            let rel_change = change / size.max(TINY);
+            let (natmap_ref, natmap_model) =
+                self.contacts.residuals_of(contacts.iter().copied(), &self.v, &self.lambda);
+            let joint_residual = rows
+                .iter()
+                .fold(0.0f64, |m, &j| m.max(self.contacts.bilateral[j].residual(&self.v, self.gamma[j]).abs()));
+            log.record(&[
+                ("rel_change_linf", rel_change),
+                ("natmap_abs_l2", natmap_ref),
+                ("natmap_model_abs_l2", natmap_model),
+                ("bilateral_abs_linf", joint_residual),
+            ]);
+            log.iterate(&self.v, &self.lambda, &self.gamma);
+            log.check_deadline()?;
+            iterations = k;
+            if rel_change < tolerance {
+                status = SolveStatus::Solved;
+                break;
+            }
+            if accelerated && k.is_multiple_of(period) {
+                Self::pack(&self.lambda, &self.gamma, contacts, rows, &mut self.gx);
+            }
+            // not after the last sweep: the returned impulses are a sweep's, inside their cones
+            if nncg && k.is_multiple_of(period) && k < self.settings.max_iterations {
+                self.nncg_update(contacts, rows, &mut gradient_sq);
+            }
+            if memory > 0 && k.is_multiple_of(period) {
+                // x_{k+1} = Anderson(x_k, g(x_k)); restart when the sweep residual grew
+                let residual = self.x.iter().zip(&self.gx).map(|(a, b)| (b - a) * (b - a)).sum::<f64>().sqrt();
+                if residual > ANDERSON_RESTART * last_residual {
+                    self.anderson.restart();
                 }
-                if accelerated && k.is_multiple_of(period) {
-                    Self::pack(&self.lambda, &self.gamma, &mut self.gx);
-                }
-                // not after the last sweep: the returned impulses are a sweep's, inside their cones
-                if nncg && k.is_multiple_of(period) && k < self.settings.max_iterations {
-                    self.nncg_update(&mut gradient_sq);
-                }
-                if memory > 0 && k.is_multiple_of(period) {
-                    // x_{k+1} = Anderson(x_k, g(x_k)); restart when the sweep residual grew
-                    let residual = self.x.iter().zip(&self.gx).map(|(a, b)| (b - a) * (b - a)).sum::<f64>().sqrt();
-                    if residual > ANDERSON_RESTART * last_residual {
-                        self.anderson.restart();
-                    }
-                    last_residual = residual;
-                    self.ax.resize(n, 0.0);
-                    self.anderson.step(&self.x, &self.gx, &mut self.ax);
-                    if self.anderson.columns() > 0 {
-                        self.take_accelerated(true);
-                    }
+                last_residual = residual;
+                self.ax.resize(n, 0.0);
+                self.anderson.step(&self.x, &self.gx, &mut self.ax);
+                if self.anderson.columns() > 0 {
+                    self.take_accelerated(contacts, rows, true);
                 }
             }
         }
+        Ok((iterations, status))
+    }
+}
+
+impl Solver for Pgs {
+    fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
+        self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("pgs settings: {e}") })?;
+        self.setup(p)?;
+
+        // each island sweeps to its own stopping test; the step converged when every island did
+        let islands = std::mem::take(&mut self.islands);
+        let mut iterations = 0;
+        let mut status = SolveStatus::Solved;
+        for k in 0..islands.len() {
+            let (sweeps, st) = self.solve_island(islands.contacts(k), islands.rows(k), log)?;
+            iterations = iterations.max(sweeps);
+            if st != SolveStatus::Solved {
+                status = st;
+            }
+        }
+        self.islands = islands;
 
         // Recompute v = v* + M⁻¹ (Jᵀ λ + Gᵀ γ) from scratch, dropping the round-off of the
         // incremental updates.

@@ -250,6 +250,48 @@ fn nncg_reaches_the_plain_fixed_point_in_fewer_sweeps(
     assert!(fast < plain, "NNCG ({order:?}) took {fast} sweeps, plain PGS (forward) {plain}");
 }
 
+/// Islands (`islands = true`) sweep apart. A 1:100 column stands next to a lone resting sphere
+/// whose contact comes first in the problem. The lone sphere's island stops after 2 sweeps (its
+/// exact local solve, then a sweep that changes nothing). The column's island takes exactly the
+/// sweeps of the column solved alone and returns its impulses and velocities bit for bit (the
+/// lone sphere's DOFs are not coupled to it). The step reports the larger sweep count, and its
+/// log holds every island's sweeps. Without islands every sweep visits all three contacts, and
+/// the impulses agree with the islands' within the bound of `heavy_column_plain_and_accelerated`.
+#[test]
+fn islands_sweep_apart_and_each_reaches_its_own_solution() {
+    let (mb, mt, m, r) = (1.0, 100.0, 2.0, 0.1);
+    let (alone_w, column_cs) = column(mb, mt);
+    let mut w = alone_w.clone();
+    w.bodies.push(sphere("lone", m, r, Vector3::new(1.0, 0.0, r), Material::rigid(0.5)));
+    let lone = contact(&w, ColliderId::Body(2), ColliderId::Static(0), Vector3::new(1.0, 0.0, 0.0), Vector3::z(), 0.0);
+    let cs = ContactSet { contacts: [vec![lone], column_cs.contacts.clone()].concat() };
+    let s = PgsSettings { max_iterations: 100_000, ..settings(Local::Split) };
+
+    let (alone, _) = solve(&alone_w, &column_cs, s.clone(), None);
+    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let mut log = IterationLog::new();
+    let apart = Pgs::new(PgsSettings { islands: true, ..s.clone() }).step(&p, &mut log).unwrap();
+    let (together, _) = solve(&w, &cs, s, None);
+
+    assert_eq!(
+        (alone.status, apart.status, together.status),
+        (SolveStatus::Solved, SolveStatus::Solved, SolveStatus::Solved)
+    );
+    assert!(alone.iterations > 100, "the 1:100 column is the slow island ({} sweeps)", alone.iterations);
+    assert_eq!(apart.iterations, alone.iterations);
+    assert_eq!(log.len(), alone.iterations + 2, "lone island: 2 sweeps");
+    assert_eq!(apart.impulses[1..], alone.impulses[..]);
+    assert_eq!(apart.v[..12], alone.v[..]);
+    let weight = m * G * DT;
+    assert!((apart.impulses[0][0] - weight).abs() <= EPS * weight, "lone {:?}", apart.impulses[0]);
+    assert!(apart.v[12..].iter().all(|v| v.abs() <= EPS * G * DT), "lone v+ {:?}", &apart.v[12..]);
+    let total = (mb + mt) * G * DT;
+    let eps = 2.0 * TOL * total * alone.iterations as f64 / (1.0 / TOL).ln();
+    for (a, b) in apart.impulses.iter().zip(&together.impulses) {
+        assert!((0..3).all(|k| (a[k] - b[k]).abs() <= eps), "{a:?} vs {b:?}");
+    }
+}
+
 #[test]
 fn one_sweep_on_the_column_reports_max_iterations() {
     let (w, cs) = column(1.0, 3.0);
@@ -447,15 +489,16 @@ fn entry_builds_from_defaults_and_rejects_unknown_keys() {
 /// A sphere hanging at rest from a rigid ball joint at its top point: the joint's vertical row
 /// carries the weight, `γ_z = m g dt`, the others nothing, and `v+ = 0`; warm-started from that
 /// impulse (matched by joint and row) the next solve stops after one sweep with the same answer.
-#[test]
-fn hanging_sphere_on_a_ball_joint_carries_its_weight() {
+#[rstest]
+fn hanging_sphere_on_a_ball_joint_carries_its_weight(#[values(false, true)] islands: bool) {
     let (m, r) = (2.0, 0.1);
     let mut w = world_with_ground(Vector3::z(), Material::rigid(0.5));
     w.bodies.push(sphere("ball", m, r, Vector3::new(0.0, 0.0, 1.0), Material::rigid(0.5)));
     let joint = harness::model::Joint::ball_at(&w, 0, None, Vector3::new(0.0, 0.0, 1.0 + r));
     w.joints.push(joint);
     let cs = ContactSet { contacts: vec![] };
-    let (sol, _) = solve(&w, &cs, settings(Local::Split), None);
+    let s = PgsSettings { islands, ..settings(Local::Split) };
+    let (sol, _) = solve(&w, &cs, s.clone(), None);
     assert_eq!(sol.status, SolveStatus::Solved);
     let weight = m * G * DT;
     assert_eq!(sol.bilateral.len(), 3);
@@ -463,7 +506,7 @@ fn hanging_sphere_on_a_ball_joint_carries_its_weight() {
     assert!(sol.bilateral[..2].iter().all(|g| g.abs() <= EPS * weight), "{:?}", sol.bilateral);
     assert!(sol.v.iter().all(|v| v.abs() <= EPS * G * DT), "{:?}", sol.v);
     let warm = WarmStart { bilateral: (0..3).map(|k| ((0, k), sol.bilateral[k])).collect(), ..WarmStart::default() };
-    let (hot, _) = solve(&w, &cs, settings(Local::Split), Some(&warm));
+    let (hot, _) = solve(&w, &cs, s, Some(&warm));
     assert_eq!((hot.status, hot.iterations), (SolveStatus::Solved, 1));
     assert!((hot.bilateral[2] - weight).abs() <= EPS * weight);
 }
