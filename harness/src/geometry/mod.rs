@@ -102,6 +102,7 @@ pub use carried::carried;
 use crate::contact::{ColliderId, Contact, ContactKey, ContactSet, DofOffsets};
 use crate::model::{Shape, StaticShape, World};
 use nalgebra::{UnitQuaternion, Vector3};
+use smallvec::SmallVec;
 
 /// One contact feature of a collider pair, before it becomes a [`Contact`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -285,10 +286,10 @@ fn box_box(a: &Geom, b: &Geom, prediction: f64) -> Vec<Feature> {
 }
 
 /// All features of the pair with gap below `margin`, by increasing id.
-fn detect_pair(a: &Geom, b: &Geom, margin: f64) -> Vec<Feature> {
-    let mut out = match method(a, b) {
+fn detect_pair(a: &Geom, b: &Geom, margin: f64) -> SmallVec<[Feature; 8]> {
+    let mut out: SmallVec<[Feature; 8]> = match method(a, b) {
         Method::Analytic(ids) => ids.iter().filter_map(|&id| analytic_feature(a, b, id)).collect(),
-        Method::BoxBox => box_box(a, b, margin),
+        Method::BoxBox => SmallVec::from_vec(box_box(a, b, margin)),
         Method::SinglePoint => parry::single_point(a, b, margin).into_iter().collect(),
     };
     out.retain(|f| f.gap < margin);
@@ -404,9 +405,12 @@ fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
         world.joints.iter().filter_map(|j| j.body_b.map(|b| (j.body_a.min(b), j.body_a.max(b)))).collect();
     let widen: Vec<f64> =
         (0..nb).map(|i| 0.5 * margin + motion.as_ref().map_or(0.0, |(dt, m)| dt * m[i].speed_bound)).collect();
-    let mut contacts = Vec::new();
     let offsets = DofOffsets::of(world);
-    for (i, j) in candidate_pairs(&geoms[..nb], &widen, ids.len() - nb) {
+    let pairs = candidate_pairs(&geoms[..nb], &widen, ids.len() - nb);
+    // most candidate pairs give at most one contact: no regrowth (and copy of every contact so
+    // far) in the common case
+    let mut contacts = Vec::with_capacity(pairs.len());
+    for (i, j) in pairs {
         if j < nb && jointed.contains(&(i, j)) {
             continue;
         }
