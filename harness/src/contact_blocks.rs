@@ -94,9 +94,7 @@ impl ContactBlock {
             }
         }
     }
-}
 
-impl ContactBlock {
     /// The first velocity index of every DOF block the contact moves: its rigid (or linear) sides,
     /// and for a contact on deformable DOFs the first deformable DOF (its implicit columns move
     /// every deformable DOF). Two contacts that share none of these do not interact within a step.

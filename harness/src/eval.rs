@@ -229,10 +229,18 @@ mod tests {
         x.iter().map(|v| v.to_bits()).collect()
     }
 
-    #[test]
-    fn step_problem_splits_the_elastic_forces_off_its_forces() {
+    /// The test scene with its box deformed, and the same world without deformable bodies.
+    fn deformed_and_rigid() -> (World, World) {
         let at_rest = scene();
         let w = at_rest.at_positions(&moved(&at_rest.positions(), 1.0));
+        let mut rigid = w.clone();
+        rigid.deformables.clear();
+        (w, rigid)
+    }
+
+    #[test]
+    fn step_problem_splits_the_elastic_forces_off_its_forces() {
+        let (w, rigid) = deformed_and_rigid();
         let contacts = geometry::detect(&w, 0.01);
         let p = crate::StepProblem::new(&w, &contacts, 0.01, None).unwrap();
         let grad = w.elastic_gradient();
@@ -251,8 +259,6 @@ mod tests {
         // rigid DOFs carry no elastic part
         assert!(p.elastic_forces.unwrap()[..off].iter().all(|&e| e == 0.0));
         // a world without deformables has none to split off
-        let mut rigid = w.clone();
-        rigid.deformables.clear();
         let contacts = geometry::detect(&rigid, 0.01);
         let p = crate::StepProblem::new(&rigid, &contacts, 0.01, None).unwrap();
         assert!(p.elastic_forces.is_none());
@@ -263,8 +269,7 @@ mod tests {
     /// world's own at `q0`, bit for bit (a method that never reads it pays nothing).
     #[test]
     fn step_problem_assembles_the_elastic_hessian_on_first_use() {
-        let at_rest = scene();
-        let w = at_rest.at_positions(&moved(&at_rest.positions(), 1.0));
+        let (w, rigid) = deformed_and_rigid();
         let contacts = geometry::detect(&w, 0.01);
         let p = crate::StepProblem::new(&w, &contacts, 0.01, None).unwrap();
         assert!(p.elastic_hessian.get().is_none(), "not assembled by StepProblem::new");
@@ -277,8 +282,6 @@ mod tests {
         assert_eq!(bits(&h.data), bits(&h_ref.data));
         assert!(h_ref.data.iter().any(|x| *x != 0.0), "the box is deformable");
         // without deformables there is none
-        let mut rigid = w.clone();
-        rigid.deformables.clear();
         let contacts = geometry::detect(&rigid, 0.01);
         assert!(crate::StepProblem::new(&rigid, &contacts, 0.01, None).unwrap().elastic_hessian().is_none());
     }

@@ -16,7 +16,7 @@ pub(super) struct Islands {
     /// Bilateral row indices, likewise.
     rows: Vec<usize>,
     row_start: Vec<usize>,
-    /// Per island being built: its root, and per root: its island (`usize::MAX` if none yet).
+    /// Per root of the forest: its island (`usize::MAX` if none yet).
     island_of_root: Vec<usize>,
     /// Per constraint: its island (contacts first, then rows).
     island: Vec<usize>,
@@ -33,31 +33,21 @@ impl Islands {
         if split {
             self.parent.clear();
             self.parent.extend(0..nv);
-            let mut join = |dofs: &mut dyn Iterator<Item = usize>| {
-                if let Some(first) = dofs.next() {
-                    let a = find(&mut self.parent, first);
-                    for d in dofs {
-                        let b = find(&mut self.parent, d);
-                        self.parent[b] = a;
-                    }
-                }
-            };
             for c in &blocks.blocks {
-                join(&mut c.dof_blocks());
+                join(&mut self.parent, c.dof_blocks());
             }
             for r in &blocks.bilateral {
-                join(&mut r.dof_blocks());
+                join(&mut self.parent, r.dof_blocks());
             }
             self.island_of_root.clear();
             self.island_of_root.resize(nv, usize::MAX);
             let mut count = 0;
-            let roots = blocks
+            let firsts = blocks
                 .blocks
                 .iter()
                 .map(|c| c.dof_blocks().next())
-                .chain(blocks.bilateral.iter().map(|r| r.dof_blocks().next()))
-                .collect::<Vec<_>>();
-            for first in roots {
+                .chain(blocks.bilateral.iter().map(|r| r.dof_blocks().next()));
+            for first in firsts {
                 // a constraint that moves nothing (no DOF block) is an island of its own
                 let k = match first {
                     Some(d) => {
@@ -102,6 +92,17 @@ impl Islands {
     /// The bilateral rows of island `k`, in problem order.
     pub fn rows(&self, k: usize) -> &[usize] {
         &self.rows[self.row_start[k]..self.row_start[k + 1]]
+    }
+}
+
+/// Joins the DOF blocks `dofs` (first velocity indices) into one tree of the forest `parent`.
+fn join(parent: &mut [usize], mut dofs: impl Iterator<Item = usize>) {
+    if let Some(first) = dofs.next() {
+        let a = find(parent, first);
+        for d in dofs {
+            let b = find(parent, d);
+            parent[b] = a;
+        }
     }
 }
 
