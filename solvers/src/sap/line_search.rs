@@ -13,6 +13,7 @@
 use super::model::Evaluation;
 use super::problem::SapProblem;
 use super::projection::{cost, project_with_hessian};
+use super::settings::LineSearchStart;
 use harness::SolveError;
 
 /// Scratch and the quantities precomputed along one search direction.
@@ -79,8 +80,8 @@ impl LineSearch {
         (l, d1, d2)
     }
 
-    /// Exact line search by rtsafe on `f(α) = ℓ'(α)/(−ℓ'(0))` in `[0, α_max]`.
-    /// Fails with [`SolveError::LineSearch`] when `Δv` is not a descent direction.
+    /// Exact line search by rtsafe on `f(α) = ℓ'(α)/(−ℓ'(0))` in `[0, α_max]`, starting as
+    /// `start` says. Fails with [`SolveError::LineSearch`] when `Δv` is not a descent direction.
     pub fn search(
         &self,
         prob: &SapProblem,
@@ -88,6 +89,7 @@ impl LineSearch {
         alpha_max: f64,
         f_tolerance: f64,
         max_iterations: usize,
+        start: LineSearchStart,
     ) -> Result<LineSearchResult, SolveError> {
         let (d0, dd0) = (self.d1_0, self.d2_0);
         if !(d0.is_finite() && dd0.is_finite()) {
@@ -102,19 +104,43 @@ impl LineSearch {
             });
         }
         let scale = -d0;
-        let (_, dmax, _) = self.eval(prob, eval, alpha_max);
-        if dmax <= 0.0 {
-            return Ok(LineSearchResult { alpha: alpha_max, iterations: 1 });
-        }
-        let (mut lo, mut hi) = (0.0, alpha_max);
+        // the Newton guess α₀ and, after the first one or two evaluations, ℓ' and ℓ'' there
         let mut alpha = if dd0 > 0.0 { (scale / dd0).min(alpha_max) } else { 0.5 * alpha_max };
+        let (d, dd, evals) = match start {
+            LineSearchStart::AlphaMax => {
+                let (_, dmax, _) = self.eval(prob, eval, alpha_max);
+                if dmax <= 0.0 {
+                    return Ok(LineSearchResult { alpha: alpha_max, iterations: 1 });
+                }
+                let (_, d, dd) = self.eval(prob, eval, alpha);
+                (d, dd, 2)
+            }
+            LineSearchStart::Newton => {
+                let (_, d, dd) = self.eval(prob, eval, alpha);
+                // still decreasing beyond the tolerance at α₀: Drake's test of α_max
+                if d < 0.0 && (d / scale).abs() > f_tolerance {
+                    if alpha >= alpha_max {
+                        return Ok(LineSearchResult { alpha: alpha_max, iterations: 1 });
+                    }
+                    let (_, dmax, _) = self.eval(prob, eval, alpha_max);
+                    if dmax <= 0.0 {
+                        return Ok(LineSearchResult { alpha: alpha_max, iterations: 2 });
+                    }
+                    (d, dd, 2)
+                } else {
+                    (d, dd, 1)
+                }
+            }
+        };
+        let (mut d, mut dd) = (d, dd);
+        let (mut lo, mut hi) = (0.0, alpha_max);
         let alpha_tol = f_tolerance * alpha;
-        let (_, mut d, mut dd) = self.eval(prob, eval, alpha);
         let (mut dx_old, mut dx) = (hi - lo, hi - lo);
         for it in 1..=max_iterations {
+            // `evals + it − 1` derivative evaluations so far
             let f = d / scale;
             if f.abs() <= f_tolerance {
-                return Ok(LineSearchResult { alpha, iterations: it + 1 });
+                return Ok(LineSearchResult { alpha, iterations: evals + it - 1 });
             }
             if f < 0.0 {
                 lo = alpha;
@@ -133,7 +159,7 @@ impl LineSearch {
                 alpha -= dx;
             }
             if dx.abs() <= alpha_tol {
-                return Ok(LineSearchResult { alpha, iterations: it + 1 });
+                return Ok(LineSearchResult { alpha, iterations: evals + it - 1 });
             }
             (_, d, dd) = self.eval(prob, eval, alpha);
             if !(d.is_finite() && dd.is_finite()) {

@@ -28,7 +28,7 @@ pub mod solver;
 mod tests;
 
 pub use problem::{ElasticTerm, SapConstraint, SapProblem};
-pub use settings::{SapSettings, Scheme};
+pub use settings::{LineSearchStart, SapSettings, Scheme};
 pub use solver::{Criterion, Sap, SapStats};
 
 use harness::{Capabilities, SolverContext, SolverDef};

@@ -33,6 +33,21 @@ impl Scheme {
     }
 }
 
+/// Which point the exact line search evaluates first (README §9, "Line search").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineSearchStart {
+    /// Drake's order: `ℓ'(α_max)` first, accepting `α_max` when `ℓ'(α_max) ≤ 0`, then rtsafe from
+    /// the Newton guess `α₀ = min(−ℓ'(0)/ℓ''(0), α_max)`.
+    AlphaMax,
+    /// The Newton guess `α₀` first: accepted when it already meets the tolerance (one evaluation
+    /// instead of two, the usual case near the solution, where `α ≈ 1`); `ℓ'(α_max)` is evaluated
+    /// only when `ℓ` still decreases beyond the tolerance at `α₀ < α_max`, and `α_max` accepted
+    /// under Drake's rule. The same root, the same acceptance tests.
+    #[default]
+    Newton,
+}
+
 /// Options of the SAP solver. Every field has a default; `signorini run --set solver.scheme=midpoint`
 /// goes through [`harness::Params`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +84,9 @@ pub struct SapSettings {
     pub ls_tolerance: f64,
     /// Most line-search iterations (default 100, Drake's value).
     pub ls_max_iterations: usize,
+    /// Where the line search starts: `"newton"` (default) or `"alpha_max"` (Drake's order)
+    /// ([`LineSearchStart`]).
+    pub ls_start: LineSearchStart,
     /// Absolute cost-stagnation tolerance (J, default 1e-30, Drake's; not in the paper).
     pub cost_abs_tolerance: f64,
     /// Relative cost-stagnation tolerance (default 1e-15, Drake's; not in the paper). Stagnation
@@ -93,6 +111,7 @@ impl Default for SapSettings {
             alpha_max: 1.5,
             ls_tolerance: 1e-8,
             ls_max_iterations: 100,
+            ls_start: LineSearchStart::Newton,
             cost_abs_tolerance: 1e-30,
             cost_rel_tolerance: 1e-15,
             warm_start: true,

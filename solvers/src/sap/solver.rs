@@ -188,7 +188,7 @@ impl Sap {
             }
             self.factor.solve_in_place(&mut self.dv);
             self.ls.setup(prob, &self.eval, &self.dv);
-            let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations)?;
+            let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations, s.ls_start)?;
             log.record(&row(r.alpha, r.iterations as f64));
             hand_over(log, prob, &self.v, &self.eval.gamma);
             log.check_deadline()?;

@@ -295,6 +295,62 @@ fn line_search_derivatives_match_finite_differences() {
     }
 }
 
+/// The Newton direction `Δv = −H⁻¹∇ℓ` at `v` and the evaluation there (with `G`).
+fn newton_direction(prob: &SapProblem, v: &[f64]) -> (Evaluation, Vec<f64>) {
+    let mut e = Evaluation::default();
+    e.resize(prob);
+    e.calc(prob, v, true);
+    let mut pat = HessianPattern::default();
+    pat.build(prob);
+    pat.assemble(prob, &e);
+    let g = nalgebra::DVector::from_column_slice(&e.grad);
+    let dv = -pat.to_dense().cholesky().expect("H is SPD").solve(&g);
+    (e, dv.as_slice().to_vec())
+}
+
+#[test]
+fn both_line_search_starts_find_the_same_minimiser() {
+    use super::settings::LineSearchStart::{AlphaMax, Newton};
+    let s = SapSettings::default();
+    let mut saved = 0i64;
+    for seed in 0..40 {
+        let prob = random_problem(500 + seed, 3, 6);
+        let mut rng = Rng(600 + seed);
+        let v: Vec<f64> = (0..prob.nv()).map(|_| rng.range(-1.0, 1.0)).collect();
+        let (e, dv) = newton_direction(&prob, &v);
+        let mut ls = LineSearch::default();
+        ls.setup(&prob, &e, &dv);
+        let search = |start| ls.search(&prob, &e, s.alpha_max, s.ls_tolerance, s.ls_max_iterations, start).unwrap();
+        let (a, b) = (search(AlphaMax), search(Newton));
+        // ℓ is convex along Δv, so its minimiser on [0, α_max] is unique: both searches stop on
+        // it (|ℓ'| ≤ tol·|ℓ'(0)| or a bracket narrower than tol·α₀, both relative 1e-8) or both
+        // take α_max where ℓ still decreases; a root to 1e-8 relative in α gives ℓ to ~1e-16
+        let (la, _, _) = ls.eval(&prob, &e, a.alpha);
+        let (lb, _, _) = ls.eval(&prob, &e, b.alpha);
+        assert!((a.alpha - b.alpha).abs() <= 1e-6 * a.alpha, "seed {seed}: alpha {} vs {}", a.alpha, b.alpha);
+        assert!((la - lb).abs() <= 1e-12 * la.abs().max(1.0), "seed {seed}: cost {la} vs {lb}");
+        // the Newton start pays one extra evaluation only when it must still test α_max
+        assert!(b.iterations <= a.iterations + 1, "seed {seed}: {} vs {} evaluations", b.iterations, a.iterations);
+        saved += a.iterations as i64 - b.iterations as i64;
+    }
+    assert!(saved > 0, "the Newton start saves evaluations overall ({saved})");
+    // with every contact separated along the whole segment ℓ is quadratic: its minimiser is the
+    // Newton step α = 1, found by the Newton start in one evaluation and by Drake's order in two
+    let mut prob = random_problem(77, 3, 6);
+    for c in &mut prob.constraints {
+        c.v_hat_n = -1e6; // y_n = −(v_n − v̂_n)/R_n ≪ 0 for any velocity of the test: region III
+    }
+    let v = vec![0.0; prob.nv()];
+    let (e, dv) = newton_direction(&prob, &v);
+    assert!(e.gamma.iter().all(|g| *g == [0.0; 3]), "every contact separated");
+    let mut ls = LineSearch::default();
+    ls.setup(&prob, &e, &dv);
+    let search = |start| ls.search(&prob, &e, s.alpha_max, s.ls_tolerance, s.ls_max_iterations, start).unwrap();
+    let (a, b) = (search(AlphaMax), search(Newton));
+    assert_eq!((a.iterations, b.iterations), (2, 1));
+    assert!((a.alpha - 1.0).abs() <= 1e-12 && (b.alpha - 1.0).abs() <= 1e-12, "{} {}", a.alpha, b.alpha);
+}
+
 /// `(ℓ_p(v), ℓ_d(γ), max_i |g_i·γ_i|)` of Eq. 19/22 at `(v, γ)`, `σ = γ`.
 fn primal_dual(prob: &SapProblem, v: &[f64], gamma: &[[f64; 3]]) -> (f64, f64, f64) {
     let nv = prob.nv();
