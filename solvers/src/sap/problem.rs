@@ -102,17 +102,22 @@ impl SapConstraint {
         [-(vc[0] - self.v_hat_n) / self.cone.r_n, -vc[1] / self.cone.r_t, -vc[2] / self.cone.r_t]
     }
 
-    /// `W_ii = Σ_sides J_s M_s⁻¹ J_sᵀ`, with `M_s⁻¹ J_sᵀ` from the mass blocks' Cholesky factors
-    /// (the three rows solved together).
+    /// `W_ii = Σ_sides J_s M_s⁻¹ J_sᵀ = Σ_sides X_sᵀ X_s` with `X_s = L_s⁻¹ J_sᵀ` and `M_s = L_s L_sᵀ`
+    /// the mass block's Cholesky factor: one forward solve for the three rows together, and the
+    /// product of symmetric entries computed once.
     fn delassus(&self, mass: &BlockDiagonal) -> [[f64; 3]; 3] {
         let mut w = [[0.0; 3]; 3];
         for s in &self.sides {
             let n = s.ncols;
-            let mut mj = s.j;
-            mass.solve_block_many_in_place(s.block, mj.each_mut().map(|row| &mut row[..n]));
-            for (r, wr) in w.iter_mut().enumerate() {
-                for (q, x) in wr.iter_mut().enumerate() {
-                    *x += (0..n).map(|a| s.j[r][a] * mj[q][a]).sum::<f64>();
+            let mut x = s.j;
+            mass.forward_block_many_in_place(s.block, x.each_mut().map(|row| &mut row[..n]));
+            for r in 0..3 {
+                for q in r..3 {
+                    let d = (0..n).map(|a| x[r][a] * x[q][a]).sum::<f64>();
+                    w[r][q] += d;
+                    if q != r {
+                        w[q][r] += d;
+                    }
                 }
             }
         }
