@@ -379,9 +379,15 @@ impl World {
         q
     }
 
+    /// At least the number of velocity DOFs (6 per body, 3 per deformable node): a capacity
+    /// for vectors built by filtering each body's free components, so they never regrow.
+    fn nv_capacity(&self) -> usize {
+        6 * self.bodies.len() + self.deformables.iter().map(|d| 3 * d.num_nodes()).sum::<usize>()
+    }
+
     /// Generalized velocities `v`: per body the free components of `(v, w)`.
     pub fn velocities(&self) -> Vec<f64> {
-        let mut v = Vec::new();
+        let mut v = Vec::with_capacity(self.nv_capacity());
         for b in &self.bodies {
             let t = b.twist();
             v.extend(b.dofs.free_indices().map(|i| t[i]));
@@ -506,7 +512,7 @@ impl World {
                 f[3 + a] += torque[a];
             }
         }
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.nv_capacity());
         for (b, f) in self.bodies.iter().zip(&full) {
             out.extend(b.dofs.free_indices().map(|i| f[i]));
         }
