@@ -87,6 +87,12 @@ pub trait ModelEval: Send + Sync {
     /// The per-element PSD-projected `∂²U/∂x²` at `q` (N/m); `None` without deformable bodies.
     fn elastic_hessian_at(&self, q: &[f64]) -> Option<Csr>;
 
+    /// [`Self::elastic_hessian_at`] the start of the step, `q0` (an evaluator of a world
+    /// evaluates it on the world itself, without re-positioning a copy).
+    fn elastic_hessian_at_start(&self, q0: &[f64]) -> Option<Csr> {
+        self.elastic_hessian_at(q0)
+    }
+
     /// The key of the constant elastic data (see [`ElasticKey`]).
     fn elastic_key(&self) -> ElasticKey;
 
@@ -146,12 +152,11 @@ impl ModelEval for WorldEval<'_> {
     }
 
     fn elastic_hessian_at(&self, q: &[f64]) -> Option<Csr> {
-        // at the start of the step itself (StepProblem::elastic_hessian): the world as it is,
-        // without the scratch copy
-        if self.world.positions() == q {
-            return self.world.elastic_hessian(true);
-        }
         self.at(q, |w| w.elastic_hessian(true))
+    }
+
+    fn elastic_hessian_at_start(&self, _q0: &[f64]) -> Option<Csr> {
+        self.world.elastic_hessian(true)
     }
 
     fn elastic_key(&self) -> ElasticKey {

@@ -117,7 +117,7 @@ impl<'a> StepProblem<'a> {
     /// [`Self::elastic_at`]. Assembled on the first call (by the solver that needs it, inside its
     /// timed solve) and kept for the step.
     pub fn elastic_hessian(&self) -> Option<&kernels::sparse::Csr> {
-        self.elastic_hessian.get_or_init(|| self.model.elastic_hessian_at(&self.q0)).as_ref()
+        self.elastic_hessian.get_or_init(|| self.model.elastic_hessian_at_start(&self.q0)).as_ref()
     }
 
     /// Number of velocity DOFs.

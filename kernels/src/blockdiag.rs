@@ -326,8 +326,8 @@ mod tests {
         }
     }
 
-    /// The forward half alone: `(L⁻¹ b)ᵀ (L⁻¹ c) = bᵀ B⁻¹ c` to round-off, and it is the first
-    /// half of the full solve bit for bit (the full solve's backward sweep then gives `B⁻¹ b`).
+    /// The forward half alone: nalgebra's lower-triangular solve bit for bit (as the full solve
+    /// matches nalgebra's two solves), and `(L⁻¹ b)ᵀ (L⁻¹ c) = bᵀ B⁻¹ c` to round-off.
     #[test]
     fn forward_solve_is_half_of_the_solve() {
         let mut next = uniform(0x2f1e_93a7_0c44_b5d1);

@@ -106,7 +106,7 @@ impl LineSearch {
         let scale = -d0;
         // the Newton guess α₀ and, after the first one or two evaluations, ℓ' and ℓ'' there
         let mut alpha = if dd0 > 0.0 { (scale / dd0).min(alpha_max) } else { 0.5 * alpha_max };
-        let (d, dd, evals) = match start {
+        let (mut d, mut dd, evals) = match start {
             LineSearchStart::AlphaMax => {
                 let (_, dmax, _) = self.eval(prob, eval, alpha_max);
                 if dmax <= 0.0 {
@@ -132,7 +132,6 @@ impl LineSearch {
                 }
             }
         };
-        let (mut d, mut dd) = (d, dd);
         let (mut lo, mut hi) = (0.0, alpha_max);
         let alpha_tol = f_tolerance * alpha;
         let (mut dx_old, mut dx) = (hi - lo, hi - lo);
