@@ -706,11 +706,13 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                     String::new()
                 }
             );
-            if fclib::bench::REGULARISED.iter().any(|(s, _)| *s == solver) {
+            if entry.model.is_regularised() {
                 println!(
                     "note: {solver} solves a regularised (compliant) model, not the rigid Coulomb NCP graded below; \
                      its own residual: {}",
-                    fclib::bench::model_residual(&solver, &rep.log)
+                    entry
+                        .model
+                        .own_residual(&rep.log)
                         .map(|r| format!("{r:.3e}"))
                         .unwrap_or_else(|| "not in its log".into())
                 );

@@ -1,6 +1,6 @@
 //! Adding a solver, measured: a projected Jacobi solver written the way `docs/adding-a-solver.md`
 //! says, outside the solvers crate, from the shared per-contact building blocks
-//! (`harness::contact_blocks`, `kernels::contact_local`, `kernels::cone`), registered with one
+//! (`toolkit::contact_blocks`, `kernels::contact_local`, `kernels::cone`), registered with one
 //! line and run on every case of the quick suite that CI gates. It needs no gate of its own: every
 //! oracle check of every pair it runs must pass unless `tests/data/example-solver-gates.toml`
 //! lists it as an expected failure (with its measured value and reason), exactly as a real solver
@@ -11,16 +11,16 @@
 //! the relaxation `ω`: `λ ← P_K(λ + ω (λ_local − λ))`. Simultaneous updates of coupled contacts
 //! overshoot, so `ω` must be small where many contacts share a body (default 0.3).
 
-use harness::contact_blocks::ContactBlocks;
+use api::{
+    AnsweredModel, Capabilities, FieldError, IterationLog, Settings, SolveError, SolveStatus, Solver, SolverDef,
+    StepProblem, StepSolution,
+};
 use harness::runner::{self, NoProgress, Suite};
 use harness::stepper::RunOptions;
-use harness::{
-    Capabilities, FieldError, IterationLog, Settings, SolveError, SolveStatus, Solver, SolverDef, StepProblem,
-    StepSolution,
-};
 use kernels::cone;
 use kernels::contact_local::Local;
 use serde::{Deserialize, Serialize};
+use toolkit::contact_blocks::ContactBlocks;
 
 /// Options of the projected Jacobi solver.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,7 +42,7 @@ impl Default for JacobiSettings {
 
 impl Settings for JacobiSettings {
     fn validate(&self) -> Result<(), FieldError> {
-        harness::check_budget("max_iterations", self.max_iterations)?;
+        api::check_budget("max_iterations", self.max_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
             return Err(FieldError::new("tolerance", format!("must be finite and > 0, got {}", self.tolerance)));
         }
@@ -68,6 +68,9 @@ impl SolverDef for ProjectedJacobi {
     const SUMMARY: &'static str = "projected Jacobi with relaxation (test-only example)";
     const PAPER: &'static str = "Projected Jacobi: Acary & Brogliato, Numerical Methods for Nonsmooth Dynamical \
                                  Systems (2008), ch. 12";
+    const BUDGET: &'static str = "max_iterations";
+    const TOLERANCE: &'static str = "tolerance";
+    const MODEL: AnsweredModel = AnsweredModel::RigidCoulomb;
     fn capabilities() -> Capabilities {
         Capabilities {
             rigid_bodies: true,

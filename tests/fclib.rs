@@ -6,7 +6,7 @@
 use fclib::{CscOps, FclibProblem, Info};
 use harness::runner::{self, Suite};
 use harness::stepper::{simulate, RunOptions};
-use harness::{IterationLog, StepProblem};
+use harness::IterationLog;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -59,7 +59,7 @@ fn export_import_is_bit_exact_and_solves_to_the_same_answer() {
     let dir = tempfile::tempdir().unwrap();
     for (case, sets, step) in [("sphere_stack", vec![("n", "3")], 5), ("slope", vec![("angle_deg", "30")], 20)] {
         let (world, contacts, dt) = state_after(case, &sets, step);
-        let p = StepProblem::new(&world, &contacts, dt, None).unwrap();
+        let p = world.step_problem(&contacts, dt, None).unwrap();
         assert!(p.nc() > 0, "{case}: contacts at step {step}");
         let mut prob =
             fclib::from_step(&p, fclib::LOCAL_LIMIT, Info { title: case.into(), ..Info::default() }).unwrap();
@@ -108,11 +108,11 @@ fn export_import_is_bit_exact_and_solves_to_the_same_answer() {
 #[test]
 fn every_solver_answers_every_fixture_without_panic() {
     let (world, contacts, dt) = state_after("sphere_stack", &[("n", "3")], 5);
-    let p = StepProblem::new(&world, &contacts, dt, None).unwrap();
+    let p = world.step_problem(&contacts, dt, None).unwrap();
     let exported = fclib::from_step(&p, fclib::LOCAL_LIMIT, Info::default()).unwrap();
     let boxes = [("shape", "box"), ("n", "3"), ("ratio", "1")];
     let (world, contacts, dt) = state_after("heavy_stack", &boxes, 5);
-    let p = StepProblem::new(&world, &contacts, dt, None).unwrap();
+    let p = world.step_problem(&contacts, dt, None).unwrap();
     let mut local_only = fclib::from_step(&p, fclib::LOCAL_LIMIT, Info::default()).unwrap();
     local_only.form = fclib::Form::Local;
     let dir = tempfile::tempdir().unwrap();
@@ -157,10 +157,10 @@ fn every_solver_answers_every_fixture_without_panic() {
             }
             let rep = result.unwrap_or_else(|err| panic!("{} on {name}: {err}", e.name));
             assert!(rep.error.is_finite(), "{} on {name}: error {}", e.name, rep.error);
-            if ["pgs", "nsn", "canal", "subadmm"].contains(&e.name) {
+            if !e.model.is_regularised() {
                 assert!(rep.error < 1e-4, "{} on {name}: natural-map error {}", e.name, rep.error);
             } else {
-                let own = fclib::bench::model_residual(e.name, &rep.log);
+                let own = e.model.own_residual(&rep.log);
                 assert!(own.is_some_and(f64::is_finite), "{} on {name}: own-model residual {own:?}", e.name);
             }
             ran += 1;
@@ -271,7 +271,7 @@ fn cli_export_then_solve() {
 fn local_form_only_file_solves_to_the_global_answer() {
     let dir = tempfile::tempdir().unwrap();
     let (world, contacts, dt) = state_after("sphere_stack", &[("n", "3")], 5);
-    let p = StepProblem::new(&world, &contacts, dt, None).unwrap();
+    let p = world.step_problem(&contacts, dt, None).unwrap();
     let global = fclib::from_step(&p, fclib::LOCAL_LIMIT, Info { title: "stack".into(), ..Info::default() }).unwrap();
     let mut local_only = global.clone();
     local_only.form = fclib::Form::Local;
@@ -364,7 +364,9 @@ fn local_view_regularises_and_every_solver_takes_contacts_on_many_blocks() {
     // the regularised models answer their own model: finite rigid error, own residual reported
     for name in ["sap", "drumwright"] {
         let rep = fclib::solve(&prob, solver(name, &[]).as_mut()).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let own = fclib::bench::model_residual(name, &rep.log).unwrap();
+        let model = signorini::registry().find_solver(name).unwrap().model;
+        assert!(model.is_regularised(), "{name} declares a regularised model");
+        let own = model.own_residual(&rep.log).unwrap();
         assert!(rep.error.is_finite() && own.is_finite(), "{name}: error {}, own residual {own}", rep.error);
     }
     // the deformable-only method is refused before anything runs
@@ -452,4 +454,30 @@ fn bench_end_to_end_on_exported_problems() {
     assert!(!section.contains(" | pgs | ") && !section.contains(" | canal | "), "only regularised models");
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert!(html.contains("FCLIB: regularised models, own-model residual apart"));
+}
+
+/// Every registered solver names its outer iteration budget (an integer setting) and its stopping
+/// tolerance (a number) among its own settings, and `fclib bench` sets exactly those two, to the
+/// protocol's values, leaving every other setting at its default.
+#[test]
+fn every_solver_declares_its_budget_and_tolerance_and_the_bench_sets_exactly_those() {
+    let reg = signorini::registry();
+    let protocol = fclib::bench::Protocol { tolerance: 3e-7, max_iterations: 123, time_limit_s: 1.0, form: None };
+    for e in &reg.solvers {
+        let defaults = (e.defaults)();
+        let budget = defaults.0.get(e.budget).unwrap_or_else(|| panic!("{}: no setting '{}'", e.name, e.budget));
+        assert!(budget.is_u64(), "{}: budget '{}' = {budget} is not an integer", e.name, e.budget);
+        let tol = defaults.0.get(e.tolerance).unwrap_or_else(|| panic!("{}: no setting '{}'", e.name, e.tolerance));
+        assert!(tol.is_f64(), "{}: tolerance '{}' = {tol} is not a number", e.name, e.tolerance);
+        assert_ne!(e.budget, e.tolerance, "{}", e.name);
+        let set = fclib::bench::settings(e, &protocol).unwrap();
+        let changed: Vec<&String> = set.0.keys().filter(|k| set.0.get(*k) != defaults.0.get(*k)).collect();
+        let mut expected = vec![e.budget, e.tolerance];
+        expected.retain(|k| defaults.0[*k] != set.0[*k]);
+        assert_eq!(changed, expected, "{}: the bench changes only the declared settings", e.name);
+        assert_eq!(set.0[e.budget].as_u64(), Some(123), "{}", e.name);
+        assert_eq!(set.0[e.tolerance].as_f64(), Some(3e-7), "{}", e.name);
+        assert_eq!(set.0.len(), defaults.0.len(), "{}: no setting added", e.name);
+        e.build(&set).unwrap_or_else(|err| panic!("{}: the bench's settings are valid: {err}", e.name));
+    }
 }

@@ -1,5 +1,5 @@
 //! Velocity-level solvers on FEM deformable bodies through the linearised implicit step of
-//! `harness::implicit` (`A = M + δt² K`): SAP (cost `½‖v − v*‖²_A + ℓ_R`, an extension beyond
+//! `toolkit::implicit` (`A = M + δt² K`): SAP (cost `½‖v − v*‖²_A + ℓ_R`, an extension beyond
 //! Castro et al., as Drake), PGS (Gauss–Seidel on `W = J A⁻¹ Jᵀ`), Drumwright (`A` for `M` in
 //! the momentum rows of the lifted cone program, `J A⁻¹ Jᵀ` in the reduced one), CANAL (the
 //! AL surrogate (22) with `A` for `M` and `A v*` for `M v*`) and SubADMM (an FEM body is one unit
@@ -207,7 +207,7 @@ fn free_fall_conserves_momentum(#[values("sap", "pgs", "drumwright", "canal", "s
     let contacts = ContactSet::default();
     for _ in 0..n {
         let (q, v) = {
-            let p = StepProblem::new(&w, &contacts, dt, None).unwrap();
+            let p = w.step_problem(&contacts, dt, None).unwrap();
             let sol = s.step(&p, &mut IterationLog::default()).unwrap();
             (sol.q.clone().unwrap_or_else(|| p.integrate(&sol.v)), sol.v)
         };
@@ -283,7 +283,7 @@ fn prescribed_dofs_are_returned_exactly(
 /// residuals are, over the smallest mass).
 fn canal_velocity_bound(p: &harness::StepProblem<'_>, sol: &harness::StepSolution) -> f64 {
     let s = solvers::canal::CanalSettings::default();
-    let mut elastic = harness::implicit::ImplicitElastic::default();
+    let mut elastic = toolkit::implicit::ImplicitElastic::default();
     assert!(elastic.assemble(p).unwrap());
     let mut v_star = p.free_velocity();
     elastic.write_free_velocity(&mut v_star);
@@ -320,7 +320,7 @@ fn subadmm_velocity_bound(p: &StepProblem<'_>, log: &IterationLog, units: usize)
 
 /// `‖J‖_F`, the Frobenius norm of the contact Jacobian of `p` (an upper bound of `‖J‖₂`).
 fn jacobian_frobenius(p: &StepProblem<'_>) -> f64 {
-    harness::constraints::contact_rows(p).iter().flat_map(|r| r.rows.iter()).map(|a| a * a).sum::<f64>().sqrt()
+    toolkit::constraints::contact_rows(p).iter().flat_map(|r| r.rows.iter()).map(|a| a * a).sum::<f64>().sqrt()
 }
 
 /// A rigid box (1 kg) resting on the column (its four top nodes touch the box's bottom face),

@@ -76,13 +76,26 @@ enum Misbehaviour {
     Panic,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 struct Mode {
     mode: Misbehaviour,
+    /// The shared knobs every solver declares; one "iteration" per step, so the budget only has
+    /// to be at least 1.
+    max_iterations: usize,
+    tolerance: f64,
+}
+impl Default for Mode {
+    fn default() -> Self {
+        Mode { mode: Misbehaviour::Free, max_iterations: 1, tolerance: 0.0 }
+    }
 }
 impl Settings for Mode {
     fn validate(&self) -> Result<(), harness::FieldError> {
+        harness::check_budget("max_iterations", self.max_iterations)?;
+        if self.tolerance.is_nan() || self.tolerance < 0.0 {
+            return Err(harness::FieldError::new("tolerance", "must be >= 0"));
+        }
         Ok(())
     }
 }
@@ -98,6 +111,9 @@ impl SolverDef for Faulty {
     const NAME: &'static str = "faulty";
     const SUMMARY: &'static str = "misbehaves on purpose";
     const PAPER: &'static str = "-";
+    const BUDGET: &'static str = "max_iterations";
+    const TOLERANCE: &'static str = "tolerance";
+    const MODEL: harness::AnsweredModel = harness::AnsweredModel::RigidCoulomb;
     fn capabilities() -> Capabilities {
         caps()
     }
@@ -114,6 +130,9 @@ impl SolverDef for NeedsGpuCase {
     const NAME: &'static str = "needs_gpu_case";
     const SUMMARY: &'static str = "-";
     const PAPER: &'static str = "-";
+    const BUDGET: &'static str = "max_iterations";
+    const TOLERANCE: &'static str = "tolerance";
+    const MODEL: harness::AnsweredModel = harness::AnsweredModel::RigidCoulomb;
     fn capabilities() -> Capabilities {
         Capabilities::default()
     }

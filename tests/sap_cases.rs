@@ -4,10 +4,10 @@
 //! stick/slip (Drake's test), clutter runs completing without failure (§VI-C), and the joints of the
 //! pendulum, spring–mass–damper, robot and jointed beam through SAP's holonomic rows (README §2).
 
+use harness::geometry;
 use harness::record::{RunRecord, RunStatus};
 use harness::runner::{self, NoProgress, PairSpec, Suite};
 use harness::stepper::RunOptions;
-use harness::{geometry, StepProblem};
 use rstest::rstest;
 use solvers::sap::{SapProblem, SapSettings};
 
@@ -61,7 +61,7 @@ fn assert_all_pass(r: &RunRecord) {
 fn initial_rt(pair: &runner::PreparedPair) -> Vec<f64> {
     let sc = &pair.scenario;
     let contacts = geometry::detect(&sc.world, sc.margin);
-    let p = StepProblem::new(&sc.world, &contacts, sc.dt, None).unwrap();
+    let p = sc.world.step_problem(&contacts, sc.dt, None).unwrap();
     SapProblem::from_step(&p, &SapSettings::default(), &mut Default::default())
         .unwrap()
         .constraints

@@ -7,13 +7,13 @@
 //! Hessian pattern, the contact set's construction or the line search that moves SAP's answer by
 //! more than that fails here, whatever it does to the run records' timings.
 
-use harness::implicit::ImplicitElastic;
 use harness::runner::{self, Suite};
 use harness::stepper::Stepper;
 use harness::{IterationLog, SolveStatus, Solver};
 use solvers::sap::model::Evaluation;
 use solvers::sap::reference::solve_reference;
 use solvers::sap::{Sap, SapProblem, SapSettings};
+use toolkit::implicit::ImplicitElastic;
 
 /// Relative gap and feasibility tolerance of the interior-point reference.
 const IPM_TOL: f64 = 1e-10;

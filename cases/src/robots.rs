@@ -347,7 +347,7 @@ mod tests {
         }
         assert_eq!(subs.iter().collect::<std::collections::BTreeSet<_>>().len(), 3);
         // assembled: every joint row is satisfied, 40 rows per robot
-        let rows = harness::model::BilateralSet::of(w);
+        let rows = w.bilateral_rows();
         assert_eq!(rows.len(), 3 * 40);
         assert!(rows.violation_max() < 1e-15);
         // no contact at the start within the margin except none (feet above the floor)...

@@ -38,25 +38,17 @@ use std::time::{Duration, Instant};
 /// The protocol of a campaign.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Protocol {
-    /// Tolerance on `fclib_error` (also each solver's own `tolerance` setting, where it has one).
+    /// Tolerance on `fclib_error`, also given to each solver's own stopping tolerance (the setting
+    /// its definition names, [`api::SolverDef::TOLERANCE`]).
     pub tolerance: f64,
-    /// Iteration budget: each solver's outer-iteration setting (see [`BUDGET_KEYS`]).
+    /// Iteration budget, given to each solver's outer iteration budget (the setting its
+    /// definition names, [`api::SolverDef::BUDGET`]).
     pub max_iterations: usize,
     /// Time limit per (problem, solver) (s).
     pub time_limit_s: f64,
     /// The form given to the solvers (`None`: global when the file has it, else local).
     pub form: Option<Form>,
 }
-
-/// Settings that take the protocol's iteration budget, the first one a solver has: pgs and
-/// subadmm `max_iterations` (sweeps or ADMM iterations), sap `max_iterations` (Newton),
-/// drumwright `max_iter` (its conic solver's iterations), nsn `max_newton_iterations`, canal
-/// `max_al_iterations` (outer augmented-Lagrangian iterations).
-pub const BUDGET_KEYS: &[&str] = &["max_iterations", "max_iter", "max_newton_iterations", "max_al_iterations"];
-
-/// The regularised models and the iteration-log columns of their own residual (the largest of
-/// the columns at the last row that has them).
-pub const REGULARISED: &[(&str, &[&str])] = &[("sap", &["grad_rel"]), ("drumwright", &["r_prim", "r_dual"])];
 
 /// Whether a solver can take FCLIB problems at all (rigid contact between rigid bodies), else the
 /// one-line reason.
@@ -72,17 +64,11 @@ pub fn accepts(entry: &SolverEntry) -> Result<(), String> {
     }
 }
 
-/// The solver's default settings with the protocol's tolerance (`tolerance`, where it exists) and
-/// budget (the first of [`BUDGET_KEYS`] it has).
+/// The solver's default settings with the protocol's tolerance and budget in the settings its
+/// definition names ([`SolverEntry::budget`], [`SolverEntry::tolerance`]), and nothing else
+/// changed.
 pub fn settings(entry: &SolverEntry, protocol: &Protocol) -> Result<Params, String> {
-    let mut p = (entry.defaults)();
-    if p.contains("tolerance") {
-        p.set("tolerance", &protocol.tolerance.to_string(), entry.name).map_err(|e| e.to_string())?;
-    }
-    if let Some(k) = BUDGET_KEYS.iter().find(|k| p.contains(k)) {
-        p.set(k, &protocol.max_iterations.to_string(), entry.name).map_err(|e| e.to_string())?;
-    }
-    Ok(p)
+    entry.with_budget_and_tolerance(protocol.max_iterations, protocol.tolerance).map_err(|e| e.to_string())
 }
 
 /// Every `*.hdf5` file under `dir` (recursively), sorted.
@@ -136,18 +122,6 @@ pub fn errors(residual: f64, q_norm: f64, r: &[f64], u: &[f64]) -> (f64, f64, f6
     let scale = q_norm.max(norm(r)).max(norm(u));
     let siconos = if scale <= f64::EPSILON { residual } else { residual / scale };
     (residual / (1.0 + q_norm), rel_q, siconos)
-}
-
-/// The own-model residual of a regularised solver from its iteration log (see [`REGULARISED`]);
-/// `None` for the other solvers or when the log lacks the columns.
-pub fn model_residual(solver: &str, log: &harness::IterationLog) -> Option<f64> {
-    let (_, cols) = REGULARISED.iter().find(|(s, _)| *s == solver)?;
-    let mut best: Option<f64> = None;
-    for c in *cols {
-        let last = log.column(c)?.iter().rev().copied().find(|x| x.is_finite())?;
-        best = Some(best.map_or(last, |b: f64| b.max(last)));
-    }
-    best
 }
 
 /// Runs `entry` on `prob` (read from `path`) under `protocol`: one run record.
@@ -209,7 +183,7 @@ pub fn run_one(
             for (k, v) in [("fclib_error", err), ("natmap_rel_q", rel_q), ("natmap_siconos", siconos)] {
                 sm.metrics.insert(k.into(), metric_stat(&[v]));
             }
-            if let Some(m) = model_residual(entry.name, &rep.log) {
+            if let Some(m) = entry.model.own_residual(&rep.log) {
                 sm.metrics.insert("model_residual".into(), metric_stat(&[m]));
             }
             record.status = RunStatus::Ok;

@@ -142,7 +142,7 @@ pub trait CaseDef: Clone + Send + Sync + 'static {
     /// runner's memory check ([`crate::resources`]). Cases whose build is itself large (meshes
     /// of `nx x ny x nz` cells) implement it; the default (`None`) leaves the check to the
     /// built scene.
-    fn size_hint(&self, _p: &Self::Params) -> Option<crate::resources::ProblemSize> {
+    fn size_hint(&self, _p: &Self::Params) -> Option<api::ProblemSize> {
         None
     }
     /// Grades a run of `scenario` (built from `p`) against the case's analytic expectations.
@@ -163,7 +163,7 @@ pub trait Case: Send + Sync {
     /// Decodes and validates `params` (errors name the parameter) and builds the scene.
     fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError>;
     /// [`CaseDef::size_hint`] of the decoded `params`.
-    fn size_hint(&self, params: &Params) -> Result<Option<crate::resources::ProblemSize>, CaseError>;
+    fn size_hint(&self, params: &Params) -> Result<Option<api::ProblemSize>, CaseError>;
 }
 
 /// A case with decoded parameters and its built scene, ready to grade runs.
@@ -218,9 +218,25 @@ impl<D: CaseDef> Case for D {
         let scenario = self.scenario(&p)?;
         Ok(Box::new(Prepared { def: self.clone(), params: p, scenario }))
     }
-    fn size_hint(&self, params: &Params) -> Result<Option<crate::resources::ProblemSize>, CaseError> {
+    fn size_hint(&self, params: &Params) -> Result<Option<api::ProblemSize>, CaseError> {
         let p: D::Params = params.decode(D::NAME)?;
         Ok(CaseDef::size_hint(self, &p))
+    }
+}
+
+impl Scenario {
+    /// The size of this scenario: its DOFs, elements and steps; contacts are estimated as
+    /// four per body or per boundary node (the speculative candidates of a settled scene).
+    pub fn problem_size(&self, driver: &str) -> api::ProblemSize {
+        let w = &self.world;
+        let nodes: usize = w.deformables.iter().map(|d| d.positions.len()).sum();
+        api::ProblemSize {
+            dofs: (6 * w.bodies.len() + 3 * nodes) as f64,
+            elements: w.deformables.iter().map(|d| d.tets.len()).sum::<usize>() as f64,
+            contacts: 4.0 * (w.bodies.len() + nodes) as f64,
+            steps: self.steps as f64,
+            driver: driver.to_string(),
+        }
     }
 }
 

@@ -1,96 +1,15 @@
-//! Contacts of one time step: frames, gaps, Jacobians, friction and compliance.
-//!
-//! Conventions (common to all solvers): per-contact vectors are ordered `(n, t1, t2)`; the normal points from
-//! body B to body A; the gap `phi > 0` means separated; the contact velocity
-//! `u = R^T (v_A(p) - v_B(p))` with `R = [n t1 t2]`, so `u_n > 0` is separating; contact-space
-//! quantities are impulses (N s).
+//! Contacts built from a world: the contact data types are the solver API's
+//! ([`api::contact`], re-exported here); this module adds what needs the [`World`]: the bodies'
+//! velocity offsets ([`DofOffsets`]) and a contact's frame, combined material and Jacobian
+//! ([`World::contact`]).
 
-use crate::model::{combine_friction, ContactCompliance, World};
+use crate::model::{combine_friction, World};
+pub use api::contact::*;
 use nalgebra::{Matrix3, Vector3};
-use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
-/// Identifies a collider: a dynamic body or a static collider.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum ColliderId {
-    /// Index into [`World::bodies`].
-    Body(usize),
-    /// Index into [`World::deformables`]; the contact's `feature` is the node index. Declared
-    /// between `Body` and `Static`, so a node against a static collider has the node as A.
-    Deformable(usize),
-    /// Index into [`World::statics`].
-    Static(usize),
-}
-
-/// Stable identity of a contact point across time steps (for warm starts) and across
-/// configurations (for re-evaluation): the collider pair plus a feature id chosen by the narrow
-/// phase (e.g. the box corner index).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ContactKey {
-    /// Collider A (the normal points towards A).
-    pub a: ColliderId,
-    /// Collider B.
-    pub b: ColliderId,
-    /// Feature id within the pair: for rigid colliders, the narrow phase's 32-bit local id with
-    /// the part indices of compound bodies packed above it (bits 32..40 part of A, 40..48 part of
-    /// B; table in [`crate::geometry`]); for a node contact, the node index.
-    pub feature: u64,
-}
-
-/// The rows of one contact's Jacobian that act on one block of velocity DOFs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct JBlock {
-    /// First velocity index of the block.
-    pub v_offset: usize,
-    /// Number of columns used (<= 6).
-    pub ncols: usize,
-    /// Rows `(n, t1, t2)`; only the first `ncols` columns are meaningful.
-    pub rows: [[f64; 6]; 3],
-}
-
-/// One contact point.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Contact {
-    /// Stable identity.
-    pub key: ContactKey,
-    /// Body of collider A (None if static).
-    pub body_a: Option<usize>,
-    /// Body of collider B (None if static).
-    pub body_b: Option<usize>,
-    /// Contact point in the world frame, midway between the two surfaces (m).
-    pub point: Vector3<f64>,
-    /// Contact frame: columns `(n, t1, t2)`, orthonormal and right-handed.
-    pub frame: Matrix3<f64>,
-    /// Signed gap (m), > 0 separated.
-    pub gap: f64,
-    /// Combined friction coefficient.
-    pub mu: f64,
-    /// Combined contact model.
-    pub compliance: ContactCompliance,
-    /// Jacobian blocks (one per dynamic body or deformable node involved; two inline, so that
-    /// detection allocates nothing per contact).
-    pub jacobian: SmallVec<[JBlock; 2]>,
-}
-
-/// A deterministic orthonormal tangent basis `(t1, t2)` with `t2 = n x t1`, so `(n, t1, t2)` is
-/// right-handed. `t1` is the normalized projection of the world
-/// axis least aligned with `n` (x before y before z on ties).
-pub fn tangent_basis(n: &Vector3<f64>) -> (Vector3<f64>, Vector3<f64>) {
-    let a = n.abs();
-    let e = if a.x <= a.y && a.x <= a.z {
-        Vector3::x()
-    } else if a.y <= a.z {
-        Vector3::y()
-    } else {
-        Vector3::z()
-    };
-    let t1 = (e - n * n.dot(&e)).normalize();
-    let t2 = n.cross(&t1);
-    (t1, t2)
-}
-
 /// The first velocity index of every rigid and every deformable body of a world: computed once
-/// for a batch of contacts ([`Contact::with_offsets`]), so that building each contact costs O(1)
+/// for a batch of contacts ([`World::contact_with_offsets`]), so that building each contact costs O(1)
 /// in the number of bodies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DofOffsets {
@@ -111,24 +30,25 @@ impl DofOffsets {
     }
 }
 
-impl Contact {
+impl World {
     /// Builds a contact between colliders `key.a` and `key.b` at world point `point` with unit
     /// normal `normal` (from B to A) and signed gap `gap`; frame, combined material and Jacobian
-    /// come from `world`. For many contacts of one world, [`Contact::with_offsets`] saves
+    /// come from `world`. For many contacts of one world, [`World::contact_with_offsets`] saves
     /// recomputing the bodies' offsets each time.
-    pub fn new(world: &World, key: ContactKey, point: Vector3<f64>, normal: Vector3<f64>, gap: f64) -> Contact {
-        Self::with_offsets(world, &DofOffsets::of(world), key, point, normal, gap)
+    pub fn contact(&self, key: ContactKey, point: Vector3<f64>, normal: Vector3<f64>, gap: f64) -> Contact {
+        self.contact_with_offsets(&DofOffsets::of(self), key, point, normal, gap)
     }
 
-    /// [`Contact::new`] with `world`'s offsets computed beforehand ([`DofOffsets::of`]).
-    pub fn with_offsets(
-        world: &World,
+    /// [`World::contact`] with `world`'s offsets computed beforehand ([`DofOffsets::of`]).
+    pub fn contact_with_offsets(
+        &self,
         offsets: &DofOffsets,
         key: ContactKey,
         point: Vector3<f64>,
         normal: Vector3<f64>,
         gap: f64,
     ) -> Contact {
+        let world = self;
         let (t1, t2) = tangent_basis(&normal);
         let frame = Matrix3::from_columns(&[normal, t1, t2]);
         let mat = |c: ColliderId| match c {
@@ -179,80 +99,6 @@ impl Contact {
             jacobian,
         }
     }
-
-    /// The unit normal (from B to A).
-    pub fn normal(&self) -> Vector3<f64> {
-        self.frame.column(0).into_owned()
-    }
-
-    /// `J v` for this contact: relative velocity `(u_n, u_t1, u_t2)` (m/s).
-    pub fn velocity(&self, v: &[f64]) -> [f64; 3] {
-        let mut u = [0.0; 3];
-        for blk in &self.jacobian {
-            for (r, ur) in u.iter_mut().enumerate() {
-                for c in 0..blk.ncols {
-                    *ur += blk.rows[r][c] * v[blk.v_offset + c];
-                }
-            }
-        }
-        u
-    }
-
-    /// `out += J^T lambda` for this contact.
-    pub fn add_transpose(&self, lambda: [f64; 3], out: &mut [f64]) {
-        for blk in &self.jacobian {
-            for c in 0..blk.ncols {
-                out[blk.v_offset + c] += (0..3).map(|r| blk.rows[r][c] * lambda[r]).sum::<f64>();
-            }
-        }
-    }
-}
-
-/// All contacts of one step.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ContactSet {
-    /// The contacts, in a deterministic order (by key).
-    pub contacts: Vec<Contact>,
-}
-
-impl ContactSet {
-    /// Number of contacts.
-    pub fn len(&self) -> usize {
-        self.contacts.len()
-    }
-    /// Whether there is no contact.
-    pub fn is_empty(&self) -> bool {
-        self.contacts.is_empty()
-    }
-    /// `J v`, one `(n, t1, t2)` triple per contact.
-    pub fn velocities(&self, v: &[f64]) -> Vec<[f64; 3]> {
-        self.contacts.iter().map(|c| c.velocity(v)).collect()
-    }
-    /// `J^T lambda` as a generalized impulse of length `nv`.
-    pub fn transpose_mul(&self, lambda: &[[f64; 3]], nv: usize) -> Vec<f64> {
-        assert_eq!(lambda.len(), self.contacts.len());
-        let mut out = vec![0.0; nv];
-        for (c, l) in self.contacts.iter().zip(lambda) {
-            c.add_transpose(*l, &mut out);
-        }
-        out
-    }
-    /// Triplets `(row, col, value)` of the `3 nc x nv` Jacobian, rows ordered `(n, t1, t2)` per contact.
-    pub fn jacobian_triplets(&self) -> Vec<(usize, usize, f64)> {
-        let mut t = Vec::new();
-        for (i, c) in self.contacts.iter().enumerate() {
-            for blk in &c.jacobian {
-                for r in 0..3 {
-                    for k in 0..blk.ncols {
-                        if blk.rows[r][k] != 0.0 {
-                            t.push((3 * i + r, blk.v_offset + k, blk.rows[r][k]));
-                        }
-                    }
-                }
-            }
-        }
-        t
-    }
 }
 
 #[cfg(test)]
@@ -295,26 +141,10 @@ mod tests {
         }
         assert_eq!(offsets.rigid, vec![0, 6, 9, 10]);
         let (p, n) = (Vector3::new(2.5, 0.0, 0.5), Vector3::x());
-        let c = Contact::new(
-            &w,
-            ContactKey { a: ColliderId::Body(2), b: ColliderId::Deformable(1), feature: 5 },
-            p,
-            n,
-            0.0,
-        );
+        let c = w.contact(ContactKey { a: ColliderId::Body(2), b: ColliderId::Deformable(1), feature: 5 }, p, n, 0.0);
         assert_eq!(
             c.jacobian.iter().map(|j| (j.v_offset, j.ncols)).collect::<Vec<_>>(),
             vec![(9, 1), (offsets.deformable[1] + 15, 3)]
         );
-    }
-
-    #[test]
-    fn tangent_basis_is_right_handed_orthonormal() {
-        for n in [Vector3::z(), -Vector3::z(), Vector3::new(0.3, -0.4, 0.866).normalize(), Vector3::x()] {
-            let (t1, t2) = tangent_basis(&n);
-            let r = Matrix3::from_columns(&[n, t1, t2]);
-            assert!((r.transpose() * r - Matrix3::identity()).norm() < 1e-14);
-            assert!((r.determinant() - 1.0).abs() < 1e-14);
-        }
     }
 }

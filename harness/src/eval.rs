@@ -1,12 +1,5 @@
-//! [`ModelEval`]: what a solver may ask of the model behind a [`crate::StepProblem`] beyond the
-//! data assembled at `q0` — position-level re-evaluation of contacts and elasticity, the
-//! position update, and the projective (local-global) form of the elasticity. A solver never
-//! sees the [`World`]; it sees the problem's data and this narrow interface.
-//!
-//! Two implementations: [`WorldEval`] for a step of a simulated world (built by
-//! [`crate::StepProblem::new`]), and `crate::linear::LinearEval` for a problem given only by its
-//! matrices (an FCLIB file), whose contacts are fixed and which has no configuration and no
-//! elasticity.
+//! [`WorldEval`]: the [`ModelEval`] of a world at the start of a step (the trait and its data
+//! types are the solver API's, [`api::eval`], re-exported here).
 //!
 //! [`WorldEval`] re-evaluates at another configuration `q` on one scratch copy of the world,
 //! made at the first such call of a step and then only re-positioned (`World::set_state`), so a
@@ -14,95 +7,11 @@
 
 use crate::contact::ContactSet;
 use crate::geometry;
-use crate::model::{BilateralSet, GradientOperator, World};
+use crate::model::{BilateralSet, World};
+pub use api::eval::*;
 use kernels::sparse::Csr;
 use nalgebra::Matrix3;
 use std::sync::Mutex;
-
-/// How [`ModelEval::contacts_at`] re-evaluates contacts at another configuration `q`. Either
-/// way the result has the same keys, order, `mu` and compliance as the given contacts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reevaluation {
-    /// The closest features recomputed at `q` (`geometry::reevaluate`): new points, frames,
-    /// gaps and Jacobians. For two boxes the clipped manifold can jump between faces that are
-    /// parallel up to round-off.
-    Features,
-    /// The body-fixed contact points carried rigidly to `q`, the start-of-step normals held fixed
-    /// in world space ([`geometry::carried`]): gaps smooth in `q`. Node contacts of deformable
-    /// bodies are re-evaluated as with [`Reevaluation::Features`].
-    Carried,
-}
-
-/// The elastic gradient and stiffness of the deformable bodies at one configuration.
-#[derive(Debug, Clone)]
-pub struct ElasticEval {
-    /// `∂U/∂x` in velocity coordinates (length `nv`, zero on rigid DOFs) (N).
-    pub gradient: Vec<f64>,
-    /// `∂²U/∂x²` (`nv × nv`, per-element PSD-projected) (N/m); `None` without deformable bodies.
-    pub hessian: Option<Csr>,
-}
-
-/// One tetrahedron of a deformable body in projective form: `vec F = G x_e`, elastic energy
-/// `Σ_k w_k/2 ‖F − P_k(F)‖²` with the projections of [`ModelEval::projective_terms`].
-#[derive(Debug, Clone)]
-pub struct ProjectiveElement {
-    /// Deformable body (in the order of the layout's deformable blocks).
-    pub body: usize,
-    /// Index of the tetrahedron in its body.
-    pub index: usize,
-    /// Velocity index of the first of the 3 DOFs of each of its 4 nodes.
-    pub dofs: [usize; 4],
-    /// `G_e`: `vec F` (column-major) from the 12 node coordinates.
-    pub g: GradientOperator,
-    /// `Σ_k w_k` (J): the weights depend only on the rest volume and the material.
-    pub weight: f64,
-}
-
-/// Identity of the constant part of the elasticity (meshes, densities, materials): two problems
-/// with equal keys have the same [`ModelEval::projective_elements`] and lumped masses.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ElasticKey(Vec<(usize, usize, f64, String, f64, f64)>);
-
-/// Re-evaluation of the model behind a step problem (see the module doc). Every method is a pure
-/// function of its arguments and the problem's start-of-step model.
-pub trait ModelEval: Send + Sync {
-    /// Positions after a step of length `dt` from `q0` with end velocity `v` (symplectic:
-    /// `q+ = q0 + dt N(q0) v`; rotations by the exponential map).
-    fn integrate(&self, q0: &[f64], v: &[f64], dt: f64) -> Vec<f64>;
-
-    /// The contacts `contacts` (detected at the start of the step) re-evaluated at configuration
-    /// `q` as `how` says.
-    fn contacts_at(&self, q: &[f64], contacts: &ContactSet, how: Reevaluation) -> ContactSet;
-
-    /// The bilateral rows `rows` (evaluated at the start of the step) re-evaluated at
-    /// configuration `q`: same joints, row indices and order ([`BilateralSet::like`]).
-    fn bilateral_at(&self, q: &[f64], rows: &BilateralSet) -> BilateralSet;
-
-    /// Elastic energy `U(q)` of the deformable bodies (J); 0 without them.
-    fn elastic_energy_at(&self, q: &[f64]) -> f64;
-
-    /// `∂U/∂x` at `q` in velocity coordinates (length `nv`, N).
-    fn elastic_gradient_at(&self, q: &[f64]) -> Vec<f64>;
-
-    /// The per-element PSD-projected `∂²U/∂x²` at `q` (N/m); `None` without deformable bodies.
-    fn elastic_hessian_at(&self, q: &[f64]) -> Option<Csr>;
-
-    /// [`Self::elastic_hessian_at`] the start of the step, `q0` (an evaluator of a world
-    /// evaluates it on the world itself, without re-positioning a copy).
-    fn elastic_hessian_at_start(&self, q0: &[f64]) -> Option<Csr> {
-        self.elastic_hessian_at(q0)
-    }
-
-    /// The key of the constant elastic data (see [`ElasticKey`]).
-    fn elastic_key(&self) -> ElasticKey;
-
-    /// Every tetrahedron of every deformable body in projective form, body by body.
-    fn projective_elements(&self) -> Vec<ProjectiveElement>;
-
-    /// The projections `(w_k, P_k(F))` of element `index` of deformable body `body` at the
-    /// deformation gradient `f` (the local step of a local-global method).
-    fn projective_terms(&self, body: usize, index: usize, f: &Matrix3<f64>) -> Vec<(f64, Matrix3<f64>)>;
-}
 
 /// [`ModelEval`] of a world at the start of a step (see the module doc).
 pub struct WorldEval<'a> {
@@ -140,7 +49,7 @@ impl ModelEval for WorldEval<'_> {
     }
 
     fn bilateral_at(&self, q: &[f64], rows: &BilateralSet) -> BilateralSet {
-        self.at(q, |w| BilateralSet::like(w, rows))
+        self.at(q, |w| w.bilateral_rows_like(rows))
     }
 
     fn elastic_energy_at(&self, q: &[f64]) -> f64 {
@@ -160,7 +69,7 @@ impl ModelEval for WorldEval<'_> {
     }
 
     fn elastic_key(&self) -> ElasticKey {
-        ElasticKey(
+        ElasticKey::new(
             self.world
                 .deformables
                 .iter()
@@ -247,7 +156,7 @@ mod tests {
     fn step_problem_splits_the_elastic_forces_off_its_forces() {
         let (w, rigid) = deformed_and_rigid();
         let contacts = geometry::detect(&w, 0.01);
-        let p = crate::StepProblem::new(&w, &contacts, 0.01, None).unwrap();
+        let p = w.step_problem(&contacts, 0.01, None).unwrap();
         let grad = w.elastic_gradient();
         assert!(grad.iter().any(|g| g.abs() > 1.0), "the box is deformed: {grad:?}");
         // forces are the world's, elastic part included; the split-off part is −∂U/∂x exactly
@@ -265,7 +174,7 @@ mod tests {
         assert!(p.elastic_forces.unwrap()[..off].iter().all(|&e| e == 0.0));
         // a world without deformables has none to split off
         let contacts = geometry::detect(&rigid, 0.01);
-        let p = crate::StepProblem::new(&rigid, &contacts, 0.01, None).unwrap();
+        let p = rigid.step_problem(&contacts, 0.01, None).unwrap();
         assert!(p.elastic_forces.is_none());
         assert_eq!(bits(&p.external_forces()), bits(&p.forces));
     }
@@ -276,10 +185,10 @@ mod tests {
     fn step_problem_assembles_the_elastic_hessian_on_first_use() {
         let (w, rigid) = deformed_and_rigid();
         let contacts = geometry::detect(&w, 0.01);
-        let p = crate::StepProblem::new(&w, &contacts, 0.01, None).unwrap();
-        assert!(p.elastic_hessian.get().is_none(), "not assembled by StepProblem::new");
+        let p = w.step_problem(&contacts, 0.01, None).unwrap();
+        assert!(!p.elastic_hessian_is_assembled(), "not assembled by World::step_problem");
         let (h, h_ref) = (p.elastic_hessian().unwrap(), w.elastic_hessian(true).unwrap());
-        assert!(p.elastic_hessian.get().is_some());
+        assert!(p.elastic_hessian_is_assembled());
         assert_eq!(
             (h.nrows, h.ncols, &h.indptr, &h.indices),
             (h_ref.nrows, h_ref.ncols, &h_ref.indptr, &h_ref.indices)
@@ -288,7 +197,7 @@ mod tests {
         assert!(h_ref.data.iter().any(|x| *x != 0.0), "the box is deformable");
         // without deformables there is none
         let contacts = geometry::detect(&rigid, 0.01);
-        assert!(crate::StepProblem::new(&rigid, &contacts, 0.01, None).unwrap().elastic_hessian().is_none());
+        assert!(rigid.step_problem(&contacts, 0.01, None).unwrap().elastic_hessian().is_none());
     }
 
     #[test]
@@ -298,13 +207,13 @@ mod tests {
         assert!(contacts.contacts.iter().any(|c| c.body_a == Some(0)), "sphere contact");
         assert!(contacts.len() > 1, "node contacts");
         let eval = WorldEval::new(&w);
-        let rows = BilateralSet::of(&w);
+        let rows = w.bilateral_rows();
         assert_eq!(rows.len(), 5, "hinge rows");
         // repeated calls at different q reuse one scratch world: each must equal a fresh copy
         for s in [1.0, -2.0, 0.5, 0.0] {
             let q = moved(&w.positions(), s);
             let at = w.at_positions(&q);
-            assert_eq!(eval.bilateral_at(&q, &rows), BilateralSet::of(&at));
+            assert_eq!(eval.bilateral_at(&q, &rows), at.bilateral_rows());
             assert_eq!(eval.contacts_at(&q, &contacts, Reevaluation::Features), geometry::reevaluate(&at, &contacts));
             assert_eq!(eval.contacts_at(&q, &contacts, Reevaluation::Carried), geometry::carried(&w, &at, &contacts));
             assert_eq!(eval.elastic_energy_at(&q).to_bits(), at.elastic_energy().to_bits());

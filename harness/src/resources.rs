@@ -5,7 +5,7 @@
 //! Two estimates are made, both from sizes alone:
 //! 1. before the scene is built, from the case's parameters ([`crate::CaseDef::size_hint`];
 //!    the meshed cases implement it, since building a `1000³` mesh is itself the allocation);
-//! 2. after it is built, from the scene ([`ProblemSize::of`]): the run keeps the positions and
+//! 2. after it is built, from the scene ([`crate::Scenario::problem_size`]): the run keeps the positions and
 //!    velocities of every step for the oracle (the trace), the stepper holds three copies of the
 //!    world, and the solver its working memory ([`crate::SolverDef::working_memory`]).
 //!
@@ -13,47 +13,13 @@
 //! contact, per stored step), not measurements of one build; they are meant to separate "fits"
 //! from "cannot fit" by orders of magnitude, which is what the check needs.
 
-use crate::case::Scenario;
-
-/// The size of a scene, from its parameters or its built world (counts as `f64`, so that products
-/// of user parameters cannot overflow).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProblemSize {
-    /// Velocity degrees of freedom.
-    pub dofs: f64,
-    /// Finite elements (tetrahedra).
-    pub elements: f64,
-    /// Contact candidates a step may carry (an upper estimate).
-    pub contacts: f64,
-    /// Time steps.
-    pub steps: f64,
-    /// The parameters that set these sizes, as the user wrote them (for the refusal message).
-    pub driver: String,
-}
-
-impl ProblemSize {
-    /// The size of a built scenario: its DOFs, elements and steps; contacts are estimated as
-    /// four per body or per boundary node (the speculative candidates of a settled scene).
-    pub fn of(scenario: &Scenario, driver: &str) -> ProblemSize {
-        let w = &scenario.world;
-        let nodes: usize = w.deformables.iter().map(|d| d.positions.len()).sum();
-        ProblemSize {
-            dofs: (6 * w.bodies.len() + 3 * nodes) as f64,
-            elements: w.deformables.iter().map(|d| d.tets.len()).sum::<usize>() as f64,
-            contacts: 4.0 * (w.bodies.len() + nodes) as f64,
-            steps: scenario.steps as f64,
-            driver: driver.to_string(),
-        }
-    }
-}
+pub use api::def::{dense_working_memory, sparse_working_memory, ProblemSize, BYTES_PER_CONTACT};
 
 /// Bytes per degree of freedom of a scene and its assembled, sparse step matrices (mass, stiffness
 /// with ~80 entries per row on a tetrahedral mesh, Jacobians).
 const BYTES_PER_DOF: f64 = 4096.0;
 /// Bytes per tetrahedron (connectivity, rest shape, per-element factors).
 const BYTES_PER_ELEMENT: f64 = 512.0;
-/// Bytes per contact candidate (frame, Jacobian block, impulses, warm start).
-const BYTES_PER_CONTACT: f64 = 1024.0;
 /// Bytes per stored step besides the state vectors (metrics, timings, iteration counts, the
 /// allocator's overhead): `run --case slope --solver pgs --set duration=2500` (250,000 steps) peaks
 /// at 171 MB, about 0.7 KB per step with the state vectors.
@@ -115,20 +81,6 @@ pub fn run_estimate(size: &ProblemSize, solver_bytes: f64) -> Estimate {
     // positions (<= 7 per 6 DOFs of a rigid body, 1 per DOF of a node) and velocities, per step
     let trace = (size.steps + 1.0) * (2.2 * 8.0 * size.dofs + BYTES_PER_STEP);
     Estimate { parts: vec![("scene", scene), ("trace", trace), ("solver", solver_bytes)], driver: size.driver.clone() }
-}
-
-/// Working memory of a solver built on sparse factorizations and per-contact blocks (the default
-/// of [`crate::SolverDef::working_memory`]): a sparse Cholesky factor of a 3D mesh's matrix holds
-/// about `dofs^(4/3)` entries under a fill-reducing ordering (nested dissection), plus vectors.
-pub fn sparse_working_memory(size: &ProblemSize) -> f64 {
-    16.0 * size.dofs.powf(4.0 / 3.0) + 64.0 * size.dofs + 4.0 * BYTES_PER_CONTACT * size.contacts
-}
-
-/// Working memory of a solver that forms dense `n x n` matrices (`n` = DOFs plus three rows per
-/// contact), a few of them at once.
-pub fn dense_working_memory(size: &ProblemSize) -> f64 {
-    let n = size.dofs + 3.0 * size.contacts;
-    4.0 * 8.0 * n * n
 }
 
 /// The memory the machine can give now (`MemAvailable` of `/proc/meminfo`), if known.

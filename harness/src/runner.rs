@@ -463,7 +463,7 @@ pub fn prepare_with(reg: &Registry, suite: &Suite, memory_limit: f64) -> Result<
                 Some(h) => format!("duration (steps = duration / dt = {}) or {}", scenario.steps, h.driver),
                 None => format!("duration (steps = duration / dt = {}) or the scene's size", scenario.steps),
             };
-            let size = resources::ProblemSize::of(&scenario, &driver);
+            let size = scenario.problem_size(&driver);
             resources::run_estimate(&size, (solver.working_memory)(&sp, &size))
                 .check(memory_limit, &format!("{what} with {}", spec.solver))?;
         }

@@ -8,7 +8,7 @@
 //! How a step works:
 //! 1. contacts at `q0` come from the previous step's post-step detection (or the initial one,
 //!    [`Stepper::new`]);
-//! 2. [`Stepper::problem`] assembles mass, forces and warm-start data ([`StepProblem::new`]);
+//! 2. [`Stepper::problem`] assembles mass, forces and warm-start data ([`World::step_problem`](crate::model::World::step_problem));
 //! 3. [`Solver::step`] is timed alone (this is the `wall_s` of the record);
 //! 4. the result is checked (sizes, finiteness); [`Stepper::end_of_step`] integrates `q+` unless
 //!    the solver gave it and detects contacts at `q+`; [`metrics::evaluate`] grades the step;
@@ -20,7 +20,7 @@ use crate::case::{Scenario, Trace};
 use crate::geometry;
 use crate::log::IterationLog;
 use crate::metrics::{self, StepMetrics};
-use crate::model::{BilateralSet, World};
+use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
 use crate::record::{StageTimes, StepRecord};
 use crate::solver::{SolveError, Solver, SolverContext, StepSolution};
@@ -105,7 +105,7 @@ impl Stepper {
 
     /// The problem of the current step. Fails if the mass matrix is not positive definite.
     pub fn problem(&self) -> Result<StepProblem<'_>, SolveError> {
-        StepProblem::new(&self.world, &self.contacts, self.dt, self.warm.as_ref())
+        self.world.step_problem(&self.contacts, self.dt, self.warm.as_ref())
     }
 
     /// The end of the current step with solution `sol`: `q+` from `sol.q`, or integrated from
@@ -132,7 +132,7 @@ impl Stepper {
             bilateral: if sol.bilateral.is_empty() {
                 Default::default()
             } else {
-                let rows = BilateralSet::of(&self.world).rows;
+                let rows = self.world.bilateral_rows().rows;
                 rows.iter().zip(&sol.bilateral).map(|(r, g)| ((r.joint, r.index), *g)).collect()
             },
         });

@@ -1,5 +1,5 @@
 //! The per-contact (local) problem of Gauss–Seidel and Jacobi-type contact solvers (PGS and any
-//! solver built from the same blocks, `harness::contact_blocks`) and its two solvers, `split` and
+//! solver built from the same blocks, `toolkit::contact_blocks`) and its two solvers, `split` and
 //! `cone`.
 //!
 //! With every other contact's impulse frozen, contact `i` sees the affine velocity map

@@ -27,7 +27,6 @@
 
 use harness::case::{PreparedCase, Scenario, Trace};
 use harness::metrics::{penetration_max, EnergyTerms, StepMetrics};
-use harness::model::BilateralSet;
 use harness::params::Params;
 use harness::record::{
     quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, StageTimes, StepRecord, Summary,
@@ -198,7 +197,7 @@ pub fn trace_of(t: &Trajectory, scenario: &Scenario) -> Trace {
             linear_momentum: w.linear_momentum().norm(),
             angular_momentum: w.angular_momentum().norm(),
             normal_impulse_total: t.normal_impulse_total.get(k).copied().unwrap_or(f64::NAN),
-            bilateral_violation_max: BilateralSet::of(&w).violation_max(),
+            bilateral_violation_max: w.bilateral_rows().violation_max(),
             ..StepMetrics::unmeasured((k + 1) as f64 * scenario.dt)
         });
     }

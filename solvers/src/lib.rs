@@ -1,10 +1,10 @@
 //! The contact solvers of signorini, one module folder per method.
 //!
 //! Each folder (`pgs/`, `sap/`, `drumwright/`, `canal/`, `subadmm/`, `nsn/`, `local_global/`)
-//! holds the method's [`harness::Solver`] implementation, its settings struct
-//! (serde defaults + [`harness::Settings::validate`]), its tests, and a `README.md` with the paper,
+//! holds the method's [`api::Solver`] implementation, its settings struct
+//! (serde defaults + [`api::Settings::validate`]), its tests, and a `README.md` with the paper,
 //! the equations implemented, every choice the paper left open and known deviations. A module
-//! implements `harness::SolverDef` for its solver type, which the root crate registers with one
+//! implements `api::SolverDef` for its solver type, which the root crate registers with one
 //! line, `.register::<solvers::pgs::Pgs>()`; `docs/adding-a-solver.md` walks through it with PGS.
 
 pub mod canal;

@@ -42,10 +42,10 @@ pub fn carried(before: &World, after: &World, start: &ContactSet) -> ContactSet 
             let n = c0.normal();
             let (a, b) = (carry(c0.body_a, &c0.point), carry(c0.body_b, &c0.point));
             let gap = c0.gap + n.dot(&(a - b));
-            let mut c = Contact::with_offsets(after, &offsets, c0.key, a, n, gap);
+            let mut c = after.contact_with_offsets(&offsets, c0.key, a, n, gap);
             if c0.body_b.is_some() {
                 // B's rows at its own carried point (B's block is the last one)
-                let cb = Contact::with_offsets(after, &offsets, c0.key, b, n, gap);
+                let cb = after.contact_with_offsets(&offsets, c0.key, b, n, gap);
                 *c.jacobian.last_mut().expect("B is a body") = *cb.jacobian.last().expect("B is a body");
             }
             c.point = 0.5 * (a + b);

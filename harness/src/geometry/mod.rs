@@ -99,7 +99,7 @@ mod tests;
 
 pub use carried::carried;
 
-use crate::contact::{ColliderId, Contact, ContactKey, ContactSet, DofOffsets};
+use crate::contact::{ColliderId, ContactKey, ContactSet, DofOffsets};
 use crate::model::{Shape, StaticShape, World};
 use nalgebra::{UnitQuaternion, Vector3};
 use smallvec::SmallVec;
@@ -430,7 +430,7 @@ fn detect_with(world: &World, margin: f64, dt: Option<f64>) -> ContactSet {
                 }
                 for f in detect_pair(a, b, bound).into_iter().filter(admits) {
                     let key = ContactKey { a: ids[i], b: ids[j], feature: pack_feature(f.id, pa, pb) };
-                    contacts.push(Contact::with_offsets(world, &offsets, key, f.point, f.normal, f.gap));
+                    contacts.push(world.contact_with_offsets(&offsets, key, f.point, f.normal, f.gap));
                 }
             }
         }
@@ -456,7 +456,7 @@ pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
         if matches!(key.a, ColliderId::Deformable(_)) || matches!(key.b, ColliderId::Deformable(_)) {
             let (point, normal, gap) = nodes::node_feature(world, &key)
                 .map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
-            contacts.push(Contact::with_offsets(world, &offsets, key, point, normal, gap));
+            contacts.push(world.contact_with_offsets(&offsets, key, point, normal, gap));
             continue;
         }
         let (local, pa, pb) = unpack_feature(key.feature);
@@ -485,7 +485,7 @@ pub fn reevaluate(world: &World, previous: &ContactSet) -> ContactSet {
         // Every pair the detector produces has a defined feature here; a contact that cannot be
         // recomputed (not reachable with the model's shapes) keeps its previous geometry.
         let (point, normal, gap) = f.map_or((old.point, old.normal(), old.gap), |f| (f.point, f.normal, f.gap));
-        contacts.push(Contact::with_offsets(world, &offsets, key, point, normal, gap));
+        contacts.push(world.contact_with_offsets(&offsets, key, point, normal, gap));
     }
     ContactSet { contacts }
 }

@@ -76,7 +76,7 @@ pub(super) fn detect(world: &World, offsets: &DofOffsets, margin: f64) -> Vec<Co
                 let key = ContactKey { a, b, feature: node as u64 };
                 if let Some(f) = node_feature(world, &key) {
                     if f.gap < margin {
-                        out.push(Contact::with_offsets(world, offsets, key, f.point, f.normal, f.gap));
+                        out.push(world.contact_with_offsets(offsets, key, f.point, f.normal, f.gap));
                     }
                 }
             }

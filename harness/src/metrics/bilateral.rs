@@ -6,7 +6,7 @@
 //! `C(q0) + dt G v+ = 0`) and the implicit spring–damper `v_hat = -k C/(dt k + b)`,
 //! `r = 1/(dt (dt k + b))` for a compliant one (Drumwright Eqs. 51–53 with `dG/dt v` neglected).
 
-use crate::model::{BilateralSet, World};
+use crate::model::World;
 use crate::problem::StepProblem;
 
 /// `max_k |G_k v+ - v_hat_k + r_k gamma_k|` (m/s or rad/s; 0 without rows). `gamma` is the
@@ -28,5 +28,5 @@ pub fn bilateral_residual_max(problem: &StepProblem<'_>, v: &[f64], gamma: &[f64
 /// Torsional springs ([`crate::model::Joint::is_spring`]) are left out: their `C` is the
 /// spring's deflection.
 pub fn bilateral_violation_max(after: &World) -> f64 {
-    BilateralSet::of(after).drift_max(after)
+    after.joint_drift_max(&after.bilateral_rows())
 }

@@ -15,7 +15,6 @@ pub mod bilateral;
 pub mod complementarity;
 pub mod energy;
 pub mod friction;
-pub mod lee;
 pub mod momentum;
 pub mod yardstick;
 
@@ -28,8 +27,8 @@ pub use friction::{
     classify, classify_per_contact, mdp_violation, mdp_violation_per_contact, ContactState, SLIP_SPEED_THRESHOLD,
     STICK_MARGIN,
 };
-pub use lee::{lee_residual, LeeResidual};
 pub use momentum::momentum_rel;
+pub use toolkit::lee::{lee_residual, LeeResidual};
 
 use crate::contact::ContactSet;
 use crate::model::World;
@@ -248,7 +247,7 @@ pub fn evaluate(
     m.penetration_max = penetration_max(contacts_after);
     m.bilateral_residual = bilateral::bilateral_residual_max(problem, &sol.v, &sol.bilateral);
     m.bilateral_violation_max = bilateral::bilateral_violation_max(after);
-    let lee = lee::lee_residual(problem, lambda, &sol.bilateral);
+    let lee = toolkit::lee::lee_residual(problem, lambda, &sol.bilateral);
     (m.lee_residual, m.lee_residual_neglog10, m.lee_residual_rel) = (lee.abs, lee.neglog10, lee.rel);
 
     let (e0, e1) = (EnergyTerms::of(before), EnergyTerms::of(after));

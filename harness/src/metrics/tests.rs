@@ -40,7 +40,7 @@ fn sphere_on_ground(mu: f64, gap: f64, v0: Vector3<f64>) -> World {
 fn ground_contact(world: &World, body: usize, gap: f64) -> Contact {
     let c = world.bodies[body].position;
     let key = ContactKey { a: ColliderId::Body(body), b: ColliderId::Static(0), feature: 0 };
-    Contact::new(world, key, Vector3::new(c.x, c.y, c.z - R - 0.5 * gap), Vector3::z(), gap)
+    world.contact(key, Vector3::new(c.x, c.y, c.z - R - 0.5 * gap), Vector3::z(), gap)
 }
 
 fn set(contacts: Vec<Contact>) -> ContactSet {
@@ -67,7 +67,7 @@ fn assert_close(what: &str, got: f64, want: f64, tol: f64) {
 fn resting_sphere_exact_solution_has_zero_residuals() {
     let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0; 6], vec![[M * G * DT, 0.0, 0.0]]);
     let m = evaluate(&problem, &sol, &world, &after(&world, &problem, &sol), &contacts);
     assert_eq!(m.natmap_abs_l2, 0.0);
@@ -98,7 +98,7 @@ fn resting_sphere_exact_solution_has_zero_residuals() {
 fn cone_violation_is_the_distance_outside_the_cone(#[case] lambda: [f64; 3], #[case] want: f64) {
     let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0; 6], vec![lambda]);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);
     assert_close("cone_violation_max", m.cone_violation_max, want, 1e-15);
@@ -115,7 +115,7 @@ fn cone_violation_is_the_distance_outside_the_cone(#[case] lambda: [f64; 3], #[c
 fn mdp_violation_measures_friction_direction(#[case] angle: f64, #[case] want: f64) {
     let world = sphere_on_ground(0.5, 0.0, Vector3::new(1.0, 0.0, 0.0));
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let lambda = [1.0, 0.5 * angle.cos(), 0.5 * angle.sin()];
     let sol = solution(vec![1.0, 0.0, 0.0, 0.0, 0.0, 0.0], vec![lambda]);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);
@@ -133,7 +133,7 @@ fn mdp_violation_measures_friction_direction(#[case] angle: f64, #[case] want: f
 fn mdp_violation_only_on_sliding_active_contacts(#[case] slip: f64, #[case] lambda: [f64; 3]) {
     let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![slip, 0.0, 0.0, 0.0, 0.0, 0.0], vec![lambda]);
     assert_eq!(mdp_violation_per_contact(&problem, &sol)[0], None);
     assert_eq!(evaluate(&problem, &sol, &world, &world, &contacts).mdp_violation_max, 0.0);
@@ -155,7 +155,7 @@ fn mdp_violation_only_on_sliding_active_contacts(#[case] slip: f64, #[case] lamb
 fn natural_map_and_signorini_of_a_separating_sliding_contact() {
     let world = sphere_on_ground(0.5, 1e-3, Vector3::new(0.2, 0.0, 0.0));
     let contacts = set(vec![ground_contact(&world, 0, 1e-3)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.3, 0.4, 0.0, 0.0, 0.0, 0.0], vec![[1.0, 0.2, 0.0]]);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);
 
@@ -189,7 +189,7 @@ fn natural_map_and_signorini_of_a_separating_sliding_contact() {
 fn signorini_product_of_a_separating_pushing_contact() {
     let world = sphere_on_ground(0.0, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0, 0.0, 0.2, 0.0, 0.0, 0.0], vec![[0.05, 0.0, 0.0]]);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);
     assert_close("signorini_max", m.signorini_max, 0.01, 1e-16);
@@ -206,7 +206,7 @@ fn natural_map_relative_falls_back_to_absolute_when_q_vanishes() {
     let gap = G * DT * DT;
     let world = sphere_on_ground(0.5, gap, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, gap)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0; 6], vec![[0.1, 0.0, 0.0]]);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);
     assert_close("natmap_abs_l2", m.natmap_abs_l2, G * DT, 1e-15);
@@ -230,7 +230,7 @@ fn natural_map_relative_falls_back_to_absolute_when_q_vanishes() {
 fn momentum_rel_of_a_wrong_velocity(#[case] vz: f64, #[case] want: f64) {
     let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0, 0.0, vz, 0.0, 0.0, 0.0], vec![[M * G * DT, 0.05, 0.0]]);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);
     assert_close("momentum_rel", m.momentum_rel, want, 1e-12);
@@ -246,7 +246,7 @@ fn momentum_rel_zero_over_zero_is_zero() {
     let mut world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     world.gravity = Vector3::zeros();
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     assert_eq!(momentum_rel(&problem, &[0.0; 6], &[[0.0; 3]]), 0.0);
 }
 
@@ -259,7 +259,7 @@ fn momentum_rel_zero_over_zero_is_zero() {
 fn energy_change_of_a_free_fall_step(#[case] v0: Vector3<f64>) {
     let world = sphere_on_ground(0.5, 1.0, v0);
     let contacts = ContactSet::default();
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(problem.free_velocity(), vec![]);
     let a = after(&world, &problem, &sol);
     let m = evaluate(&problem, &sol, &world, &a, &contacts);
@@ -281,7 +281,7 @@ fn energy_change_of_a_free_fall_step(#[case] v0: Vector3<f64>) {
 fn energy_injection_of_a_kick() {
     let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0, 0.0, 1.0, 0.0, 0.0, 0.0], vec![[M * (1.0 + G * DT), 0.0, 0.0]]);
     let m = evaluate(&problem, &sol, &world, &after(&world, &problem, &sol), &contacts);
     assert_close("energy_change", m.energy_change, 1.1962, 1e-12);
@@ -305,7 +305,7 @@ fn state_metrics_come_from_the_after_world() {
         axis: None,
     });
     let contacts = ContactSet::default();
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0, 1.0, 0.0, 0.0, 0.0, 3.0], vec![]);
     let mut a = world.clone();
     a.bodies[0].position = Vector3::new(1.0, 0.0, 0.0);
@@ -329,7 +329,7 @@ fn state_metrics_come_from_the_after_world() {
 fn penetration_from_the_contacts_after_the_step(#[case] gaps: Vec<f64>, #[case] want: f64) {
     let world = sphere_on_ground(0.5, -0.01, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, -0.01)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0; 6], vec![[0.0; 3]]);
     let contacts_after = set(gaps.iter().map(|&g| ground_contact(&world, 0, g)).collect());
     let m = evaluate(&problem, &sol, &world, &world, &contacts_after);
@@ -345,15 +345,14 @@ fn stick_slip_classification_and_speeds() {
     let mut world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     world.bodies.push(sphere("b1", Vector3::new(1.0, 0.0, R), Vector3::zeros(), 0.5));
     world.bodies.push(sphere("b2", Vector3::new(1.0, 0.0, 3.0 * R), Vector3::zeros(), 0.5));
-    let stacked = Contact::new(
-        &world,
+    let stacked = world.contact(
         ContactKey { a: ColliderId::Body(2), b: ColliderId::Body(1), feature: 0 },
         Vector3::new(1.0, 0.0, 2.0 * R),
         Vector3::z(),
         0.0,
     );
     let contacts = set(vec![ground_contact(&world, 0, 0.0), ground_contact(&world, 1, 0.0), stacked]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let mut v = vec![0.0; 18];
     v[0] = 1e-4; // body 0 creeps along x
     v[6] = 0.3; // body 1 slides along (0.3, 0.4)
@@ -391,7 +390,7 @@ fn classify_stick_slip(#[case] mu: f64, #[case] lambda: [f64; 3], #[case] want: 
 fn frictionless_active_contact_is_slip() {
     let world = sphere_on_ground(0.0, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let sol = solution(vec![0.0; 6], vec![[M * G * DT, 0.0, 0.0]]);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);
     assert_eq!((m.n_active, m.n_stick, m.n_slip), (1, 0, 1));
@@ -434,7 +433,7 @@ fn float_fields(m: &StepMetrics) -> [(&'static str, f64); 21] {
 fn non_finite_solution_gives_nan_metrics(#[case] spoil: fn(&mut StepSolution)) {
     let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
     let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
-    let problem = StepProblem::new(&world, &contacts, DT, None).unwrap();
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
     let mut sol = solution(vec![0.0; 6], vec![[M * G * DT, 0.0, 0.0]]);
     spoil(&mut sol);
     let m = evaluate(&problem, &sol, &world, &world, &contacts);

@@ -16,8 +16,9 @@
 
 use super::complementarity::natural_map_norms_with;
 use super::momentum::momentum_rel_with;
-use crate::contact_blocks::ContactBlocks;
-use crate::problem::StepProblem;
+pub use api::log::Iterate;
+use api::StepProblem;
+use toolkit::contact_blocks::ContactBlocks;
 
 /// Column of the rigid-NCP natural map on each iterate.
 pub const NATMAP: &str = "yardstick_natmap_rel";
@@ -25,17 +26,6 @@ pub const NATMAP: &str = "yardstick_natmap_rel";
 pub const MODEL_NATMAP: &str = "yardstick_model_natmap_rel";
 /// Column of the momentum error on each iterate.
 pub const MOMENTUM: &str = "yardstick_momentum_rel";
-
-/// A solver's iterate: velocity, contact impulses (N s, `(n, t1, t2)`) and bilateral impulses.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Iterate {
-    /// Generalized velocity.
-    pub v: Vec<f64>,
-    /// Contact impulses, one per contact.
-    pub impulses: Vec<[f64; 3]>,
-    /// Bilateral impulses, one per row (empty if none).
-    pub bilateral: Vec<f64>,
-}
 
 /// The yardstick columns (`(name, values)`, one value per iterate) of `iterates` of `problem`.
 /// An iterate of the wrong size gives NaN rather than a wrong number.

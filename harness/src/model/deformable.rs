@@ -44,8 +44,7 @@ use super::Material;
 use nalgebra::{Matrix3, SMatrix, SVector, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
-/// 9 × 12 matrix: `vec(F)` (column-major) from the 12 node coordinates of a tetrahedron.
-pub type GradientOperator = SMatrix<f64, 9, 12>;
+pub use api::eval::GradientOperator;
 type Mat9 = SMatrix<f64, 9, 9>;
 type Mat12 = SMatrix<f64, 12, 12>;
 type Vec9 = SVector<f64, 9>;

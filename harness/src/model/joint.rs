@@ -26,6 +26,7 @@
 //! with `k = 1e15` for "rigid to double precision").
 
 use super::{RigidBody, World};
+pub use api::bilateral::{BilateralRow, BilateralSet, GBlock, JointCompliance};
 use nalgebra::{UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
@@ -62,15 +63,6 @@ pub enum JointKind {
     },
 }
 
-/// Spring–damper model of a soft joint, per row.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct JointCompliance {
-    /// Stiffness (N/m for position rows, N m/rad for angular rows; >= 0).
-    pub stiffness: f64,
-    /// Damping (N s/m, N m s/rad; >= 0). `stiffness + damping > 0`.
-    pub damping: f64,
-}
-
 /// A bilateral joint between rigid body `body_a` and body `body_b` (or the world).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Joint {
@@ -91,104 +83,17 @@ pub struct Joint {
     pub compliance: Option<JointCompliance>,
 }
 
-/// One scalar constraint row's Jacobian on one block of velocity DOFs.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GBlock {
-    /// First velocity index of the block.
-    pub v_offset: usize,
-    /// Number of columns used (<= 6).
-    pub ncols: usize,
-    /// Coefficients; only the first `ncols` are meaningful.
-    pub row: [f64; 6],
-}
-
-/// One scalar bilateral constraint row at the configuration it was evaluated at.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BilateralRow {
-    /// Index of the joint in [`World::joints`].
-    pub joint: usize,
-    /// Row within the joint (see the module table), a stable identity across steps.
-    pub index: usize,
-    /// Constraint value `C(q)` (m or rad).
-    pub violation: f64,
-    /// `dG/dt v` at the state it was evaluated at (m/s^2 or rad/s^2): the velocity-product term of
-    /// `d^2C/dt^2 = G dv/dt + dG/dt v` (Drumwright Eq. 29).
-    pub gdot_v: f64,
-    /// Jacobian blocks (one per dynamic body involved).
-    pub jacobian: Vec<GBlock>,
-    /// The joint's compliance (`None`: rigid).
-    pub compliance: Option<JointCompliance>,
-}
-
-impl BilateralRow {
-    /// Row `index` of joint `ji` from its raw row on the full twists: the Jacobian restricted to
-    /// each body's free DOFs, blocks that vanish there left out.
-    fn from_raw(world: &World, offsets: &[usize], ji: usize, index: usize, raw: RawRow) -> BilateralRow {
-        let j = &world.joints[ji];
-        let mut jacobian = Vec::with_capacity(2);
-        for (bi, g) in [(Some(j.body_a), raw.ga), (j.body_b, raw.gb)] {
-            let Some(bi) = bi else { continue };
-            let b = &world.bodies[bi];
-            let mut row = [0.0; 6];
-            for (c, full) in b.dofs.free_indices().enumerate() {
-                row[c] = g[full];
-            }
-            if row.iter().any(|x| *x != 0.0) {
-                jacobian.push(GBlock { v_offset: offsets[bi], ncols: b.dofs.count(), row });
-            }
-        }
-        BilateralRow { joint: ji, index, violation: raw.c, gdot_v: raw.gdot_v, jacobian, compliance: j.compliance }
-    }
-
-    /// `G v` for this row.
-    pub fn velocity(&self, v: &[f64]) -> f64 {
-        self.jacobian.iter().map(|b| (0..b.ncols).map(|c| b.row[c] * v[b.v_offset + c]).sum::<f64>()).sum()
-    }
-
-    /// `out += G^T gamma` for this row.
-    pub fn add_transpose(&self, gamma: f64, out: &mut [f64]) {
-        for b in &self.jacobian {
-            for c in 0..b.ncols {
-                out[b.v_offset + c] += b.row[c] * gamma;
-            }
-        }
-    }
-
-    /// The row's velocity-level law as `(v_hat, r)`: the impulse `gamma` (N s) and the end-of-step
-    /// constraint velocity `G v+` satisfy `G v+ - v_hat + r gamma = 0`.
-    ///
-    /// Rigid: `v_hat = -C/dt`, `r = 0` (the linearised constraint `C + dt G v+ = 0`). Compliant
-    /// (implicit spring–damper, Drumwright Eqs. 51–53 with `dG/dt v` neglected):
-    /// `gamma = -dt (k (C + dt G v+) + b G v+)`, i.e. `v_hat = -k C / (dt k + b)`,
-    /// `r = 1 / (dt (dt k + b))`.
-    pub fn law(&self, dt: f64) -> (f64, f64) {
-        match self.compliance {
-            None => (-self.violation / dt, 0.0),
-            Some(JointCompliance { stiffness: k, damping: b }) => {
-                let w = dt * k + b;
-                (-k * self.violation / w, 1.0 / (dt * w))
-            }
-        }
-    }
-}
-
-/// All bilateral rows of one step, in joint order then row order.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct BilateralSet {
-    /// The rows.
-    pub rows: Vec<BilateralRow>,
-}
-
-impl BilateralSet {
-    /// The rows of every joint of `world` at its current state. Rows whose Jacobian is
+impl World {
+    /// The rows of every joint of this world at its current state. Rows whose Jacobian is
     /// structurally zero over the free DOFs (e.g. the out-of-plane rows of a planar body) are left
     /// out: no impulse can act through them.
-    pub fn of(world: &World) -> BilateralSet {
+    pub fn bilateral_rows(&self) -> BilateralSet {
+        let world = self;
         let offsets = velocity_offsets(world);
         let mut rows = Vec::new();
         for (ji, j) in world.joints.iter().enumerate() {
             for (index, raw) in j.raw_rows(world).into_iter().enumerate() {
-                let row = BilateralRow::from_raw(world, &offsets, ji, index, raw);
+                let row = row_from_raw(world, &offsets, ji, index, raw);
                 if !row.jacobian.is_empty() {
                     rows.push(row);
                 }
@@ -198,10 +103,11 @@ impl BilateralSet {
     }
 
     /// The rows of `like` (same joints, row indices and order) re-evaluated at the current state
-    /// of `world`: violations, `dG/dt v` and Jacobians there. A row keeps its place even where
+    /// of this world: violations, `dG/dt v` and Jacobians there. A row keeps its place even where
     /// its Jacobian happens to vanish (it then has no block), so position-level solvers can
     /// evaluate `C(q)` and `G(q)` at their iterates and match rows by position.
-    pub fn like(world: &World, like: &BilateralSet) -> BilateralSet {
+    pub fn bilateral_rows_like(&self, like: &BilateralSet) -> BilateralSet {
+        let world = self;
         let offsets = velocity_offsets(world);
         let mut raw: Vec<Option<Vec<RawRow>>> = (0..world.joints.len()).map(|_| None).collect();
         let rows = like
@@ -209,55 +115,17 @@ impl BilateralSet {
             .iter()
             .map(|r| {
                 let joint_rows = raw[r.joint].get_or_insert_with(|| world.joints[r.joint].raw_rows(world));
-                BilateralRow::from_raw(world, &offsets, r.joint, r.index, joint_rows[r.index])
+                row_from_raw(world, &offsets, r.joint, r.index, joint_rows[r.index])
             })
             .collect();
         BilateralSet { rows }
     }
 
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-    /// Whether there is no row.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-    /// `G v`, one value per row.
-    pub fn velocities(&self, v: &[f64]) -> Vec<f64> {
-        self.rows.iter().map(|r| r.velocity(v)).collect()
-    }
-    /// `G^T gamma` as a generalized impulse of length `nv`.
-    pub fn transpose_mul(&self, gamma: &[f64], nv: usize) -> Vec<f64> {
-        assert_eq!(gamma.len(), self.rows.len());
-        let mut out = vec![0.0; nv];
-        for (r, g) in self.rows.iter().zip(gamma) {
-            r.add_transpose(*g, &mut out);
-        }
-        out
-    }
-    /// Triplets `(row, col, value)` of the `nb x nv` Jacobian `G`.
-    pub fn jacobian_triplets(&self) -> Vec<(usize, usize, f64)> {
-        let mut t = Vec::new();
-        for (i, r) in self.rows.iter().enumerate() {
-            for b in &r.jacobian {
-                for c in 0..b.ncols {
-                    if b.row[c] != 0.0 {
-                        t.push((i, b.v_offset + c, b.row[c]));
-                    }
-                }
-            }
-        }
-        t
-    }
-    /// Largest `|C|` over the rows (m or rad; 0 without rows).
-    pub fn violation_max(&self) -> f64 {
-        self.rows.iter().fold(0.0, |m, r| if r.violation.is_nan() { f64::NAN } else { m.max(r.violation.abs()) })
-    }
-    /// Largest `|C|` over the constraint rows of `world`'s joints, leaving out springs
+    /// Largest `|C|` over the rows `rows` of this world's joints, leaving out springs
     /// ([`Joint::is_spring`]: their `C` is a deflection, not a drift) (m or rad; 0 without rows).
-    pub fn drift_max(&self, world: &World) -> f64 {
-        self.rows.iter().filter(|r| !world.joints[r.joint].is_spring()).fold(0.0, |m, r| {
+    pub fn joint_drift_max(&self, rows: &BilateralSet) -> f64 {
+        let world = self;
+        rows.rows.iter().filter(|r| !world.joints[r.joint].is_spring()).fold(0.0, |m, r| {
             if r.violation.is_nan() {
                 f64::NAN
             } else {
@@ -265,6 +133,25 @@ impl BilateralSet {
             }
         })
     }
+}
+
+/// Row `index` of joint `ji` from its raw row on the full twists: the Jacobian restricted to
+/// each body's free DOFs, blocks that vanish there left out.
+fn row_from_raw(world: &World, offsets: &[usize], ji: usize, index: usize, raw: RawRow) -> BilateralRow {
+    let j = &world.joints[ji];
+    let mut jacobian = Vec::with_capacity(2);
+    for (bi, g) in [(Some(j.body_a), raw.ga), (j.body_b, raw.gb)] {
+        let Some(bi) = bi else { continue };
+        let b = &world.bodies[bi];
+        let mut row = [0.0; 6];
+        for (c, full) in b.dofs.free_indices().enumerate() {
+            row[c] = g[full];
+        }
+        if row.iter().any(|x| *x != 0.0) {
+            jacobian.push(GBlock { v_offset: offsets[bi], ncols: b.dofs.count(), row });
+        }
+    }
+    BilateralRow { joint: ji, index, violation: raw.c, gdot_v: raw.gdot_v, jacobian, compliance: j.compliance }
 }
 
 /// First velocity index of every rigid body.
@@ -630,7 +517,7 @@ mod tests {
         w.bodies[1].orientation =
             UnitQuaternion::from_scaled_axis(Vector3::new(0.05, 0.0, -0.02)) * w.bodies[1].orientation;
         w.joints = std::mem::take(&mut joints);
-        let set = BilateralSet::of(&w);
+        let set = w.bilateral_rows();
         let (q, v) = (w.positions(), w.velocities());
         let h = 1e-5;
         let at = |s: f64| {
@@ -668,7 +555,7 @@ mod tests {
         w.bodies[0].angular_velocity = axis * 1.7;
         w.bodies[1].angular_velocity = axis * -0.4;
         w.joints = vec![spring, Joint::ball_at(&world2(), 0, Some(1), Vector3::zeros())];
-        let set = BilateralSet::of(&w);
+        let set = w.bilateral_rows();
         assert_eq!(set.len(), 4);
         assert!((set.rows[0].violation + 0.3).abs() < 1e-12, "{}", set.rows[0].violation);
         let (q, v) = (w.positions(), w.velocities());
@@ -682,8 +569,8 @@ mod tests {
         assert!((set.rows[0].velocity(&v) - 2.1).abs() < 1e-12 && (rate - 2.1).abs() < 1e-8, "{rate}");
         assert!(set.rows[0].gdot_v.abs() < 1e-12);
         // the drift leaves the spring's 0.3 rad out and keeps the ball joint's rows
-        assert_eq!(set.drift_max(&w), set.rows[1..].iter().map(|r| r.violation.abs()).fold(0.0, f64::max));
-        assert!(set.drift_max(&w) < 0.3);
+        assert_eq!(w.joint_drift_max(&set), set.rows[1..].iter().map(|r| r.violation.abs()).fold(0.0, f64::max));
+        assert!(w.joint_drift_max(&set) < 0.3);
         let mut bad = Joint::angular_at(&w, 0, None, axis, 1.0, 0.0);
         if let JointKind::Angular { ref mut ref_a, .. } = bad.kind {
             *ref_a = (*ref_a + axis).normalize();
@@ -698,7 +585,7 @@ mod tests {
         w.bodies[0].linear_velocity.y = 0.0;
         w.bodies[0].angular_velocity = Vector3::new(0.0, 0.4, 0.0);
         w.joints.push(Joint::hinge_at(&w, 0, None, Vector3::zeros(), Vector3::y()));
-        let set = BilateralSet::of(&w);
+        let set = w.bilateral_rows();
         // y row and the two angular rows (about x and z) cannot act on a planar x-z body
         assert_eq!(set.rows.iter().map(|r| r.index).collect::<Vec<_>>(), vec![0, 2]);
         let js = vec![Joint::ball_at(&world2(), 0, Some(1), Vector3::zeros())];

@@ -10,13 +10,11 @@
 mod body;
 mod deformable;
 mod joint;
-mod layout;
 mod world;
 
+pub use api::contact::ContactCompliance;
+pub use api::layout::{BlockKind, DofBlock, DofLayout};
 pub use body::{DofMask, Material, RigidBody, Shape, ShapePart, MAX_PARTS};
 pub use deformable::{DeformableBody, ElasticMaterial, ElasticModel, GradientOperator, PrescribedMotion};
 pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointKind};
-pub use layout::{BlockKind, DofBlock, DofLayout};
-pub use world::{
-    combine_friction, ContactCompliance, PointLoad, Spring, StaticCollider, StaticShape, World, WorldError,
-};
+pub use world::{combine_friction, PointLoad, Spring, StaticCollider, StaticShape, World, WorldError};

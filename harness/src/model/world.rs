@@ -1,39 +1,10 @@
 //! The world: bodies, static colliders, springs and gravity, with the maps between the world state
 //! and the generalized vectors `q` (positions) and `v` (velocities) of [`DofLayout`].
 
-use super::{BlockKind, DofBlock, DofLayout, Material, RigidBody};
+use super::{BlockKind, ContactCompliance, DofBlock, DofLayout, Material, RigidBody};
 use kernels::BlockDiagonal;
 use nalgebra::{DMatrix, Matrix3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
-
-/// Contact model of a material or a contact.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum ContactCompliance {
-    /// Rigid (non-penetration) contact.
-    Rigid,
-    /// Compliant contact: normal force `k max(-phi, 0) (1 + tau_d d(-phi)/dt)_+` in the continuous model
-    /// (Castro et al. §II-B): `stiffness` k in N/m, `dissipation_time` tau_d in s.
-    Compliant { stiffness: f64, dissipation_time: f64 },
-}
-
-impl ContactCompliance {
-    /// Combination rule for a contact between two materials. If one side is rigid, the other
-    /// side's model is used (a rigid body in series with a compliant one). Two compliant sides
-    /// combine by harmonic mean of stiffness and arithmetic mean of dissipation time; both rules
-    /// return the common value when the two sides agree, so a case that gives every collider the
-    /// same material gets exactly that material.
-    pub fn combine(a: ContactCompliance, b: ContactCompliance) -> ContactCompliance {
-        use ContactCompliance::*;
-        match (a, b) {
-            (Rigid, x) | (x, Rigid) => x,
-            (a, b) if a == b => a,
-            (Compliant { stiffness: ka, dissipation_time: ta }, Compliant { stiffness: kb, dissipation_time: tb }) => {
-                Compliant { stiffness: 2.0 * ka * kb / (ka + kb), dissipation_time: 0.5 * (ta + tb) }
-            }
-        }
-    }
-}
 
 /// Combined friction coefficient of two materials: harmonic mean `2 mu_a mu_b / (mu_a + mu_b)`
 /// (Drake's rule; equal inputs give the same value; zero if either is zero).

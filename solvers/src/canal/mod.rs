@@ -4,7 +4,7 @@
 //! `M v = b + Jᵀ λ + Gᵀ γ` with the Signorini–Coulomb law per contact (rigid, or the compliant
 //! normal law as the regularisation of the normal row, an extension) and the velocity-level law
 //! per bilateral row. FEM deformable bodies (an extension) take the linearised backward-Euler step
-//! of `harness::implicit`: `A = M + δt² K` and `b = A v*` on their DOFs, prescribed DOFs held.
+//! of `toolkit::implicit`: `A = M + δt² K` and `b = A v*` on their DOFs, prescribed DOFs held.
 //! Each AL iteration freezes the De Saxcé term
 //! `p_i = μ_i ||z_{i,t}||` at the previous slack, which turns the surrogate into the minimisation
 //! of a strongly convex piecewise-quadratic `h(v)` (Eq. 22) whose gradient is the residual (21);
@@ -24,7 +24,7 @@ pub(crate) mod tests;
 pub use settings::{CanalSettings, Inner};
 pub use solver::{Canal, CanalStats};
 
-use harness::{Capabilities, SolverContext, SolverDef};
+use api::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
@@ -51,6 +51,9 @@ impl SolverDef for Canal {
     const NAME: &'static str = "canal";
     const SUMMARY: &'static str = "cascaded Newton-based augmented Lagrangian, exact cone (Lee et al. 2025)";
     const PAPER: &'static str = PAPER;
+    const BUDGET: &'static str = "max_al_iterations";
+    const TOLERANCE: &'static str = "al_tolerance";
+    const MODEL: api::AnsweredModel = api::AnsweredModel::RigidCoulomb;
     fn capabilities() -> Capabilities {
         capabilities()
     }

@@ -17,9 +17,9 @@
 //! `||Π_{C(μ/√a)}(S x)||² / (2β)`. Strict variants: `Π^strict_C(x_n / a, x_t)`. At `r_n = 0`,
 //! `a = 1`, `S = I` and every operation is the rigid one bit for bit.
 
-use harness::constraints::{bilateral_rows, contact_rows, ConstraintRows, RowLaw};
-use harness::StepProblem;
+use api::StepProblem;
 use kernels::cone;
+use toolkit::constraints::{bilateral_rows, contact_rows, ConstraintRows, RowLaw};
 
 /// Which contact operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -76,31 +76,31 @@ impl Default for CanalSettings {
     }
 }
 
-impl harness::Settings for CanalSettings {
-    fn validate(&self) -> Result<(), harness::FieldError> {
+impl api::Settings for CanalSettings {
+    fn validate(&self) -> Result<(), api::FieldError> {
         let pos = |name: &str, v: f64| {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(harness::FieldError::new(name, format!("must be finite and > 0, got {v}")))
+                Err(api::FieldError::new(name, format!("must be finite and > 0, got {v}")))
             }
         };
-        harness::check_budget("max_al_iterations", self.max_al_iterations)?;
-        harness::check_budget("max_newton_iterations", self.max_newton_iterations)?;
-        harness::check_budget("line_search_iterations", self.line_search_iterations)?;
+        api::check_budget("max_al_iterations", self.max_al_iterations)?;
+        api::check_budget("max_newton_iterations", self.max_newton_iterations)?;
+        api::check_budget("line_search_iterations", self.line_search_iterations)?;
         pos("al_tolerance", self.al_tolerance)?;
         pos("newton_tolerance", self.newton_tolerance)?;
         pos("impulse_tolerance", self.impulse_tolerance)?;
         pos("beta0", self.beta0)?;
         pos("beta_max", self.beta_max)?;
         if !(self.kappa.is_finite() && self.kappa > 1.0) {
-            return Err(harness::FieldError::new("kappa", format!("must be finite and > 1, got {}", self.kappa)));
+            return Err(api::FieldError::new("kappa", format!("must be finite and > 1, got {}", self.kappa)));
         }
         if !(self.zeta > 0.0 && self.zeta < 1.0) {
-            return Err(harness::FieldError::new("zeta", format!("must be in (0, 1), got {}", self.zeta)));
+            return Err(api::FieldError::new("zeta", format!("must be in (0, 1), got {}", self.zeta)));
         }
         if self.beta_max < self.beta0 {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "beta_max",
                 format!("must be >= beta0 = {}, got {}", self.beta0, self.beta_max),
             ));

@@ -4,10 +4,10 @@
 
 use super::model::{Model, Op};
 use super::settings::{CanalSettings, Inner};
-use harness::implicit::ImplicitElastic;
-use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use api::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::assembly::SymmetricPattern;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
+use toolkit::implicit::ImplicitElastic;
 
 const TINY: f64 = 1e-300;
 /// A Newton step shorter than this fraction of `||v||` is round-off: the inner solve stops there
@@ -450,7 +450,7 @@ impl Solver for Canal {
             if !al_res.is_finite() || self.lam.iter().any(|a| !a.is_finite()) {
                 return Err(SolveError::NonFinite { what: format!("impulses at AL iteration {l}") });
             }
-            let lee = harness::metrics::lee_residual(p, &impulses, &gamma);
+            let lee = toolkit::lee_residual(p, &impulses, &gamma);
             log.record(&[
                 ("al_residual_l2", al_res),
                 ("rel_change_l2", rel_change),

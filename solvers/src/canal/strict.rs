@@ -35,7 +35,7 @@
 use super::model::Op;
 use super::settings::Inner;
 use super::solver::{below_roundoff, Canal};
-use harness::{IterationLog, SolveError, StepProblem};
+use api::{IterationLog, SolveError, StepProblem};
 use nalgebra::{DMatrix, DVector};
 
 /// Armijo constant of the damped Newton line search (De Luca et al. 1996: σ = 1e-4).

@@ -7,7 +7,7 @@ use harness::model::{
 };
 use harness::{
     ColliderId, Contact, ContactKey, ContactSet, IterationLog, Params, Settings, SolveError, SolveStatus, Solver,
-    StepProblem, StepSolution, WarmStart,
+    StepSolution, WarmStart,
 };
 use nalgebra::Vector3;
 use rstest::rstest;
@@ -101,14 +101,14 @@ pub(crate) fn dense_box_moving(mu: f64, n: usize, lin: Vector3<f64>, ang: Vector
             let y = -h[1] + 2.0 * h[1] * j as f64 / (n - 1) as f64;
             let gap = 1e-4 * (((i * 7 + j * 3) % 5) as f64 - 2.0);
             let key = ContactKey { a: ColliderId::Body(0), b: ColliderId::Static(0), feature: (i * n + j) as u64 };
-            contacts.push(Contact::new(&w, key, Vector3::new(x, y, 0.0), Vector3::z(), gap));
+            contacts.push(w.contact(key, Vector3::new(x, y, 0.0), Vector3::z(), gap));
         }
     }
     (w, ContactSet { contacts })
 }
 
 fn solve(w: &World, cs: &ContactSet, s: CanalSettings) -> (StepSolution, IterationLog, CanalStats) {
-    let p = StepProblem::new(w, cs, DT, None).expect("problem");
+    let p = w.step_problem(cs, DT, None).expect("problem");
     let mut log = IterationLog::new();
     let mut solver = Canal::new(s);
     let sol = solver.step(&p, &mut log).expect("canal step");
@@ -126,7 +126,7 @@ fn frictionless_step_equals_the_clarabel_qp() {
     let (w, cs) = dense_box(0.0, 3);
     let (sol, _, _) = solve(&w, &cs, CanalSettings::default());
     assert_eq!(sol.status, SolveStatus::Solved);
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let nv = p.nv();
     let b = p.mass.mul(&p.free_velocity());
     let (mut pi, mut pj, mut pv) = (vec![], vec![], vec![]);
@@ -188,8 +188,8 @@ fn dense_contact_converges_superlinearly(#[values(0.3, 0.5)] mu: f64) {
     let ratios: Vec<f64> = res.windows(2).filter(|p| p[0] > 1e-13).map(|p| p[1] / p[0]).collect();
     assert!(*ratios.last().unwrap() < 0.1, "{ratios:?}");
     assert_eq!(stats.inner_failures, 0);
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
-    let lee = harness::metrics::lee_residual(&p, &sol.impulses, &sol.bilateral);
+    let p = w.step_problem(&cs, DT, None).unwrap();
+    let lee = toolkit::lee_residual(&p, &sol.impulses, &sol.bilateral);
     assert!(lee.abs < 1e-8, "{lee:?}");
 }
 
@@ -250,7 +250,7 @@ fn slope_world(deg: f64, mu: f64) -> (World, ContactSet) {
         .with_dofs(DofMask([true, true, true, false, false, false]));
     w.bodies.push(b);
     let key = ContactKey { a: ColliderId::Body(0), b: ColliderId::Static(0), feature: 0 };
-    let cs = ContactSet { contacts: vec![Contact::new(&w, key, Vector3::zeros(), n, 0.0)] };
+    let cs = ContactSet { contacts: vec![w.contact(key, Vector3::zeros(), n, 0.0)] };
     (w, cs)
 }
 
@@ -287,8 +287,8 @@ fn mass_ratio_column_at_rest() {
     let k1 = ContactKey { a: ColliderId::Body(1), b: ColliderId::Body(0), feature: 0 };
     let cs = ContactSet {
         contacts: vec![
-            Contact::new(&w, k0, Vector3::zeros(), Vector3::z(), 0.0),
-            Contact::new(&w, k1, Vector3::new(0.0, 0.0, 2.0 * r), Vector3::z(), 0.0),
+            w.contact(k0, Vector3::zeros(), Vector3::z(), 0.0),
+            w.contact(k1, Vector3::new(0.0, 0.0, 2.0 * r), Vector3::z(), 0.0),
         ],
     };
     let (sol, _, _) = solve(&w, &cs, CanalSettings::default());
@@ -313,7 +313,7 @@ fn bilateral_pendulum_row_law_holds() {
     let cs = ContactSet::default();
     let (sol, _, _) = solve(&w, &cs, CanalSettings::default());
     assert_eq!(sol.status, SolveStatus::Solved);
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     for (row, g) in p.bilateral.rows.iter().zip(&sol.bilateral) {
         let (vh, r) = row.law(DT);
         assert!((row.velocity(&sol.v) - vh + r * g).abs() < 1e-9, "row {}", row.index);
@@ -339,7 +339,7 @@ fn potential_gradient_is_the_residual(#[values(false, true)] compliant: bool) {
             c.compliance = ContactCompliance::Compliant { stiffness: 1e7, dissipation_time: 0.01 };
         }
     }
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let mut s = Canal::new(CanalSettings::default());
     s.setup_for_tests(&p);
     let beta = 1e4;
@@ -382,9 +382,9 @@ fn strict_variants_reach_the_same_solution(#[values("trdogleg", "damped_newton")
     assert_eq!(b.status, SolveStatus::Solved, "{stats:?}");
     // nine coplanar contacts: the friction distribution, hence the spin, is not unique; both
     // solutions satisfy the NCP to 1e-10 and share the translational velocity
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     for sol in [&a, &b] {
-        assert!(harness::metrics::lee_residual(&p, &sol.impulses, &sol.bilateral).abs < 1e-10);
+        assert!(toolkit::lee_residual(&p, &sol.impulses, &sol.bilateral).abs < 1e-10);
     }
     for k in 0..3 {
         assert!((a.v[k] - b.v[k]).abs() < 1e-9, "{:?} vs {:?}", a.v, b.v);
@@ -413,7 +413,7 @@ fn joint_only_step_stops_early_and_exact() {
     let (sol, log, _) = solve(&w, &cs, CanalSettings::default());
     assert_eq!(sol.status, SolveStatus::Solved);
     assert!(sol.iterations <= 3, "{} AL iterations: {:?}", sol.iterations, log.column("rel_change_l2"));
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     for (row, g) in p.bilateral.rows.iter().zip(&sol.bilateral) {
         let (vh, r) = row.law(DT);
         assert!((row.velocity(&sol.v) - vh + r * g).abs() < 1e-10, "row {}", row.index);
@@ -429,7 +429,7 @@ fn opening_contacts_stop_at_the_first_iteration() {
     let (sol, _, _) = solve(&w, &cs, CanalSettings::default());
     assert_eq!((sol.status, sol.iterations), (SolveStatus::Solved, 1));
     assert!(sol.impulses.iter().all(|l| *l == [0.0; 3]));
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     for (a, b) in sol.v.iter().zip(p.free_velocity()) {
         assert!((a - b).abs() < 1e-14);
     }
@@ -440,7 +440,7 @@ fn no_contacts_gives_the_free_velocity() {
     let (w, _) = dense_box(0.5, 2);
     let cs = ContactSet::default();
     let (sol, _, _) = solve(&w, &cs, CanalSettings::default());
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     assert_eq!(sol.status, SolveStatus::Solved);
     for (a, b) in sol.v.iter().zip(p.free_velocity()) {
         assert!((a - b).abs() < 1e-14);
@@ -451,7 +451,7 @@ fn no_contacts_gives_the_free_velocity() {
 fn nan_in_the_data_is_an_error() {
     let (mut w, cs) = dense_box(0.5, 2);
     w.bodies[0].linear_velocity.x = f64::NAN;
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let r = Canal::new(CanalSettings::default()).step(&p, &mut IterationLog::new());
     assert!(matches!(r, Err(SolveError::NonFinite { .. })), "{r:?}");
 }
@@ -523,7 +523,7 @@ fn stack_contacts(w: &World, margin: f64) -> ContactSet {
             };
             if gap <= margin {
                 let point = x + 0.5 * gap * if k == 0 { -normal } else { normal };
-                contacts.push(Contact::new(w, key, point, normal, gap));
+                contacts.push(w.contact(key, point, normal, gap));
             }
         }
     }
@@ -570,7 +570,7 @@ fn dish_trajectory(mu: f64, steps: usize, kick: f64, rnd: &mut impl FnMut() -> f
             b.angular_velocity += kick / h[0] * Vector3::new(rnd(), rnd(), rnd());
         }
         let cs = stack_contacts(&w, MARGIN);
-        let p = StepProblem::new(&w, &cs, DT, warm.as_ref()).expect("problem");
+        let p = w.step_problem(&cs, DT, warm.as_ref()).expect("problem");
         let sol = Canal::new(table_ii_settings("cascaded")).step(&p, &mut IterationLog::new()).expect("canal step");
         let q = p.integrate(&sol.v);
         drop(p);
@@ -663,14 +663,14 @@ fn table_ii_ablation() {
         for inner in ["cascaded", "trdogleg", "damped_newton"] {
             let (mut iters, mut fails, mut solves, mut res) = (0usize, 0usize, 0usize, 0.0);
             for (w, cs, warm) in cases {
-                let p = StepProblem::new(w, cs, DT, warm.as_ref()).expect("problem");
+                let p = w.step_problem(cs, DT, warm.as_ref()).expect("problem");
                 let mut solver = Canal::new(table_ii_settings(inner));
                 let sol = solver.step(&p, &mut IterationLog::new()).expect("canal step");
                 let st = solver.stats();
                 iters += st.inner_iterations;
                 fails += st.inner_failures;
                 solves += st.al_iterations;
-                res += harness::metrics::lee_residual(&p, &sol.impulses, &sol.bilateral).neglog10.min(16.0);
+                res += toolkit::lee_residual(&p, &sol.impulses, &sol.bilateral).neglog10.min(16.0);
             }
             eprintln!(
                 "{scene:>19} {inner:>13}: inner iterations {:.2}, failure {:.1} %, residual -log10 {:.3}",
@@ -691,10 +691,10 @@ fn table_ii_ablation() {
 fn warm_started_stack_steps_converge() {
     let (cases, _) = dish_trajectory(0.5, 10, G * DT, &mut xorshift(0x2545_f491_4f6c_dd1d));
     for (k, (w, cs, warm)) in cases.iter().enumerate() {
-        let p = StepProblem::new(w, cs, DT, warm.as_ref()).expect("problem");
+        let p = w.step_problem(cs, DT, warm.as_ref()).expect("problem");
         let mut solver = Canal::new(table_ii_settings("cascaded"));
         let sol = solver.step(&p, &mut IterationLog::new()).expect("canal step");
-        let lee = harness::metrics::lee_residual(&p, &sol.impulses, &sol.bilateral);
+        let lee = toolkit::lee_residual(&p, &sol.impulses, &sol.bilateral);
         assert_eq!(solver.stats().inner_failures, 0, "step {k}: {:?}", solver.stats());
         assert!(lee.abs < 1e-8, "step {k}: {lee:?}");
     }
@@ -705,7 +705,7 @@ fn warm_started_stack_steps_converge() {
 fn table_ii_totals(cases: &[Case], inner: &str) -> (usize, usize, usize) {
     let (mut iters, mut fails, mut solves) = (0, 0, 0);
     for (w, cs, warm) in cases {
-        let p = StepProblem::new(w, cs, DT, warm.as_ref()).expect("problem");
+        let p = w.step_problem(cs, DT, warm.as_ref()).expect("problem");
         let mut solver = Canal::new(table_ii_settings(inner));
         solver.step(&p, &mut IterationLog::new()).expect("canal step");
         let st = solver.stats();

@@ -19,7 +19,7 @@
 //! friction terms.
 //!
 //! Deformable (FEM) bodies (README §2): their momentum is the linearised implicit step of
-//! `harness::implicit`, `A' (v - v*) = Jᵀγ` with `A' = M + δt² K'`. Its rows are posed solved for
+//! `toolkit::implicit`, `A' (v - v*) = Jᵀγ` with `A' = M + δt² K'`. Its rows are posed solved for
 //! `v`, `v - A'⁻¹Jᵀγ - A'⁻¹G_bᵀγ_b = v*` (the columns `A'⁻¹Jᵀ` over the deformable DOFs, one
 //! sparse solve per impulse touching them): the same set of solutions as `A'v - Jᵀγ = A'v*`,
 //! but the stiff `δt² K` rows (entries ~1e4 × the node mass on the `E = 1e8` elastic slope)
@@ -32,8 +32,8 @@ use super::model::{ainv_columns, Model};
 use super::program::{Program, RowKind, Stats};
 use super::settings::{DrumwrightSettings, MuZero, NormalLaw};
 use super::{Outcome, Stage};
-use harness::implicit::ImplicitElastic;
-use harness::{SolveError, StepProblem};
+use api::{SolveError, StepProblem};
+use toolkit::implicit::ImplicitElastic;
 
 /// Contact `i`'s Jacobian row `r` (0 = n, 1 = t1, 2 = t2) as `(column, value)` pairs.
 pub(crate) fn contact_row(p: &StepProblem<'_>, i: usize, r: usize) -> Vec<(usize, f64)> {

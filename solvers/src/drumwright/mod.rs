@@ -12,7 +12,7 @@
 //! (`r = 0`). Lifted sparse form ([`lifted`], default) or the paper's reduced form
 //! ([`reduced`]); options in [`DrumwrightSettings`]; the §3 integrator oracles in [`smd`].
 //! FEM deformable bodies (an extension beyond the paper, README §2): `M` becomes the linearised
-//! implicit step's `A = M + δt² K` on their DOFs (`harness::implicit`).
+//! implicit step's `A = M + δt² K` on their DOFs (`toolkit::implicit`).
 
 mod lifted;
 mod model;
@@ -29,7 +29,7 @@ pub use settings::{
 };
 pub use solver::Drumwright;
 
-use harness::{Capabilities, SolveStatus, SolverContext, SolverDef};
+use api::{Capabilities, SolveStatus, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "E. M. Drumwright, An Unconditionally Stable First-Order Constraint Solver for \
@@ -59,6 +59,9 @@ impl SolverDef for Drumwright {
     const SUMMARY: &'static str =
         "Drumwright's first-order constraint solver: spring-damper constraints, convex QP/SOCP (clarabel)";
     const PAPER: &'static str = PAPER;
+    const BUDGET: &'static str = "max_iter";
+    const TOLERANCE: &'static str = "tolerance";
+    const MODEL: api::AnsweredModel = api::AnsweredModel::Regularised { residual_columns: &["r_prim", "r_dual"] };
     fn capabilities() -> Capabilities {
         capabilities()
     }
@@ -66,8 +69,8 @@ impl SolverDef for Drumwright {
         Drumwright::new(settings)
     }
     /// Dense: the joint and Delassus matrices of the cone programs are formed densely.
-    fn working_memory(_: &DrumwrightSettings, size: &harness::resources::ProblemSize) -> f64 {
-        harness::resources::dense_working_memory(size)
+    fn working_memory(_: &DrumwrightSettings, size: &api::def::ProblemSize) -> f64 {
+        api::def::dense_working_memory(size)
     }
 }
 

@@ -9,16 +9,16 @@
 //! `scale = 1/r = h(hK + B)` (the force form of Eq. 84; README §10.3).
 //!
 //! Deformable (FEM) bodies (README §2, an extension beyond the paper): their DOFs take the
-//! linearised backward-Euler step of `harness::implicit`, so wherever the paper has `M` (Eq. 37)
+//! linearised backward-Euler step of `toolkit::implicit`, so wherever the paper has `M` (Eq. 37)
 //! the deformable DOFs have `A' = M + δt² K'` ([`ImplicitElastic`]), `v*` there solves
 //! `A v* = M v0 + δt f(q0)`, and `M⁻¹` becomes `A'⁻¹` (zero on prescribed DOFs)
 //! ([`dynamics_solve`]).
 
 use super::settings::{DrumwrightSettings, GdotTerm, NormalModel, RowScaling};
-use harness::implicit::ImplicitElastic;
-use harness::model::ContactCompliance;
-use harness::{SolveError, StepProblem};
+use api::ContactCompliance;
+use api::{SolveError, StepProblem};
 use nalgebra::DMatrix;
+use toolkit::implicit::ImplicitElastic;
 
 /// Spring law of one row in velocity form: `G v + r γ (≥ or =) v̂`, multiplied by `scale`.
 #[derive(Debug, Clone, Copy, PartialEq)]

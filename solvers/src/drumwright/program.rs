@@ -5,9 +5,9 @@
 //! [`SolveError::Numerical`]. Nothing panics: clarabel's constructor errors are mapped too.
 
 use super::settings::DrumwrightSettings;
+use api::{SolveError, SolveStatus};
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
-use harness::{SolveError, SolveStatus};
 
 /// Which cone a block of rows belongs to (rows are grouped: zero, then nonnegative, then SOCs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

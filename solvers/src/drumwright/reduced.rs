@@ -11,7 +11,7 @@
 //! Cost `O(n³)` (README P15); kept as the faithful option.
 //!
 //! Deformable (FEM) bodies (README §2): `M⁻¹` above is `A'⁻¹` of the linearised implicit step on
-//! their DOFs (`harness::implicit`; zero on prescribed DOFs, so an impulse never moves them) and
+//! their DOFs (`toolkit::implicit`; zero on prescribed DOFs, so an impulse never moves them) and
 //! `v*` the implicit free velocity, so `D = J* Λ J*ᵀ` is the Delassus operator `J A⁻¹ Jᵀ` of
 //! that step (dense over the contacts, as for rigid bodies).
 
@@ -20,9 +20,9 @@ use super::model::{ainv_columns, Model};
 use super::program::{Program, RowKind, Stats};
 use super::settings::{DrumwrightSettings, MuZero};
 use super::{Outcome, Stage};
-use harness::implicit::ImplicitElastic;
-use harness::{SolveError, StepProblem};
+use api::{SolveError, StepProblem};
 use nalgebra::{DMatrix, DVector};
+use toolkit::implicit::ImplicitElastic;
 
 /// Solves one cone program of `stage`; `elastic`: the deformable bodies' implicit step,
 /// assembled for `p` (`None` without deformable bodies).

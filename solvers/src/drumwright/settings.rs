@@ -209,19 +209,19 @@ impl DrumwrightSettings {
     }
 }
 
-fn positive(field: &str, v: f64) -> Result<(), harness::FieldError> {
+fn positive(field: &str, v: f64) -> Result<(), api::FieldError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(harness::FieldError::new(field, format!("must be finite and > 0, got {v}")))
+        Err(api::FieldError::new(field, format!("must be finite and > 0, got {v}")))
     }
 }
 
-impl harness::Settings for DrumwrightSettings {
-    fn validate(&self) -> Result<(), harness::FieldError> {
+impl api::Settings for DrumwrightSettings {
+    fn validate(&self) -> Result<(), api::FieldError> {
         positive("zeta", self.zeta)?;
         if !(self.tangential_damping_dt.is_finite() && self.tangential_damping_dt >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "tangential_damping_dt",
                 format!("must be finite and >= 0, got {}", self.tangential_damping_dt),
             ));
@@ -230,15 +230,15 @@ impl harness::Settings for DrumwrightSettings {
         positive("hertz_radius", self.hertz_radius)?;
         positive("hertz_d_min", self.hertz_d_min)?;
         if !(self.hertz_damping.is_finite() && self.hertz_damping >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "hertz_damping",
                 format!("must be finite and >= 0, got {}", self.hertz_damping),
             ));
         }
-        harness::check_budget("max_iter", self.max_iter as usize)?;
+        api::check_budget("max_iter", self.max_iter as usize)?;
         positive("tolerance", self.tolerance)?;
         if self.form == Form::Reduced && self.normal_law == NormalLaw::Lcp {
-            return Err(harness::FieldError::new("normal_law", "\"lcp\" is implemented for form = \"lifted\" only"));
+            return Err(api::FieldError::new("normal_law", "\"lcp\" is implemented for form = \"lifted\" only"));
         }
         Ok(())
     }

@@ -5,9 +5,9 @@ use super::model::{delassus_bilateral, dynamics_solve, Model};
 use super::program::{worse, Stats};
 use super::settings::{DrumwrightSettings, Form, FrictionSolve};
 use super::{lifted, reduced, Outcome, Stage};
-use harness::implicit::ImplicitElastic;
-use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use api::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use nalgebra::DVector;
+use toolkit::implicit::ImplicitElastic;
 
 /// Drumwright's unconditionally stable first-order constraint solver.
 #[derive(Debug)]

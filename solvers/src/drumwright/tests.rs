@@ -3,7 +3,7 @@
 use super::smd::{is_stable_closed_form, iteration_matrix, spectral_radius, Scheme};
 use super::*;
 use harness::model::{DofMask, Joint, Material, RigidBody, Shape, World};
-use harness::{ContactSet, IterationLog, Settings, Solver, StepProblem};
+use harness::{ContactSet, IterationLog, Settings, Solver};
 use nalgebra::Vector3;
 
 /// §9.2: the spectral radii of the paper's Figs. 1–3 cases (m = 1) and the stability verdicts.
@@ -65,7 +65,7 @@ fn one_body_spring_equals_implicit_euler() {
             let empty = ContactSet::default();
             for step in 0..20 {
                 let (x, v) = (w.bodies[0].position.z, w.bodies[0].linear_velocity.z);
-                let p = StepProblem::new(&w, &empty, h, None).unwrap();
+                let p = w.step_problem(&empty, h, None).unwrap();
                 let sol = solver.step(&p, &mut IterationLog::new()).unwrap();
                 let q = p.integrate(&sol.v);
                 drop(p);
@@ -168,7 +168,7 @@ fn lifted_and_reduced_forms_agree_on_a_resting_box() {
     let contacts = harness::geometry::detect(&w, 0.01);
     assert_eq!(contacts.len(), 4);
     let h = 0.01;
-    let p = StepProblem::new(&w, &contacts, h, None).unwrap();
+    let p = w.step_problem(&contacts, h, None).unwrap();
     let run = |s: DrumwrightSettings| {
         s.validate().unwrap();
         Drumwright::new(s).step(&p, &mut IterationLog::new()).unwrap()
@@ -218,7 +218,7 @@ fn nan_gives_non_finite_error() {
     let mut w = tethered(1.0, 1e4, 1.0, 0.1, 0.0);
     w.bodies[0].linear_velocity.z = f64::NAN;
     let empty = ContactSet::default();
-    let p = StepProblem::new(&w, &empty, 0.01, None).unwrap();
+    let p = w.step_problem(&empty, 0.01, None).unwrap();
     let r = Drumwright::new(DrumwrightSettings::default()).step(&p, &mut IterationLog::new());
     assert!(matches!(r, Err(harness::SolveError::NonFinite { .. })), "{r:?}");
 }

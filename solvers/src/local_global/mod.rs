@@ -33,7 +33,7 @@ pub use resident::StepTransfers;
 pub use settings::{GlobalSolve, LocalGlobalSettings, RFactor};
 pub use solver::LocalGlobal;
 
-use harness::{Capabilities, SolverContext, SolverDef};
+use api::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "Z. Zeng, S. Luo, F. Shi, Z. Zhang: Fast But Accurate: A Real-Time Hyperelastic Simulator \
@@ -58,6 +58,9 @@ impl SolverDef for LocalGlobal {
     const SUMMARY: &'static str =
         "Zeng et al. local-global PD with sparse inverse S = L^-1 P and NCP friction (FB/min, CR), FEM bodies";
     const PAPER: &'static str = PAPER;
+    const BUDGET: &'static str = "iterations";
+    const TOLERANCE: &'static str = "tolerance";
+    const MODEL: api::AnsweredModel = api::AnsweredModel::RigidCoulomb;
     fn capabilities() -> Capabilities {
         capabilities()
     }
@@ -70,8 +73,8 @@ impl SolverDef for LocalGlobal {
     /// `A` stored its exact-zero coordinate couplings, which made `S` 3.5× larger (README, claims
     /// table): an upper bound now, not re-measured. The other global solves keep to the sparse
     /// default.
-    fn working_memory(s: &LocalGlobalSettings, size: &harness::resources::ProblemSize) -> f64 {
-        let base = harness::resources::sparse_working_memory(size);
+    fn working_memory(s: &LocalGlobalSettings, size: &api::def::ProblemSize) -> f64 {
+        let base = api::def::sparse_working_memory(size);
         match s.global_solve {
             GlobalSolve::SparseInverse => base + SPARSE_INVERSE_BYTES_PER_DOF2 * size.dofs * size.dofs,
             GlobalSolve::Cholesky | GlobalSolve::Jacobi => base,

@@ -5,9 +5,9 @@
 //! stay the same ([`ModelKey`]).
 
 use super::settings::GlobalSolve;
-use harness::eval::{ElasticKey, ModelEval, ProjectiveElement};
-use harness::model::BlockKind;
-use harness::{SolveError, StepProblem};
+use api::eval::{ElasticKey, ModelEval, ProjectiveElement};
+use api::BlockKind;
+use api::{SolveError, StepProblem};
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 use kernels::pd_local::PdElements;
 use kernels::sparse::Csr;

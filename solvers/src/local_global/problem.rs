@@ -6,8 +6,8 @@
 
 use super::model::Model;
 use super::settings::{LocalGlobalSettings, RFactor};
-use harness::model::ContactCompliance;
-use harness::{SolveError, StepProblem};
+use api::ContactCompliance;
+use api::{SolveError, StepProblem};
 use kernels::ncp::schur_diagonal;
 use kernels::sparse::Csr;
 use nalgebra::DMatrix;

@@ -10,7 +10,7 @@
 //! per-element PSD-projected Hessian, a sparse Cholesky and Armijo backtracking; contact-free
 //! steps only (the twisting bar).
 
-use harness::{SolveError, StepProblem};
+use api::{SolveError, StepProblem};
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 use kernels::sparse::Csr;
 
@@ -43,7 +43,7 @@ pub fn newton_reference(
     let mut e = e0;
     let mut chol: Option<SparseCholesky> = None;
     for it in 0..200 {
-        let harness::ElasticEval { gradient: grad, hessian: hess } = p.elastic_at(&q);
+        let api::ElasticEval { gradient: grad, hessian: hess } = p.elastic_at(&q);
         let hess = hess.ok_or_else(|| SolveError::Unsupported { what: "no deformable body".into() })?;
         let dq: Vec<f64> = q.iter().zip(q_tilde).map(|(a, b)| a - b).collect();
         let mdq = p.mass.mul(&dq);

@@ -16,8 +16,8 @@
 use super::model::{GlobalInverse, Model};
 use super::problem::{ContactSystem, Predictor};
 use super::settings::LocalGlobalSettings;
-use harness::eval::ProjectiveElement;
-use harness::{IterationLog, ModelEval, SolveError, SolveStatus, StepProblem};
+use api::eval::ProjectiveElement;
+use api::{IterationLog, ModelEval, SolveError, SolveStatus, StepProblem};
 use kernels::backend::{ContactConsts, NcpRows, Resident, Transfers, VectorOps};
 use kernels::iterative::KrylovParams;
 use kernels::ncp::Ncp;

@@ -79,15 +79,12 @@ impl Default for LocalGlobalSettings {
     }
 }
 
-impl harness::Settings for LocalGlobalSettings {
-    fn validate(&self) -> Result<(), harness::FieldError> {
-        harness::check_budget("iterations", self.iterations)?;
-        harness::check_budget("cr_iterations", self.cr_iterations)?;
+impl api::Settings for LocalGlobalSettings {
+    fn validate(&self) -> Result<(), api::FieldError> {
+        api::check_budget("iterations", self.iterations)?;
+        api::check_budget("cr_iterations", self.cr_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(harness::FieldError::new(
-                "tolerance",
-                format!("must be finite and >= 0, got {}", self.tolerance),
-            ));
+            return Err(api::FieldError::new("tolerance", format!("must be finite and >= 0, got {}", self.tolerance)));
         }
         Ok(())
     }

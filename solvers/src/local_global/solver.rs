@@ -7,7 +7,7 @@ use super::problem::{check_supported, fixed_dofs, warm_lambda, ContactSystem, Pr
 use super::reference::newton_reference;
 use super::resident::{run_step, DeviceModel, StepData, StepResult, StepTransfers};
 use super::settings::{GlobalSolve, LocalGlobalSettings, RFactor};
-use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use api::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::backend::{AnyBackend, HostMirror};
 use kernels::ncp::Ncp;
 use std::time::Instant;

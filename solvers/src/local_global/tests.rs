@@ -6,7 +6,7 @@ use harness::geometry;
 use harness::model::{
     DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, StaticCollider, StaticShape, World,
 };
-use harness::{IterationLog, Settings, SolveStatus, Solver, StepProblem, StepSolution};
+use harness::{IterationLog, Settings, SolveStatus, Solver, StepSolution};
 use nalgebra::{UnitQuaternion, Vector3};
 
 fn settings(f: impl FnOnce(&mut LocalGlobalSettings)) -> LocalGlobalSettings {
@@ -23,7 +23,7 @@ fn run(mut world: World, dt: f64, steps: usize, solver: &mut LocalGlobal) -> (Wo
     let mut warm = harness::WarmStart::default();
     for _ in 0..steps {
         let contacts = geometry::detect(&world, 0.01);
-        let p = StepProblem::new(&world, &contacts, dt, Some(&warm)).unwrap();
+        let p = world.step_problem(&contacts, dt, Some(&warm)).unwrap();
         let mut log = IterationLog::new();
         let sol = solver.step(&p, &mut log).unwrap();
         let q = sol.q.clone().unwrap();
@@ -261,7 +261,7 @@ fn step_warm(
     warm: &mut harness::WarmStart,
 ) -> (World, StepSolution, IterationLog) {
     let contacts = geometry::detect(&world, 0.01);
-    let p = StepProblem::new(&world, &contacts, 0.01, Some(warm)).unwrap();
+    let p = world.step_problem(&contacts, 0.01, Some(warm)).unwrap();
     let mut log = IterationLog::new();
     let sol = solver.step(&p, &mut log).unwrap();
     let mut next = world.clone();
@@ -460,7 +460,7 @@ fn assert_device_resident_transfers(backend: kernels::backend::AnyBackend) {
     let mut solver = LocalGlobal::with_backend(settings(|s| s.iterations = k_lg), backend.clone());
     let world = twisting_bar(1e7, 8, 0.5, 0.01);
     let contacts = geometry::detect(&world, 0.01);
-    let p = StepProblem::new(&world, &contacts, 0.01, None).unwrap();
+    let p = world.step_problem(&contacts, 0.01, None).unwrap();
     let (nv, nf) = (p.nv(), p.nv() - p.prescribed.len());
     for step in 0..2 {
         let mut log = IterationLog::new();
@@ -482,7 +482,7 @@ fn assert_device_resident_transfers(backend: kernels::backend::AnyBackend) {
     let mut warm = harness::WarmStart::default();
     for step in 0..2 {
         let contacts = geometry::detect(&world, 0.01);
-        let p = StepProblem::new(&world, &contacts, 0.01, Some(&warm)).unwrap();
+        let p = world.step_problem(&contacts, 0.01, Some(&warm)).unwrap();
         let (nv, nc) = (p.nv(), p.nc());
         assert_eq!(nc, 16, "the 3³ box rests on its 16 bottom nodes");
         let m = 3 * nc;

@@ -30,7 +30,7 @@ pub use ncp::{friction_w, friction_w_fb_raw, normal_row, Ncp, NormalRow};
 pub use settings::{ContactEval, Friction, LinearSolver, Mode, NsnSettings, RMode};
 pub use solver::Nsn;
 
-use harness::{Capabilities, SolverContext, SolverDef};
+use api::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "M. Macklin, K. Erleben, M. Mueller, N. Chentanez, S. Jeschke, V. Makoviychuk: \
@@ -59,6 +59,9 @@ impl SolverDef for Nsn {
     const SUMMARY: &'static str =
         "Macklin et al. 2019 non-smooth Newton (FB/min NCP, PCR), position level, rigid + FEM bodies";
     const PAPER: &'static str = PAPER;
+    const BUDGET: &'static str = "max_newton_iterations";
+    const TOLERANCE: &'static str = "tolerance";
+    const MODEL: api::AnsweredModel = api::AnsweredModel::RigidCoulomb;
     fn capabilities() -> Capabilities {
         capabilities()
     }
@@ -67,8 +70,8 @@ impl SolverDef for Nsn {
     }
     /// The Krylov solvers work matrix-free; the assembled-Schur solvers (`jacobi`, `gauss_seidel`,
     /// `direct`) form a dense matrix of three rows per contact.
-    fn working_memory(s: &NsnSettings, size: &harness::resources::ProblemSize) -> f64 {
-        let base = harness::resources::sparse_working_memory(size);
+    fn working_memory(s: &NsnSettings, size: &api::def::ProblemSize) -> f64 {
+        let base = api::def::sparse_working_memory(size);
         match s.linear_solver {
             LinearSolver::Pcr | LinearSolver::Pcg => base,
             LinearSolver::Jacobi | LinearSolver::GaussSeidel | LinearSolver::Direct => {

@@ -7,8 +7,8 @@
 
 use super::ncp::{fb_row_smoothed, friction_rows, friction_w, normal_row, FrictionRows, Ncp};
 use super::problem::NsnProblem;
-use harness::model::BilateralSet;
-use harness::ContactSet;
+use api::BilateralSet;
+use api::ContactSet;
 use kernels::sparse::Csr;
 
 /// The raw contact Jacobian (rows `(n, t1, t2)` per contact, `3 nc × nv`), prescribed columns dropped.
@@ -189,7 +189,7 @@ pub(super) fn ncp_rows(
 /// `C ≈ C(q⁻) + h G(q⁻) u`.
 ///
 /// Rigid row: `η = C/h`, `C`-block 0. Compliant row (stiffness `k`, damping `b`): the harness's
-/// spring–damper (`harness::model::BilateralRow::law`) is `λ = −k C(q) − b G u`; the paper's
+/// spring–damper (`api::BilateralRow::law`) is `λ = −k C(q) − b G u`; the paper's
 /// compliance form has no damping (Eq. 7, `E = 1/k`), so the row is that law divided by
 /// `hk + b` to stay symmetric with the unscaled Jacobian `J_b`:
 /// `η = (k C(q) + b G u + λ)/(hk + b)`, `∂η/∂(hλ) = 1/(h(hk + b))`, `∂η/∂u = J_b` (with

@@ -8,7 +8,7 @@ use super::ncp::FrictionRows;
 use super::problem::NsnProblem;
 use super::schur::{factor_sparse, schur_diagonal, solve, HFactor, LinearInfo, LinearWorkspace, SchurOperator};
 use super::settings::{LinearSolver, NsnSettings};
-use harness::SolveError;
+use api::SolveError;
 use kernels::backend::{AnyBackend, Blas};
 use kernels::cholesky::SparseCholesky;
 use kernels::sparse::Csr;

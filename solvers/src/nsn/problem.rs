@@ -1,13 +1,13 @@
 //! The per-step data of the non-smooth Newton method, computed once from the
-//! [`harness::StepProblem`] before the first iterate: the explicit free velocity `ũ` (Eq. 57
+//! [`api::StepProblem`] before the first iterate: the explicit free velocity `ũ` (Eq. 57
 //! with the elastic force implicit), the inverse mass blocks, the complementarity preconditioner
 //! `r` (Eq. 66) and the residual scales.
 
 use super::model::{joint_jacobian, raw_jacobian};
 use super::schur::schur_diagonal;
 use super::settings::RMode;
-use harness::model::ContactCompliance;
-use harness::{SolveError, StepProblem};
+use api::ContactCompliance;
+use api::{SolveError, StepProblem};
 use nalgebra::DMatrix;
 
 /// Smallest magnitude treated as nonzero in scales and secant denominators.

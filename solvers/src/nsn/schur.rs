@@ -9,7 +9,7 @@
 //! [`kernels::cholesky::SparseCholesky`] (prescribed DOFs: identity rows).
 
 use super::settings::LinearSolver;
-use harness::SolveError;
+use api::SolveError;
 use kernels::backend::Backend;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 use kernels::iterative::{cg, pcr, KrylovParams, KrylovWorkspace, LinearOperator};

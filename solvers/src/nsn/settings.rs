@@ -143,30 +143,27 @@ impl Default for NsnSettings {
     }
 }
 
-impl harness::Settings for NsnSettings {
-    fn validate(&self) -> Result<(), harness::FieldError> {
-        harness::check_budget("max_newton_iterations", self.max_newton_iterations)?;
+impl api::Settings for NsnSettings {
+    fn validate(&self) -> Result<(), api::FieldError> {
+        api::check_budget("max_newton_iterations", self.max_newton_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(harness::FieldError::new(
-                "tolerance",
-                format!("must be finite and >= 0, got {}", self.tolerance),
-            ));
+            return Err(api::FieldError::new("tolerance", format!("must be finite and >= 0, got {}", self.tolerance)));
         }
-        harness::check_budget("linear_iterations", self.linear_iterations)?;
+        api::check_budget("linear_iterations", self.linear_iterations)?;
         if !(self.linear_tolerance.is_finite() && self.linear_tolerance >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "linear_tolerance",
                 format!("must be finite and >= 0, got {}", self.linear_tolerance),
             ));
         }
         if !(self.damping > 0.0 && self.damping <= 1.0) {
-            return Err(harness::FieldError::new("damping", format!("must be in (0, 1], got {}", self.damping)));
+            return Err(api::FieldError::new("damping", format!("must be in (0, 1], got {}", self.damping)));
         }
         if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
-            return Err(harness::FieldError::new("epsilon", format!("must be finite and >= 0, got {}", self.epsilon)));
+            return Err(api::FieldError::new("epsilon", format!("must be finite and >= 0, got {}", self.epsilon)));
         }
         if !(self.fb_smoothing.is_finite() && self.fb_smoothing >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "fb_smoothing",
                 format!("must be finite and >= 0, got {}", self.fb_smoothing),
             ));

@@ -9,8 +9,8 @@ use super::newton::{direction, Direction, NewtonSystem, NewtonWork};
 use super::problem::{inf_norm, NsnProblem};
 use super::schur::LinearWorkspace;
 use super::settings::{ContactEval, Friction, LinearSolver, Mode, NsnSettings, RMode};
-use harness::model::BilateralSet;
-use harness::{
+use api::BilateralSet;
+use api::{
     ContactSet, ElasticEval, IterationLog, Reevaluation, SolveError, SolveStatus, Solver, StepProblem, StepSolution,
 };
 use kernels::backend::AnyBackend;

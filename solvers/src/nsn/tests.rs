@@ -6,7 +6,7 @@ use harness::geometry;
 use harness::model::{
     DeformableBody, ElasticMaterial, ElasticModel, Material, RigidBody, Shape, StaticCollider, StaticShape, World,
 };
-use harness::{IterationLog, Settings, SolveStatus, Solver, StepProblem};
+use harness::{IterationLog, Settings, SolveStatus, Solver};
 use nalgebra::{UnitQuaternion, Vector3};
 
 fn settings(f: impl FnOnce(&mut NsnSettings)) -> NsnSettings {
@@ -23,7 +23,7 @@ fn run(mut world: World, dt: f64, steps: usize, s: NsnSettings) -> (World, harne
     let mut logs = vec![];
     for _ in 0..steps {
         let contacts = geometry::detect(&world, 0.02);
-        let p = StepProblem::new(&world, &contacts, dt, None).unwrap();
+        let p = world.step_problem(&contacts, dt, None).unwrap();
         let mut log = IterationLog::new();
         let sol = solver.step(&p, &mut log).unwrap();
         let q = sol.q.clone().unwrap_or_else(|| p.integrate(&sol.v));
@@ -203,7 +203,7 @@ fn heavy_stack_r_one_fails_to_converge() {
 fn pcr_residual_decreases_monotonically_on_the_stack() {
     let world = stack(true);
     let contacts = geometry::detect(&world, 0.02);
-    let p = StepProblem::new(&world, &contacts, 0.0083, None).unwrap();
+    let p = world.step_problem(&contacts, 0.0083, None).unwrap();
     let mut solver = Nsn::new(settings(|s| s.linear_tolerance = 0.0));
     solver.step(&p, &mut IterationLog::new()).unwrap();
     assert!(!solver.last_linear_histories.is_empty());
@@ -344,7 +344,7 @@ fn direct_schur_solve_agrees_with_tight_pcr_on_the_box_stack() {
     use super::schur::{solve, HFactor, LinearWorkspace, SchurOperator};
     let world = box_stack(true);
     let contacts = geometry::detect(&world, 0.02);
-    let p = StepProblem::new(&world, &contacts, 0.0083, None).unwrap();
+    let p = world.step_problem(&contacts, 0.0083, None).unwrap();
     let (nv, m, eps) = (p.nv(), 3 * p.nc(), 1e-6);
     assert_eq!(m, 60, "four corner contacts at each of the 5 interfaces");
     let j = kernels::sparse::Csr::from_triplets(m, nv, &contacts.jacobian_triplets());
@@ -417,7 +417,7 @@ fn carried_contacts_are_smooth_in_the_iterate() {
     world.bodies.truncate(2);
     world.bodies[1].orientation = UnitQuaternion::from_scaled_axis(Vector3::new(0.0, 0.0, 1e-6));
     let contacts = geometry::detect(&world, 0.02);
-    let p = StepProblem::new(&world, &contacts, 0.0083, None).unwrap();
+    let p = world.step_problem(&contacts, 0.0083, None).unwrap();
     assert!(contacts.len() > 4, "the twisted pair clips to more than 4 points");
     let u: Vec<f64> = (0..p.nv()).map(|k| 0.3 * (1.7 * k as f64).sin()).collect();
     let lin = contacts.velocities(&u);
@@ -608,7 +608,7 @@ fn linearized_compliant_step_matches_the_harness_law() {
     w.bodies.push(b);
     let cs = geometry::detect(&w, 0.02);
     assert_eq!(cs.len(), 1);
-    let p = StepProblem::new(&w, &cs, 0.005, None).unwrap();
+    let p = w.step_problem(&cs, 0.005, None).unwrap();
     let a = Nsn::new(settings(|s| s.mode = Mode::Linearized)).step(&p, &mut IterationLog::new()).unwrap();
     let c =
         crate::canal::Canal::new(crate::canal::CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
@@ -630,7 +630,7 @@ fn linearized_compliant_step_matches_the_harness_law() {
 fn a_budget_cut_mid_excursion_returns_the_lowest_merit_iterate() {
     let w = tumbling_box();
     let contacts = geometry::detect(&w, 0.02);
-    let p = StepProblem::new(&w, &contacts, 0.01, None).unwrap();
+    let p = w.step_problem(&contacts, 0.01, None).unwrap();
     let mut log = IterationLog::new();
     Nsn::new(settings(|_| {})).step(&p, &mut log).unwrap();
     let merit = log.column("merit_l2").unwrap();

@@ -2,7 +2,7 @@
 //! (PGS's `islands = true`): two constraints are in the same island when a chain of constraints
 //! joins them through moving bodies. The ground and other static colliders join nothing.
 
-use harness::contact_blocks::ContactBlocks;
+use toolkit::contact_blocks::ContactBlocks;
 
 /// The islands of one step, rebuilt by [`Islands::build`] into buffers kept between steps.
 #[derive(Debug, Default)]

@@ -4,7 +4,7 @@ use kernels::contact_local::Local;
 use serde::{Deserialize, Serialize};
 
 /// Options of the projected Gauss–Seidel solver. Every field has a default, so a run names only
-/// what it changes (`signorini run --set solver.omega=1.3` goes through [`harness::Params`]).
+/// what it changes (`signorini run --set solver.omega=1.3` goes through [`api::Params`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PgsSettings {
@@ -82,23 +82,20 @@ impl Default for PgsSettings {
     }
 }
 
-impl harness::Settings for PgsSettings {
-    fn validate(&self) -> Result<(), harness::FieldError> {
-        harness::check_budget("max_iterations", self.max_iterations)?;
+impl api::Settings for PgsSettings {
+    fn validate(&self) -> Result<(), api::FieldError> {
+        api::check_budget("max_iterations", self.max_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(harness::FieldError::new(
-                "tolerance",
-                format!("must be finite and > 0, got {}", self.tolerance),
-            ));
+            return Err(api::FieldError::new("tolerance", format!("must be finite and > 0, got {}", self.tolerance)));
         }
         if self.anderson_memory > 50 {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "anderson_memory",
                 format!("must be at most 50 (a few past sweeps suffice), got {}", self.anderson_memory),
             ));
         }
         if self.nncg && self.anderson_memory > 0 {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "nncg",
                 format!(
                     "cannot be combined with anderson_memory = {} (both extrapolate the sweep; choose one)",
@@ -107,7 +104,7 @@ impl harness::Settings for PgsSettings {
             ));
         }
         if !(self.omega > 0.0 && self.omega < 2.0) {
-            return Err(harness::FieldError::new("omega", format!("must be in (0, 2), got {}", self.omega)));
+            return Err(api::FieldError::new("omega", format!("must be in (0, 2), got {}", self.omega)));
         }
         Ok(())
     }

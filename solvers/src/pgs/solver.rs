@@ -3,11 +3,11 @@
 
 use super::islands::Islands;
 use super::settings::{PgsSettings, SweepOrder, ANDERSON_RESTART};
-use harness::contact_blocks::ContactBlocks;
-use harness::implicit::ImplicitElastic;
-use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use api::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::anderson::Anderson;
 use kernels::cone;
+use toolkit::contact_blocks::ContactBlocks;
+use toolkit::implicit::ImplicitElastic;
 
 /// Denominator floor of the relative change when every impulse is zero.
 const TINY: f64 = f64::MIN_POSITIVE;
@@ -18,7 +18,7 @@ const TINY: f64 = f64::MIN_POSITIVE;
 /// The struct keeps its buffers between steps, so a step allocates only its returned solution and
 /// a few per-step vectors (the free velocity, one mass-block inverse per body), never per sweep.
 ///
-/// Deformable (FEM) bodies take the linearised implicit step of `harness::implicit`: PGS then
+/// Deformable (FEM) bodies take the linearised implicit step of `toolkit::implicit`: PGS then
 /// works on the Delassus operator `W = J A⁻¹ Jᵀ` of `A = M + δt² K` (README "Deformable bodies").
 #[derive(Debug)]
 pub struct Pgs {

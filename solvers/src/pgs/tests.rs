@@ -5,7 +5,7 @@ use super::*;
 use harness::model::{ContactCompliance, DofMask, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
 use harness::{
     ColliderId, Contact, ContactKey, ContactSet, IterationLog, Params, Settings, SolveError, SolveStatus, Solver,
-    StepProblem, StepSolution, WarmStart,
+    StepSolution, WarmStart,
 };
 use nalgebra::Vector3;
 use rstest::rstest;
@@ -40,11 +40,11 @@ fn sphere(name: &str, mass: f64, radius: f64, center: Vector3<f64>, material: Ma
 
 /// Contact between collider `a` and `b` (normal from `b` to `a`).
 fn contact(w: &World, a: ColliderId, b: ColliderId, point: Vector3<f64>, normal: Vector3<f64>, gap: f64) -> Contact {
-    Contact::new(w, ContactKey { a, b, feature: 0 }, point, normal, gap)
+    w.contact(ContactKey { a, b, feature: 0 }, point, normal, gap)
 }
 
 fn solve(w: &World, cs: &ContactSet, s: PgsSettings, warm: Option<&WarmStart>) -> (StepSolution, IterationLog) {
-    let p = StepProblem::new(w, cs, DT, warm).expect("problem");
+    let p = w.step_problem(cs, DT, warm).expect("problem");
     let mut log = IterationLog::new();
     let sol = Pgs::new(s).step(&p, &mut log).expect("pgs step");
     assert_eq!(sol.impulses.len(), cs.len());
@@ -54,7 +54,7 @@ fn solve(w: &World, cs: &ContactSet, s: PgsSettings, warm: Option<&WarmStart>) -
 
 /// The harness's natural-map residual (rigid reference law) computed here independently.
 fn natmap_rigid(w: &World, cs: &ContactSet, sol: &StepSolution) -> f64 {
-    let p = StepProblem::new(w, cs, DT, None).unwrap();
+    let p = w.step_problem(cs, DT, None).unwrap();
     let u = p.contact_velocities(&sol.v);
     let mut sq = 0.0;
     for ((c, l), u) in cs.contacts.iter().zip(&sol.impulses).zip(&u) {
@@ -160,7 +160,7 @@ fn free_sphere_on_slope_rolls_or_slides(
     if mu >= 2.0 / 7.0 * a.tan() {
         assert!((lt - 2.0 / 7.0 * m * G * DT * a.sin()).abs() <= EPS * ln, "rolling friction {lt}");
         assert!((along - 5.0 / 7.0 * G * DT * a.sin()).abs() <= EPS * G * DT, "rolling speed {along}");
-        let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+        let p = w.step_problem(&cs, DT, None).unwrap();
         let u = p.contact_velocities(&sol.v)[0];
         assert!(norm2(u[1], u[2]) <= EPS * G * DT, "no slip at the contact point: {u:?}");
     } else {
@@ -268,7 +268,7 @@ fn islands_sweep_apart_and_each_reaches_its_own_solution() {
     let s = PgsSettings { max_iterations: 100_000, ..settings(Local::Split) };
 
     let (alone, _) = solve(&alone_w, &column_cs, s.clone(), None);
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let mut log = IterationLog::new();
     let apart = Pgs::new(PgsSettings { islands: true, ..s.clone() }).step(&p, &mut log).unwrap();
     let (together, _) = solve(&w, &cs, s, None);
@@ -421,7 +421,7 @@ fn non_finite_data_is_an_error_not_a_panic() {
             f64::NAN,
         )],
     };
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let e = Pgs::new(PgsSettings::default()).step(&p, &mut IterationLog::new()).unwrap_err();
     assert!(matches!(e, SolveError::NonFinite { .. }), "{e}");
 }

@@ -14,7 +14,7 @@ use super::model::Evaluation;
 use super::problem::SapProblem;
 use super::projection::{cost, project_with_hessian};
 use super::settings::LineSearchStart;
-use harness::SolveError;
+use api::SolveError;
 
 /// Scratch and the quantities precomputed along one search direction.
 #[derive(Debug, Clone, Default)]

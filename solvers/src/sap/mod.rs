@@ -5,7 +5,7 @@
 //!
 //! Files (Drake's `multibody/contact_solvers/sap/` layout):
 //! - [`settings`]: [`SapSettings`] (scheme, tolerances, β, σ, line search);
-//! - [`problem`]: [`SapProblem`] from a `harness::StepProblem` — `A` (Eq. 15), `v*` (stage 1),
+//! - [`problem`]: [`SapProblem`] from a `api::StepProblem` — `A` (Eq. 15), `v*` (stage 1),
 //!   `J`, per contact `R`, `v̂` (Eq. 29–30), and the joints' holonomic rows (an extension beyond
 //!   the paper, as Drake's `SapHolonomicConstraint`);
 //! - [`projection`]: `γ = P_F(y)` with its three regions and `G = −∂γ/∂v_c` (App. C–D);
@@ -31,7 +31,7 @@ pub use problem::{ElasticTerm, SapConstraint, SapProblem};
 pub use settings::{LineSearchStart, SapSettings, Scheme};
 pub use solver::{Criterion, Sap, SapStats};
 
-use harness::{Capabilities, SolverContext, SolverDef};
+use api::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "A. M. Castro, F. N. Permenter, X. Han, An Unconstrained Convex Formulation of Compliant \
@@ -62,6 +62,9 @@ impl SolverDef for Sap {
     const SUMMARY: &'static str =
         "SAP (Castro et al.): convex compliant contact, Newton + exact line search, theta-method";
     const PAPER: &'static str = PAPER;
+    const BUDGET: &'static str = "max_iterations";
+    const TOLERANCE: &'static str = "rel_tolerance";
+    const MODEL: api::AnsweredModel = api::AnsweredModel::Regularised { residual_columns: &["grad_rel"] };
     fn capabilities() -> Capabilities {
         capabilities()
     }

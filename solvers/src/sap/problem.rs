@@ -1,4 +1,4 @@
-//! [`SapProblem`]: the data of one SAP solve, built from a [`harness::StepProblem`] — the
+//! [`SapProblem`]: the data of one SAP solve, built from a [`api::StepProblem`] — the
 //! linearised momentum matrix `A`, the free velocity `v*`, the contact Jacobian `J`, and per
 //! contact `R_i`, `v̂_i`, μ_i (Castro et al. §II-D and §V). It knows nothing about the solver.
 //!
@@ -30,7 +30,7 @@
 //!
 //! Deformable (FEM) bodies — an extension beyond the paper, as Drake simulates its FEM
 //! deformables with SAP (README §2, "Deformable bodies"): their DOFs take the linearised
-//! backward-Euler step of `harness::implicit` whatever the scheme, `A = M + δt² K` with the
+//! backward-Euler step of `toolkit::implicit` whatever the scheme, `A = M + δt² K` with the
 //! sparse elastic stiffness `K` (so `A` is [`SapProblem::a`] plus [`ElasticTerm`]) and
 //! `A (v* − v0) = δt f(q0) − δt² K v0`; prescribed DOFs are held at their values (`v*_P = v̄_P`,
 //! Newton directions zero there: [`SapProblem::fixed`]). The DOF blocks of SAP are the mass
@@ -38,13 +38,13 @@
 
 use super::projection::{ConeParams, ImpulseSet};
 use super::settings::SapSettings;
-use harness::implicit::{add_shifted_mul, ImplicitElastic};
-use harness::model::ContactCompliance;
-use harness::{SolveError, StepProblem};
+use api::ContactCompliance;
+use api::{SolveError, StepProblem};
 use kernels::sparse::Csr;
 use kernels::BlockDiagonal;
 use smallvec::SmallVec;
 use std::borrow::Cow;
+use toolkit::implicit::{add_shifted_mul, ImplicitElastic};
 
 /// The rows of one constraint's Jacobian acting on one DOF block.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -131,7 +131,7 @@ impl SapConstraint {
 pub struct ElasticTerm {
     /// First deformable DOF.
     pub start: usize,
-    /// `δt² K'` (`harness::implicit::ImplicitElastic::stiffness_dt2`).
+    /// `δt² K'` (`toolkit::implicit::ImplicitElastic::stiffness_dt2`).
     pub k_dt2: Csr,
 }
 
@@ -245,7 +245,7 @@ impl<'p> SapProblem<'p> {
         }
         // each rigid body is one mass block (its Jacobian blocks are checked against them below)
         if let Some(b) = p.layout.blocks.iter().find(|b| {
-            matches!(b.kind, harness::model::BlockKind::RigidBody { .. })
+            matches!(b.kind, api::BlockKind::RigidBody { .. })
                 && (0..nb).all(|i| p.mass.offset(i) != b.v_offset || p.mass.blocks()[i].nrows() != b.nv)
         }) {
             return Err(unsupported(format!("rigid body at DOF {} is not one mass block", b.v_offset)));
@@ -290,7 +290,7 @@ impl<'p> SapProblem<'p> {
             *d += v;
         }
         let mut v_star = rhs;
-        // deformable DOFs: the linearised backward-Euler step (harness::implicit)
+        // deformable DOFs: the linearised backward-Euler step (toolkit::implicit)
         let (elastic_term, fixed) = if elastic.assemble(p)? {
             let start = elastic.start();
             elastic.write_free_velocity(&mut v_star);

@@ -15,7 +15,7 @@ use super::problem::SapProblem;
 use super::projection::ImpulseSet;
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
-use harness::implicit::shifted_entries;
+use toolkit::implicit::shifted_entries;
 
 /// The reference solution.
 #[derive(Debug, Clone)]

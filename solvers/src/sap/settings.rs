@@ -49,7 +49,7 @@ pub enum LineSearchStart {
 }
 
 /// Options of the SAP solver. Every field has a default; `signorini run --set solver.scheme=midpoint`
-/// goes through [`harness::Params`].
+/// goes through [`api::Params`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SapSettings {
@@ -131,22 +131,22 @@ impl SapSettings {
     }
 }
 
-fn positive(name: &str, v: f64) -> Result<(), harness::FieldError> {
+fn positive(name: &str, v: f64) -> Result<(), api::FieldError> {
     if v.is_finite() && v > 0.0 {
         Ok(())
     } else {
-        Err(harness::FieldError::new(name, format!("must be finite and > 0, got {v}")))
+        Err(api::FieldError::new(name, format!("must be finite and > 0, got {v}")))
     }
 }
 
-impl harness::Settings for SapSettings {
-    fn validate(&self) -> Result<(), harness::FieldError> {
+impl api::Settings for SapSettings {
+    fn validate(&self) -> Result<(), api::FieldError> {
         for (name, value, index) in [("theta", self.theta, 0), ("theta_vq", self.theta_vq, 1)] {
             match self.scheme.thetas() {
                 Some(thetas) => {
                     let expected = if index == 0 { thetas.0 } else { thetas.1 };
                     if value != -1.0 && value != expected {
-                        return Err(harness::FieldError::new(
+                        return Err(api::FieldError::new(
                             name,
                             format!(
                                 "{value} conflicts with scheme {:?} ({name} = {expected}); use scheme = \"custom\" \
@@ -158,7 +158,7 @@ impl harness::Settings for SapSettings {
                 }
                 None => {
                     if !(0.0..=1.0).contains(&value) {
-                        return Err(harness::FieldError::new(
+                        return Err(api::FieldError::new(
                             name,
                             format!("must be in [0, 1] with scheme = \"custom\", got {value}"),
                         ));
@@ -167,50 +167,44 @@ impl harness::Settings for SapSettings {
             }
         }
         if !(self.rel_tolerance.is_finite() && self.rel_tolerance >= 0.0 && self.rel_tolerance < 1.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "rel_tolerance",
                 format!("must be in [0, 1), got {}", self.rel_tolerance),
             ));
         }
         if !(self.abs_tolerance.is_finite() && self.abs_tolerance >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "abs_tolerance",
                 format!("must be finite and >= 0, got {}", self.abs_tolerance),
             ));
         }
         if self.rel_tolerance == 0.0 && self.abs_tolerance == 0.0 {
-            return Err(harness::FieldError::new("rel_tolerance", "rel_tolerance and abs_tolerance cannot both be 0"));
+            return Err(api::FieldError::new("rel_tolerance", "rel_tolerance and abs_tolerance cannot both be 0"));
         }
-        harness::check_budget("max_iterations", self.max_iterations)?;
+        api::check_budget("max_iterations", self.max_iterations)?;
         positive("beta", self.beta)?;
         positive("sigma", self.sigma)?;
         if !(self.rigid_tau_d_over_dt.is_finite() && self.rigid_tau_d_over_dt >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "rigid_tau_d_over_dt",
                 format!("must be finite and >= 0, got {}", self.rigid_tau_d_over_dt),
             ));
         }
         if !(self.alpha_max.is_finite() && self.alpha_max >= 1.0) {
-            return Err(harness::FieldError::new(
-                "alpha_max",
-                format!("must be finite and >= 1, got {}", self.alpha_max),
-            ));
+            return Err(api::FieldError::new("alpha_max", format!("must be finite and >= 1, got {}", self.alpha_max)));
         }
         if !(self.ls_tolerance.is_finite() && self.ls_tolerance > 0.0 && self.ls_tolerance < 1.0) {
-            return Err(harness::FieldError::new(
-                "ls_tolerance",
-                format!("must be in (0, 1), got {}", self.ls_tolerance),
-            ));
+            return Err(api::FieldError::new("ls_tolerance", format!("must be in (0, 1), got {}", self.ls_tolerance)));
         }
-        harness::check_budget("ls_max_iterations", self.ls_max_iterations)?;
+        api::check_budget("ls_max_iterations", self.ls_max_iterations)?;
         if !(self.cost_abs_tolerance.is_finite() && self.cost_abs_tolerance >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "cost_abs_tolerance",
                 format!("must be finite and >= 0, got {}", self.cost_abs_tolerance),
             ));
         }
         if !(self.cost_rel_tolerance.is_finite() && self.cost_rel_tolerance >= 0.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "cost_rel_tolerance",
                 format!("must be finite and >= 0, got {}", self.cost_rel_tolerance),
             ));

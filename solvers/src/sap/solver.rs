@@ -6,8 +6,8 @@ use super::line_search::LineSearch;
 use super::model::{Evaluation, HessianFactor, HessianPattern};
 use super::problem::SapProblem;
 use super::settings::SapSettings;
-use harness::implicit::ImplicitElastic;
-use harness::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use api::{IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use toolkit::implicit::ImplicitElastic;
 
 /// Which criterion ended a solve (Drake's `SapStatistics` flags).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,7 +236,7 @@ impl Solver for Sap {
             self.solve(&prob, guess, log)?
         };
         // Eq. 11–12: q+ = q0 + δt N(q0) (θ_vq v + (1 − θ_vq) v0); deformable DOFs take the
-        // backward-Euler q+ = q0 + δt v (harness::implicit)
+        // backward-Euler q+ = q0 + δt v (toolkit::implicit)
         let theta_vq = prob.theta.1;
         let mut v_vq: Vec<f64> =
             v.iter().zip(prob.v0.iter()).map(|(a, b)| theta_vq * a + (1.0 - theta_vq) * b).collect();

@@ -7,7 +7,7 @@
 //! contact (Eq. 38), in parallel; the penalty adapts to the primal/dual residual ratio (43) from the
 //! paper's pseudo-density initial value. `split = body | subsystem | none` gives the Table III
 //! ablation. FEM deformable bodies (an extension) take the linearised backward-Euler step of
-//! `harness::implicit`: each is one unit whose dynamics matrix is `A' = M + δt² K'` (sparse
+//! `toolkit::implicit`: each is one unit whose dynamics matrix is `A' = M + δt² K'` (sparse
 //! factor), `b = A' v*`, prescribed DOFs held exactly. Equations, defaults, choices and
 //! deviations: `solvers/src/subadmm/README.md`.
 
@@ -22,7 +22,7 @@ mod units;
 pub use settings::{Split, SubAdmmSettings};
 pub use solver::SubAdmm;
 
-use harness::{Capabilities, SolverContext, SolverDef};
+use api::{Capabilities, SolverContext, SolverDef};
 
 /// The reference recorded in run records (`solver.paper`).
 pub const PAPER: &str = "J. Lee, M. Lee, S. Park, J. Yun, D. Lee, Variations of Augmented Lagrangian for \
@@ -50,6 +50,9 @@ impl SolverDef for SubAdmm {
     const SUMMARY: &'static str =
         "subsystem-based ADMM, per-subsystem solves in parallel, strict cone projection (Lee et al. 2025)";
     const PAPER: &'static str = PAPER;
+    const BUDGET: &'static str = "max_iterations";
+    const TOLERANCE: &'static str = "tolerance";
+    const MODEL: api::AnsweredModel = api::AnsweredModel::RigidCoulomb;
     fn capabilities() -> Capabilities {
         capabilities()
     }

@@ -62,35 +62,29 @@ impl Default for SubAdmmSettings {
     }
 }
 
-impl harness::Settings for SubAdmmSettings {
-    fn validate(&self) -> Result<(), harness::FieldError> {
-        harness::check_budget("max_iterations", self.max_iterations)?;
+impl api::Settings for SubAdmmSettings {
+    fn validate(&self) -> Result<(), api::FieldError> {
+        api::check_budget("max_iterations", self.max_iterations)?;
         if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(harness::FieldError::new(
-                "tolerance",
-                format!("must be finite and > 0, got {}", self.tolerance),
-            ));
+            return Err(api::FieldError::new("tolerance", format!("must be finite and > 0, got {}", self.tolerance)));
         }
         if !(self.beta0.is_finite() && self.beta0 >= 0.0) {
-            return Err(harness::FieldError::new("beta0", format!("must be finite and >= 0, got {}", self.beta0)));
+            return Err(api::FieldError::new("beta0", format!("must be finite and >= 0, got {}", self.beta0)));
         }
         if !(self.gamma == 0.0 || (self.gamma.is_finite() && self.gamma > 1.0)) {
-            return Err(harness::FieldError::new("gamma", format!("must be 0 or > 1, got {}", self.gamma)));
+            return Err(api::FieldError::new("gamma", format!("must be 0 or > 1, got {}", self.gamma)));
         }
         if self.adapt_interval < 1 {
-            return Err(harness::FieldError::new(
-                "adapt_interval",
-                format!("must be >= 1, got {}", self.adapt_interval),
-            ));
+            return Err(api::FieldError::new("adapt_interval", format!("must be >= 1, got {}", self.adapt_interval)));
         }
         if !(self.beta_range.is_finite() && self.beta_range >= 1.0) {
-            return Err(harness::FieldError::new(
+            return Err(api::FieldError::new(
                 "beta_range",
                 format!("must be finite and >= 1, got {}", self.beta_range),
             ));
         }
         if !(1..=256).contains(&self.threads) {
-            return Err(harness::FieldError::new("threads", format!("must be in 1..=256, got {}", self.threads)));
+            return Err(api::FieldError::new("threads", format!("must be in 1..=256, got {}", self.threads)));
         }
         Ok(())
     }

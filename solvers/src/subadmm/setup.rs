@@ -3,18 +3,18 @@
 //! slack-block elements for the chosen split (Eqs. 30–31), `b = A' v*`, warm impulses,
 //! `v⁰ = v* + A'⁻¹ Jᵀ λ`, `z⁰_ig = J_ig v⁰` and the initial β (pseudo-density rule, §VI-D).
 //! `A' = M` on rigid bodies; an FEM body's DOFs take the linearised implicit step of
-//! `harness::implicit` (`A' = M + δt² K'`, prescribed DOFs held at `v̄`; an extension, README §11)
+//! `toolkit::implicit` (`A' = M + δt² K'`, prescribed DOFs held at `v̄`; an extension, README §11)
 //! and the body is one unit, factored by the sparse path.
 
 use super::settings::Split;
 use super::solver::Con;
 use super::tree::Forest;
 use super::units::{KFactor, Unit};
-use harness::constraints::{bilateral_rows, contact_rows, ConstraintRows};
-use harness::implicit::ImplicitElastic;
-use harness::model::BlockKind;
-use harness::{SolveError, StepProblem};
+use api::BlockKind;
+use api::{SolveError, StepProblem};
 use std::ops::Range;
+use toolkit::constraints::{bilateral_rows, contact_rows, ConstraintRows};
+use toolkit::implicit::ImplicitElastic;
 
 /// What [`build`] returns.
 pub(super) struct Built {

@@ -8,12 +8,12 @@
 use super::settings::{Split, SubAdmmSettings};
 use super::setup;
 use super::units::Unit;
-use harness::constraints::RowLaw;
-use harness::implicit::ImplicitElastic;
-use harness::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
+use api::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use kernels::cone;
 use rayon::prelude::*;
 use smallvec::SmallVec;
+use toolkit::constraints::RowLaw;
+use toolkit::implicit::ImplicitElastic;
 
 const TINY: f64 = 1e-300;
 /// Fewest constraints per rayon task in the z-step (a z-step costs tens of nanoseconds).

@@ -7,8 +7,8 @@ use crate::canal::tests::{compliant_rest_gap, dense_box, ground, mass_ratio_colu
 use crate::canal::{Canal, CanalSettings};
 use harness::model::{Joint, Material, RigidBody, Shape, World};
 use harness::{
-    ColliderId, Contact, ContactKey, ContactSet, IterationLog, Params, Settings, SolveError, SolveStatus, Solver,
-    StepProblem, StepSolution,
+    ColliderId, ContactKey, ContactSet, IterationLog, Params, Settings, SolveError, SolveStatus, Solver, StepProblem,
+    StepSolution,
 };
 use nalgebra::Vector3;
 use rstest::rstest;
@@ -16,7 +16,7 @@ use rstest::rstest;
 const DT: f64 = 1.0 / 240.0;
 
 fn solve(w: &World, cs: &ContactSet, s: SubAdmmSettings) -> (StepSolution, IterationLog) {
-    let p = StepProblem::new(w, cs, DT, None).expect("problem");
+    let p = w.step_problem(cs, DT, None).expect("problem");
     let mut log = IterationLog::new();
     let sol = SubAdmm::new(s).step(&p, &mut log).expect("subadmm step");
     assert_eq!(log.len(), sol.iterations);
@@ -34,7 +34,7 @@ fn frictionless_step_equals_canal_and_the_qp() {
     let (w, cs) = dense_box(0.0, 3);
     let (a, _) = solve(&w, &cs, tight());
     assert_eq!(a.status, SolveStatus::Solved);
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let b = Canal::new(CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
     let scale = b.v.iter().map(|x| x.abs()).fold(0.0, f64::max);
     for (x, y) in a.v.iter().zip(&b.v) {
@@ -59,17 +59,17 @@ fn mass_ratio_column_is_first_order_with_a_floor() {
     let k1 = ContactKey { a: ColliderId::Body(1), b: ColliderId::Body(0), feature: 0 };
     let cs = ContactSet {
         contacts: vec![
-            Contact::new(&w, k0, Vector3::zeros(), Vector3::z(), 0.0),
-            Contact::new(&w, k1, Vector3::new(0.0, 0.0, 2.0 * r), Vector3::z(), 0.0),
+            w.contact(k0, Vector3::zeros(), Vector3::z(), 0.0),
+            w.contact(k1, Vector3::new(0.0, 0.0, 2.0 * r), Vector3::z(), 0.0),
         ],
     };
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let s = SubAdmmSettings { tolerance: 1e-15, ..SubAdmmSettings::default() };
     let (a, log) = solve(&w, &cs, s);
     assert_eq!((a.status, a.iterations), (SolveStatus::MaxIterations, 100));
-    let res = harness::metrics::lee_residual(&p, &a.impulses, &a.bilateral).abs;
+    let res = toolkit::lee_residual(&p, &a.impulses, &a.bilateral).abs;
     let canal = Canal::new(CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
-    let res_canal = harness::metrics::lee_residual(&p, &canal.impulses, &canal.bilateral).abs;
+    let res_canal = toolkit::lee_residual(&p, &canal.impulses, &canal.bilateral).abs;
     eprintln!("subadmm 100 its {res:e}, canal {res_canal:e}");
     assert!(res > 1e-9 && res <= 1e-6, "{res}");
     assert!(res_canal < 1e-10, "{res_canal}");
@@ -87,7 +87,7 @@ fn momentum_imbalance(p: &StepProblem<'_>, s: &StepSolution) -> f64 {
     let vs = p.free_velocity();
     let r = p.mass.mul(&s.v.iter().zip(&vs).map(|(a, b)| a - b).collect::<Vec<_>>());
     let mut jt = p.bilateral.transpose_mul(&s.bilateral, p.nv());
-    for (row, l) in harness::constraints::contact_rows(p).iter().zip(&s.impulses) {
+    for (row, l) in toolkit::constraints::contact_rows(p).iter().zip(&s.impulses) {
         row.add_transpose(l, &mut jt);
     }
     r.iter().zip(&jt).fold(0.0, |m, (a, b)| m.max((a - b).abs()))
@@ -116,11 +116,11 @@ fn splits_give_the_same_converged_answer() {
             let c = w.bodies[b].position;
             let pt = Vector3::new(c.x + sx * h[0], c.y + sy * h[1], 0.0);
             let key = ContactKey { a: ColliderId::Body(b), b: ColliderId::Static(0), feature: f as u64 };
-            contacts.push(Contact::new(&w, key, pt, Vector3::z(), 0.0));
+            contacts.push(w.contact(key, pt, Vector3::z(), 0.0));
         }
     }
     let cs = ContactSet { contacts };
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let sols: Vec<StepSolution> = ["body", "subsystem", "none"]
         .iter()
         .map(|split| {
@@ -173,13 +173,7 @@ fn branched_tree(grid: usize) -> (World, ContactSet) {
         for (f, (i, j)) in (0..n).flat_map(|i| (0..n).map(move |j| (i, j))).enumerate() {
             let at = |k: usize, h: f64| if n == 1 { 0.0 } else { h * (2.0 * k as f64 / (n - 1) as f64 - 1.0) };
             let key = ContactKey { a: ColliderId::Body(b), b: ColliderId::Static(0), feature: f as u64 };
-            contacts.push(Contact::new(
-                &w,
-                key,
-                Vector3::new(c.x + at(i, h[0]), c.y + at(j, h[1]), 0.0),
-                Vector3::z(),
-                0.0,
-            ));
+            contacts.push(w.contact(key, Vector3::new(c.x + at(i, h[0]), c.y + at(j, h[1]), 0.0), Vector3::z(), 0.0));
         }
     }
     (w, ContactSet { contacts })
@@ -192,7 +186,7 @@ fn branched_tree(grid: usize) -> (World, ContactSet) {
 #[test]
 fn branched_tree_joints_are_exact_every_iteration() {
     let (w, cs) = branched_tree(1);
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     assert_eq!(p.nb(), 30, "six hinges of five rows");
     for split in ["body", "subsystem", "none"] {
         let s = SubAdmmSettings {
@@ -282,7 +276,7 @@ fn loop_and_compliant_joints_are_admm_rows() {
     w.joints.push(Joint::ball_at(&w, 0, Some(2), Vector3::new(0.075, 0.125, 0.5)));
     w.joints.push(Joint::axial_at(&w, 0, None, Vector3::new(0.0, 0.0, 0.5), Vector3::z()).with_compliance(1e4, 10.0));
     let cs = ContactSet::default();
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     assert_eq!(p.nb(), 15);
     let canal = Canal::new(CanalSettings::default()).step(&p, &mut IterationLog::new()).unwrap();
     for split in ["body", "subsystem", "none"] {
@@ -319,7 +313,7 @@ fn threads_give_identical_results() {
 fn nan_in_the_data_is_an_error() {
     let (mut w, cs) = dense_box(0.5, 2);
     w.bodies[0].linear_velocity.x = f64::NAN;
-    let p = StepProblem::new(&w, &cs, DT, None).unwrap();
+    let p = w.step_problem(&cs, DT, None).unwrap();
     let r = SubAdmm::new(SubAdmmSettings::default()).step(&p, &mut IterationLog::new());
     assert!(matches!(r, Err(SolveError::NonFinite { .. })), "{r:?}");
 }
@@ -363,11 +357,11 @@ fn beta_stays_within_its_range_on_a_redundant_step() {
         .enumerate()
         .map(|(f, &z)| {
             let key = ContactKey { a: ColliderId::Body(0), b: ColliderId::Body(1), feature: f as u64 };
-            Contact::new(&w, key, Vector3::new(l, 0.0, z), -Vector3::x(), -1e-5)
+            w.contact(key, Vector3::new(l, 0.0, z), -Vector3::x(), -1e-5)
         })
         .collect();
     let cs = ContactSet { contacts };
-    let p = StepProblem::new(&w, &cs, 1e-3, None).unwrap();
+    let p = w.step_problem(&cs, 1e-3, None).unwrap();
     let run = |range: f64| {
         let s = SubAdmmSettings { split: Split::None, beta0: 1.0, beta_range: range, ..SubAdmmSettings::default() };
         let mut solver = SubAdmm::new(s);

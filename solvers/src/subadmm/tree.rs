@@ -27,9 +27,9 @@
 //! and every `v = N q̇ + v⁰` holds them at `v̄` (written exactly, [`Forest::expand`]).
 
 use super::units::Body;
-use harness::constraints::{ConstraintRows, RowLaw};
 use kernels::tree_ldl::NO_PARENT;
 use nalgebra::{DMatrix, SymmetricEigen};
+use toolkit::constraints::{ConstraintRows, RowLaw};
 
 /// Smallest eigenvalue of `G_c G_cᵀ`, relative to the largest, for a joint to be eliminated.
 const RANK_TOL: f64 = 1e-10;

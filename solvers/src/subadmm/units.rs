@@ -15,7 +15,7 @@
 //!   analysis is kept across steps while the pattern does not change.
 //!
 //! A unit holding an FEM body (an extension, README §11) has the dynamics matrix `A'_u = M_u +
-//! δt² K'_u` of the linearised implicit step (`harness::implicit`) for `M_u`: its `δt² K'`
+//! δt² K'_u` of the linearised implicit step (`toolkit::implicit`) for `M_u`: its `δt² K'`
 //! entries couple the body's nodes, so it is always factored by the sparse path, with the
 //! reduced stiffness entries in the pattern (with any split).
 

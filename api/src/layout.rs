@@ -11,12 +11,18 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum BlockKind {
-    /// Rigid body `index` of [`super::World::bodies`]; positions are 7 numbers
+    /// Rigid body `index` of the world's rigid bodies; positions are 7 numbers
     /// `(x, y, z, qw, qx, qy, qz)`, velocities the free components of `(v, w)`.
-    RigidBody { index: usize },
-    /// Deformable body `index` of [`super::World::deformables`]: 3 velocity DOFs (node
+    RigidBody {
+        /// Index of the body among the world's rigid bodies.
+        index: usize,
+    },
+    /// Deformable body `index` of the world's deformable bodies: 3 velocity DOFs (node
     /// velocity) and 3 positions per node, in node order; after all rigid-body blocks.
-    Deformable { index: usize },
+    Deformable {
+        /// Index of the body among the world's deformable bodies.
+        index: usize,
+    },
 }
 
 /// One block of the layout.
@@ -37,7 +43,7 @@ pub struct DofBlock {
     pub subsystem: usize,
 }
 
-/// The layout of all generalized coordinates of a [`super::World`].
+/// The layout of all generalized coordinates of a world.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DofLayout {
     /// Blocks in order of increasing offsets.

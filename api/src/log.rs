@@ -1,7 +1,6 @@
 //! Per-iteration statistics a solver records while it works (ContactBench `Statistics`, Drake
 //! `SapStatistics`): named columns of `f64`, one row per iteration, plus the elapsed time.
 
-use crate::metrics::yardstick::Iterate;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
@@ -33,6 +32,17 @@ pub struct IterationLog {
     /// Seconds spent in the solver's named stages during this step ([`Self::add_stage`]).
     #[serde(skip)]
     stages: std::collections::BTreeMap<String, f64>,
+}
+
+/// A solver's iterate: velocity, contact impulses (N s, `(n, t1, t2)`) and bilateral impulses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Iterate {
+    /// Generalized velocity.
+    pub v: Vec<f64>,
+    /// Contact impulses, one per contact.
+    pub impulses: Vec<[f64; 3]>,
+    /// Bilateral impulses, one per row (empty if none).
+    pub bilateral: Vec<f64>,
 }
 
 /// Most numbers (velocities and impulses over all iterates) one log keeps for the yardstick:
@@ -86,7 +96,7 @@ impl IterationLog {
     }
 
     /// This log, keeping the iterates the solver hands over ([`Self::iterate`]) for the
-    /// solver-independent yardstick ([`crate::metrics::yardstick`]).
+    /// solver-independent yardstick (the harness's yardstick).
     pub fn recording_iterates(mut self) -> Self {
         self.iterates = Some(vec![]);
         self
@@ -136,9 +146,9 @@ impl IterationLog {
     /// `Err(SolveError::Timeout)` once the step's deadline has passed. Solvers call it once per
     /// outer iteration (next to [`Self::record`]), so a step with a huge budget ends with a clear
     /// failure instead of running for hours.
-    pub fn check_deadline(&self) -> Result<(), crate::solver::SolveError> {
+    pub fn check_deadline(&self) -> Result<(), crate::error::SolveError> {
         match self.deadline {
-            Some(d) if Instant::now() >= d => Err(crate::solver::SolveError::Timeout {
+            Some(d) if Instant::now() >= d => Err(crate::error::SolveError::Timeout {
                 elapsed_s: self.start.elapsed().as_secs_f64(),
                 iterations: self.len() + self.dropped,
             }),

@@ -7,9 +7,9 @@
 //!   `u_n + r_n lambda_n >= 0 ⊥ lambda_n >= 0` and Coulomb friction with `mu_i`; `(w_i, r_n)` =
 //!   `(-v_hat, r_n)` of [`StepProblem::normal_law`]: rigid `w_i = phi0_i / dt`, `r_n = 0`
 //!   ([`StepProblem::bias`]); compliant `w_i = phi0_i / (dt + tau_d)`, `r_n = 1/(dt k (dt + tau_d))`.
-//! - Bilateral row `k`: `G_k v - v_hat_k + r_k gamma_k = 0` ([`crate::model::BilateralRow::law`]).
+//! - Bilateral row `k`: `G_k v - v_hat_k + r_k gamma_k = 0` ([`api::BilateralRow::law`]).
 
-use crate::problem::StepProblem;
+use api::StepProblem;
 
 /// The law of one constraint.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,7 +42,7 @@ pub struct ConstraintRows {
     pub dim: usize,
     /// `dim x dofs.len()` coefficients, row-major.
     pub rows: Vec<f64>,
-    /// Per touched body: its [`crate::model::DofLayout`] block index and its first local column.
+    /// Per touched body: its [`api::DofLayout`] block index and its first local column.
     pub blocks: Vec<(usize, usize)>,
     /// The law.
     pub law: RowLaw,

@@ -16,7 +16,7 @@
 //! (an effective mass, kg) in place of 1, so every entry is an impulse, and divides by
 //! `max(||λ||_2, ||m ⊙ (J v* + e)||_2)`: dimensionless and invariant to the choice of units.
 
-use crate::problem::StepProblem;
+use api::StepProblem;
 use kernels::cone;
 use nalgebra::{DMatrix, DVector};
 
@@ -108,8 +108,8 @@ mod tests {
     //! = diag(0.5, 1.75, 1.75)` and `J v* = (-g dt, 0, 0)`.
 
     use super::*;
-    use crate::contact::{ColliderId, Contact, ContactKey, ContactSet};
-    use crate::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
+    use api::contact::{ColliderId, ContactKey, ContactSet};
+    use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
     use nalgebra::Vector3;
 
     fn sphere_on_ground() -> (World, ContactSet) {
@@ -127,7 +127,7 @@ mod tests {
             Material::rigid(0.5),
         ));
         let key = ContactKey { a: ColliderId::Body(0), b: ColliderId::Static(0), feature: 0 };
-        let c = Contact::new(&w, key, Vector3::zeros(), Vector3::z(), 0.0);
+        let c = w.contact(key, Vector3::zeros(), Vector3::z(), 0.0);
         (w, ContactSet { contacts: vec![c] })
     }
 
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn exact_resting_impulse_has_zero_residual() {
         let (w, cs) = sphere_on_ground();
-        let p = StepProblem::new(&w, &cs, 0.01, None).unwrap();
+        let p = w.step_problem(&cs, 0.01, None).unwrap();
         let r = lee_residual(&p, &[[2.0 * 9.81 * 0.01, 0.0, 0.0]], &[]);
         assert!(r.abs < 1e-17 && r.rel < 1e-16, "{r:?}");
         assert!(r.neglog10 > 16.0, "{r:?}");
@@ -153,7 +153,7 @@ mod tests {
     #[test]
     fn sliding_impulse_matches_the_hand_computed_residual() {
         let (w, cs) = sphere_on_ground();
-        let p = StepProblem::new(&w, &cs, 0.01, None).unwrap();
+        let p = w.step_problem(&cs, 0.01, None).unwrap();
         let r = lee_residual(&p, &[[0.1, 0.2, 0.0]], &[]);
         let abs = (0.0481f64.powi(2) + 0.27405f64.powi(2)).sqrt();
         assert!((abs - 0.278_239_1).abs() < 1e-7);

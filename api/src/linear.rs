@@ -19,10 +19,12 @@
 //! diagonal with blocks of at most 6 DOFs (the width of a [`JBlock`]), tangential biases must be
 //! zero (the step problem's bias is normal only), and there are no bilateral constraints.
 
+use crate::bilateral::BilateralSet;
+use crate::contact::ContactCompliance;
 use crate::contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
 use crate::eval::{ElasticKey, ModelEval, ProjectiveElement, Reevaluation};
-use crate::model::{BilateralSet, BlockKind, ContactCompliance, DofBlock, DofLayout};
-use crate::problem::StepProblem;
+use crate::layout::{BlockKind, DofBlock, DofLayout};
+use crate::problem::{StepProblem, StepProblemParts};
 use kernels::sparse::Csr;
 use kernels::BlockDiagonal;
 use nalgebra::{Matrix3, Vector3};
@@ -198,9 +200,8 @@ impl LinearProblem {
     /// The [`StepProblem`] view: `dt = 1`, `v0 = 0`, `forces = f`, no warm start, no bilateral
     /// rows, zero force stiffness, no positions, no elasticity; its model is [`LinearEval`].
     pub fn step_problem(&self) -> StepProblem<'_> {
-        StepProblem {
+        let parts = StepProblemParts {
             dt: 1.0,
-            model: Box::new(LinearEval { nv: self.nv() }),
             contacts: &self.contacts,
             warm_start: None,
             layout: self.layout.clone(),
@@ -210,10 +211,10 @@ impl LinearProblem {
             forces: self.forces.clone(),
             stiffness: self.mass.zeros_like(),
             bilateral: BilateralSet::default(),
-            elastic_hessian: Default::default(),
             elastic_forces: None,
             prescribed: vec![],
-        }
+        };
+        StepProblem::from_parts(parts, Box::new(LinearEval { nv: self.nv() }))
     }
 }
 

@@ -31,8 +31,8 @@
 //! the prescribed off-diagonal entries kept as explicit zeros) does not change from step to step,
 //! so the symbolic analysis is done once per run ([`ImplicitElastic::symbolic_analyses`]).
 
-use crate::problem::StepProblem;
-use crate::solver::SolveError;
+use api::SolveError;
+use api::StepProblem;
 use kernels::cholesky::{CholeskyParams, SparseCholesky};
 use kernels::sparse::Csr;
 
@@ -281,8 +281,8 @@ pub fn shifted_entries(k: &Csr, start: usize) -> impl Iterator<Item = (usize, us
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contact::ContactSet;
-    use crate::model::{DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, World};
+    use api::contact::ContactSet;
+    use harness::model::{DeformableBody, ElasticMaterial, ElasticModel, Material, PrescribedMotion, World};
     use nalgebra::Vector3;
 
     /// A co-rotational bar `[0, L] × [0, w]²` (ν = 0) hanging from its clamped face `x = L`
@@ -311,7 +311,7 @@ mod tests {
         let contacts = ContactSet::default();
         for _ in 0..n {
             let (q, v) = {
-                let p = StepProblem::new(world, &contacts, dt, None).unwrap();
+                let p = world.step_problem(&contacts, dt, None).unwrap();
                 assert!(elastic.assemble(&p).unwrap());
                 let mut v = p.free_velocity();
                 elastic.write_free_velocity(&mut v);

@@ -5,6 +5,7 @@
 //! how good it is (`Solved`, `MaxIterations`, ...); `Err` is reserved for steps that produced
 //! nothing usable.
 
+pub use crate::error::SolveError;
 use crate::log::IterationLog;
 use crate::problem::StepProblem;
 use serde::{Deserialize, Serialize};
@@ -98,66 +99,11 @@ pub struct StepSolution {
     pub status: SolveStatus,
 }
 
-/// A step that produced nothing usable. The runner adds the step index.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SolveError {
-    /// A NaN or infinity appeared.
-    #[error("non-finite value in {what}")]
-    NonFinite {
-        /// Where it appeared.
-        what: String,
-    },
-    /// A matrix factorization failed.
-    #[error("factorization failed: {what}")]
-    Factorization {
-        /// Which matrix and why.
-        what: String,
-    },
-    /// The line search could not find an acceptable step.
-    #[error("line search failed: {what}")]
-    LineSearch {
-        /// Details.
-        what: String,
-    },
-    /// The problem (as the solver formulates it) has no solution.
-    #[error("infeasible: {what}")]
-    Infeasible {
-        /// Details.
-        what: String,
-    },
-    /// The problem contains something the solver does not support.
-    #[error("unsupported: {what}")]
-    Unsupported {
-        /// What.
-        what: String,
-    },
-    /// The solver panicked (caught by the stepper; a bug in the solver).
-    #[error("solver panicked: {what}")]
-    Panic {
-        /// The panic message.
-        what: String,
-    },
-    /// The step ran past its wall-time limit (`signorini run --step-timeout`/`--run-timeout`).
-    #[error("stopped after {elapsed_s:.1} s and {iterations} iterations: past the wall-time limit")]
-    Timeout {
-        /// Seconds the step ran.
-        elapsed_s: f64,
-        /// Iterations it had recorded.
-        iterations: usize,
-    },
-    /// Any other numerical breakdown.
-    #[error("numerical failure: {what}")]
-    Numerical {
-        /// Details.
-        what: String,
-    },
-}
-
 /// A contact solver: one time step at a time.
 ///
 /// A solver holds its settings and any state it wants to keep between steps (factorization
 /// patterns, scratch buffers); warm-start data arrives through [`StepProblem::warm_start`]. Its
-/// name, paper, capabilities and settings type are given by [`crate::registry::SolverDef`].
+/// name, paper, capabilities and settings type are given by [`crate::def::SolverDef`].
 pub trait Solver: Send {
     /// Solves one step. Implementations record per-iteration statistics in `log`.
     fn step(&mut self, problem: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError>;

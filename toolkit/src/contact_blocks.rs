@@ -12,7 +12,7 @@
 //!
 //! The step's bilateral (joint) rows get the same treatment as scalar blocks
 //! ([`BilateralBlock`]): `G_k v`, `v += M⁻¹ G_kᵀ Δγ` and the Delassus entry `w_k = G_k M⁻¹ G_kᵀ`
-//! with the row's law `G_k v − v̂_k + r_k γ_k = 0` ([`crate::model::BilateralRow::law`]).
+//! with the row's law `G_k v − v̂_k + r_k γ_k = 0` ([`api::BilateralRow::law`]).
 //!
 //! A contact between bodies has one or two sides, stored inline; a contact of a linear problem
 //! may act on any number of DOF blocks (the Cholesky view of an FCLIB local problem: `fclib`
@@ -25,9 +25,9 @@
 //! and `W_ii = J_i A⁻¹ J_iᵀ` is the Delassus block of the implicit step.
 
 use crate::implicit::ImplicitElastic;
-use crate::model::DofLayout;
-use crate::problem::StepProblem;
-use crate::solver::SolveError;
+use api::DofLayout;
+use api::SolveError;
+use api::StepProblem;
 use kernels::contact_local::{natmap, LocalProblem};
 use smallvec::SmallVec;
 
@@ -116,7 +116,7 @@ struct RowSide {
     mg: [f64; 6],
 }
 
-/// One bilateral row of the step: law `G v − v̂ + r γ = 0` ([`crate::model::BilateralRow::law`]).
+/// One bilateral row of the step: law `G v − v̂ + r γ = 0` ([`api::BilateralRow::law`]).
 #[derive(Debug, Clone, Default)]
 pub struct BilateralBlock {
     /// One side per body the row acts on (one or two).

@@ -1,0 +1,17 @@
+//! Shared solver math over the solver API ([`api`]): what several solvers (and the harness's
+//! metrics) build on, so that no solver copies another's code.
+//!
+//! - [`implicit`]: the linearised implicit step of deformable bodies (velocity-level solvers);
+//! - [`contact_blocks`]: per-contact Delassus blocks (Gauss–Seidel and Jacobi-type solvers);
+//! - [`constraints`]: contacts and joint rows as one list of small row blocks (primal–dual
+//!   solvers);
+//! - [`lee`]: the cross-solver contact residual of Lee et al. (their stopping criterion and
+//!   reported residual).
+#![deny(missing_docs)]
+
+pub mod constraints;
+pub mod contact_blocks;
+pub mod implicit;
+pub mod lee;
+
+pub use lee::{lee_residual, LeeResidual};
