@@ -21,6 +21,12 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# Module loops known and not yet removed, by crate, with the reason; --check prints them and does
+# not fail on them (any other loop fails it). kernels: the Backend trait lives in backend/, whose
+# AnyBackend enum holds the CPU and CUDA implementations (iterative, sparse_inverse, gpu), which
+# in turn implement the trait: a trait module of its own would cut it.
+KNOWN_LOOPS = {"kernels": "the Backend trait and its implementations (backend <-> gpu, iterative, sparse_inverse)"}
+
 
 def members():
     """Workspace members (folder names) and the root package, from the root manifest."""
@@ -132,7 +138,7 @@ def main():
         for a, b in sorted(cedges):
             print(f"  {a} --> {b}")
         return 0
-    loops = []
+    loops, known = [], []
     c = find_cycle(set(crates), cedges)
     if c:
         loops.append("crates: " + " -> ".join(c))
@@ -143,10 +149,14 @@ def main():
             continue
         mods, edges = module_graph(src)
         c = find_cycle(mods, edges)
-        if c:
+        if c and name in KNOWN_LOOPS:
+            known.append(f"modules of {name}: " + " -> ".join(c) + f" (known: {KNOWN_LOOPS[name]})")
+        elif c:
             loops.append(f"modules of {name}: " + " -> ".join(c))
         report.append(f"modules of {name} ({len(mods)} modules, {len(edges)} edges):")
         report += [f"  {a} -> {b}" for a, b in sorted(edges)]
+    if known:
+        print("known module loops, not gated:\n  " + "\n  ".join(known), file=sys.stderr)
     if "--check" in args:
         if loops:
             print("error: dependency loop\n  " + "\n  ".join(loops), file=sys.stderr)

@@ -18,3 +18,30 @@ pub fn registry() -> Registry {
         .register::<solvers::local_global::LocalGlobal>()
         .cases(cases::all())
 }
+
+/// The registered default parameters of every case and solver of `reg` (the report's settings
+/// column shows what differs from them).
+pub fn defaults(reg: &Registry) -> reports::table::Defaults {
+    reports::table::Defaults {
+        cases: reg.cases.iter().map(|c| (c.name().to_string(), c.defaults())).collect(),
+        solvers: reg.solvers.iter().map(|s| (s.name.to_string(), (s.defaults)())).collect(),
+    }
+}
+
+/// The parameter hashes every pair of the suite file `suite` gets now, `(solver, case label)` ->
+/// `(case hash, solver hash)`, from its one resolution: what a gates file naming the suite is
+/// pinned to ([`reports::gate::load`]).
+pub fn suite_pins(reg: &Registry, suite: &std::path::Path) -> Result<reports::gate::ExpectedHashes, String> {
+    let name = suite.display().to_string();
+    let text = records::input::read_text(suite)?;
+    let pairs = harness::runner::Suite::from_toml(&text, &name, reg)?.resolve(reg)?;
+    Ok(pairs
+        .into_iter()
+        .map(|p| ((p.spec.solver, p.spec.label), (p.case_params.hash(), p.solver_params.hash())))
+        .collect())
+}
+
+/// Reads a gates file, pinning it to the suite it names (resolved with `reg`).
+pub fn load_gates(path: &std::path::Path, reg: &Registry) -> Result<reports::gate::Gates, String> {
+    reports::gate::load(path, |suite| suite_pins(reg, suite))
+}

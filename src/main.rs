@@ -1,10 +1,10 @@
 //! `signorini`: run contact solvers on canonical cases, measure them the same way, gate them.
 
 use clap::{Parser, Subcommand};
-use harness::record::RunStatus;
 use harness::runner::{self, PreparedPair, Progress, Suite};
 use harness::stepper::RunOptions;
 use indicatif::{ProgressBar, ProgressStyle};
+use records::RunStatus;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -353,7 +353,7 @@ impl Progress for Bar {
             self.bar.set_message(line);
         }
     }
-    fn pair_finished(&self, record: &harness::record::RunRecord) {
+    fn pair_finished(&self, record: &records::RunRecord) {
         if record.status == RunStatus::Failed {
             self.bar.println(format!(
                 "{} / {} failed: {}",
@@ -374,7 +374,7 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
     };
     let shard = shard.as_deref().map(harness::cluster::parse_shard).transpose()?;
     let reg = signorini::registry();
-    let gates = gates.map(|g| reports::gate::load(&g, &reg)).transpose()?;
+    let gates = gates.map(|g| signorini::load_gates(&g, &reg)).transpose()?;
     for s in &solver {
         reg.find_solver(s).map_err(|e| e.to_string())?;
     }
@@ -397,7 +397,7 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
         }
         all
     } else {
-        let text = harness::input::read_text(Path::new(&suite)).map_err(|e| {
+        let text = records::input::read_text(Path::new(&suite)).map_err(|e| {
             let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
             format!("suite '{suite}': {why}")
         })?;
@@ -408,27 +408,30 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
     if suite.pairs.is_empty() {
         return Err("nothing to run: the selection matches no (case, solver) pair".into());
     }
-    // Every pair's record name, before anything runs: two pairs must not write the same file.
-    let names = suite.record_names(&reg)?;
+    // Every pair resolved once, before anything runs (names, parameters, record names: two pairs
+    // must not write the same file).
+    let resolved = suite.resolve(&reg)?;
+    let names: Vec<String> = resolved.iter().map(|p| p.record_name.clone()).collect();
     let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
-    let shard_total = suite.pairs.len();
-    if let Some((i, n)) = shard {
-        suite.shard(i, n);
-    }
-    let pairs = runner::prepare_with(&reg, &suite, memory_limit)?;
-    harness::input::check_writable_dir(&out)?;
-    let stale = harness::input::remove_stale_tmp(&out);
+    let shard_total = resolved.len();
+    let resolved = match shard {
+        Some((i, n)) => runner::shard(resolved, i, n),
+        None => resolved,
+    };
+    let pairs = runner::prepare_with(resolved, memory_limit)?;
+    records::input::check_writable_dir(&out)?;
+    let stale = records::input::remove_stale_tmp(&out);
     if stale > 0 {
         eprintln!("removed {stale} temporary files left in {} by an interrupted run", out.display());
     }
     if let Some((i, n)) = shard {
         // The manifest names the whole suite, so that `merge` knows what a complete set is.
         harness::cluster::Manifest::new(&suite.name, i, n, names).write(&out)?;
-        if suite.pairs.is_empty() {
+        if pairs.is_empty() {
             eprintln!("shard {i}/{n} of suite '{}' is empty ({shard_total} pairs); nothing to run", suite.name);
             return Ok(ExitCode::SUCCESS);
         }
-        eprintln!("shard {i}/{n}: {} of {shard_total} pairs", suite.pairs.len());
+        eprintln!("shard {i}/{n}: {} of {shard_total} pairs", pairs.len());
     }
     let total: u64 = pairs.iter().filter(|p| p.skip.is_none()).map(|p| p.scenario.steps as u64).sum();
     let bar = ProgressBar::new(total);
@@ -438,7 +441,7 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
             .progress_chars("=> "),
     );
     eprintln!("running {} pairs of suite '{}' -> {}", pairs.len(), suite.name, out.display());
-    let results = runner::run_suite_resuming(&reg, &pairs, &out, opts, &Bar::new(bar.clone()), resume);
+    let results = runner::run_suite_resuming(&pairs, &out, opts, &Bar::new(bar.clone()), resume);
     bar.finish_and_clear();
     for r in &results {
         if let Some(why) = &r.not_reused {
@@ -577,7 +580,7 @@ fn fclib_bench(
         return Err(format!("{}: no *.hdf5 files", dir.display()));
     }
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let provenance = harness::record::Provenance::collect();
+    let provenance = records::Provenance::collect();
     let (mut solved, mut pairs, mut unreadable) = (0, 0, 0);
     for file in &files {
         let prob = match fclib::read_as(file, p.form) {
@@ -757,7 +760,7 @@ fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String
 }
 
 fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
-    let gates = reports::gate::load(gates, &signorini::registry())?;
+    let gates = signorini::load_gates(gates, &signorini::registry())?;
     let rep = reports::gate::check_dir(dir, &gates)?;
     print!("{}", rep.table());
     Ok(if rep.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
@@ -772,11 +775,11 @@ fn report(
 ) -> Result<ExitCode, String> {
     let out_dir = out.unwrap_or_else(|| dir.join("report"));
     let reg = signorini::registry();
-    let gates = gates.map(|g| reports::gate::load(&g, &reg)).transpose()?;
-    let defaults = reports::table::Defaults::from_registry(&reg);
+    let gates = gates.map(|g| signorini::load_gates(&g, &reg)).transpose()?;
+    let defaults = signorini::defaults(&reg);
     let opts =
         reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates, defaults, baseline };
-    let rep = reports::report::write(&opts)?;
+    let rep = reports::write(&opts)?;
     println!(
         "report of {} records ({} figures): {} and {}",
         rep.records.len(),
@@ -868,7 +871,7 @@ fn grade(
 ) -> Result<ExitCode, String> {
     let reg = signorini::registry();
     let prepared = build_case(&reg, case, set)?;
-    let text = harness::input::read_text(trajectory)?;
+    let text = records::input::read_text(trajectory)?;
     let t = reference::Trajectory::parse(&text).map_err(|e| format!("{}: {e}", trajectory.display()))?;
     if t.engine.name != engine {
         return Err(format!("{}: trajectory is from engine '{}', not '{engine}'", trajectory.display(), t.engine.name));
@@ -876,7 +879,7 @@ fn grade(
     t.check(case, &prepared.params_json(), prepared.scenario())
         .map_err(|e| format!("{}: {e}", trajectory.display()))?;
     let label = label.unwrap_or_else(|| case.to_string());
-    let record = reference::grade(prepared.as_ref(), &label, &t, harness::record::Provenance::collect());
+    let record = reference::grade(prepared.as_ref(), &label, &t, records::Provenance::collect());
     let path = record.write_atomic(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, check) in &record.summary.oracle {
         println!(

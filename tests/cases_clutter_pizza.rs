@@ -4,8 +4,8 @@
 //! drops of 8 and 20 objects with and without walls that must complete without failure.
 //! Tolerances live in the oracles (derived in each case's module doc).
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner;
+use records::{RunRecord, RunStatus};
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, &str)], solver_sets: &[(&str, &str)]) -> RunRecord {

@@ -210,7 +210,7 @@ fn run_summary_shows_unconverged_steps_and_the_matrix() {
         .map(|e| e.unwrap().path())
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("sphere_stack__pgs"))
         .unwrap();
-    let rec = harness::record::RunRecord::read(&file).unwrap();
+    let rec = records::RunRecord::read(&file).unwrap();
     let (n, steps) = (rec.summary.unconverged_steps, rec.summary.steps);
     assert!(n > 0, "one iteration per step does not reach pgs's tolerance on a stack");
     let lines: Vec<&str> = stdout.lines().collect();

@@ -3,8 +3,8 @@
 //! both orders with the effective-mass preconditioner, plus the measured failure of `r = 1` under
 //! the paper's fixed Newton budget. Tolerances live in the oracles (cases/src/*.rs).
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner;
+use records::{RunRecord, RunStatus};
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> RunRecord {

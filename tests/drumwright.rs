@@ -3,9 +3,9 @@
 //! the documented artifacts of the faithful variant as measured, asserted behaviour (drumwright README §10.1:
 //! P2 normal-force inflation, P4 false infeasibility).
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner;
 use harness::stepper::RunOptions;
+use records::{RunRecord, RunStatus};
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, &str)], solver_sets: &[(&str, &str)]) -> RunRecord {

@@ -152,7 +152,7 @@ fn projected_jacobi_runs_the_quick_suite_under_the_gate() {
     let ran = pairs.iter().filter(|p| p.skip.is_none()).count();
     assert!(ran >= 10, "jacobi runs {ran} quick-suite cases");
     let dir = tempfile::tempdir().unwrap();
-    let out = runner::run_suite(&reg, &pairs, dir.path(), RunOptions::default(), &NoProgress);
+    let out = runner::run_suite(&pairs, dir.path(), RunOptions::default(), &NoProgress);
     let records: Vec<_> = out.into_iter().map(|(r, path)| (path.unwrap(), r)).collect();
     let gates_text = std::fs::read_to_string("tests/data/example-solver-gates.toml").unwrap();
     let gates = reports::gate::parse(&gates_text, "tests/data/example-solver-gates.toml").unwrap();

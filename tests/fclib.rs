@@ -404,7 +404,7 @@ fn bench_end_to_end_on_exported_problems() {
         let family =
             if r.case.label == "slope-20" { "signorini slope step 20" } else { "signorini sphere_stack step 3" };
         assert_eq!(r.case.params.0["family"].as_str().unwrap(), family, "the family is the file's title");
-        assert_eq!(r.status, harness::record::RunStatus::Ok, "{} {}: {:?}", r.case.label, r.solver.name, r.reason);
+        assert_eq!(r.status, records::RunStatus::Ok, "{} {}: {:?}", r.case.label, r.solver.name, r.reason);
         if r.solver.name == "sap" {
             // the regularised model: graded on the rigid error, its own residual recorded apart
             assert!(r.summary.metrics["model_residual"].last.is_finite(), "{}: sap's own residual", r.case.label);

@@ -144,7 +144,9 @@ proptest! {
         let reg = signorini::registry();
         if let Ok(suite) = harness::runner::Suite::from_toml(&text, "fuzz", &reg) {
             if suite.pairs.len() <= 16 {
-                let _ = harness::runner::prepare_with(&reg, &suite, 256.0 * 1024.0 * 1024.0);
+                if let Ok(pairs) = suite.resolve(&reg) {
+                    let _ = harness::runner::prepare_with(pairs, 256.0 * 1024.0 * 1024.0);
+                }
             }
         }
     }
@@ -165,7 +167,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.json");
         std::fs::write(&path, apply(&corpus("record.json"), &e)).unwrap();
-        if let Ok(r) = harness::record::RunRecord::read(&path) {
+        if let Ok(r) = records::RunRecord::read(&path) {
             // what the CLI does with a record it read: the summary table and the gate check
             let _ = reports::summary::table(std::slice::from_ref(&r), reports::summary::Style::Plain);
             let gates = reports::gate::parse("", "fuzz").unwrap();

@@ -8,8 +8,8 @@
 //!   end of a converged step is bounded by its stopping rule, `|C(q+)| ≤ tol h s_v` (README
 //!   "Joints"), far below the velocity-level drift; backward Euler's angle error is first order.
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner;
+use records::{RunRecord, RunStatus};
 use rstest::rstest;
 
 mod common;

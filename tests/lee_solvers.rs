@@ -2,8 +2,8 @@
 //! threshold and the sphere stack at rest, graded by the cases' own oracles (tolerances derived in
 //! each case's module doc).
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner;
+use records::{RunRecord, RunStatus};
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, String)], solver: &str) -> RunRecord {

@@ -1,8 +1,8 @@
 //! Macklin et al.'s remaining §10.1 cases with nsn through the runner the CLI uses. The
 //! tolerances live in the oracles (cases/src/arch.rs).
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner;
+use records::{RunRecord, RunStatus};
 
 fn run(case: &str, sets: &[(&str, &str)], solver: &str) -> RunRecord {
     let r = runner::run_one(&signorini::registry(), case, sets, solver, &[]).expect("valid, runnable pair");

@@ -3,8 +3,8 @@
 //! frictionless spring-cylinder frequencies, a stack at rest. Tolerances live in the oracles
 //! (derived in each case's module doc); these tests assert that every check is present and passes.
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner;
+use records::{RunRecord, RunStatus};
 use rstest::rstest;
 
 fn run(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> RunRecord {

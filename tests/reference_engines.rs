@@ -2,9 +2,9 @@
 //! and `signorini grade` (refusal of malformed trajectories; a signorini run converted to a
 //! trajectory gets the same oracle verdicts as the run itself).
 
-use harness::record::Provenance;
 use harness::runner::{prepare, Suite};
 use harness::stepper::{simulate, RunOptions};
+use records::Provenance;
 use reference::{Engine, Trajectory};
 use std::process::Command;
 
@@ -125,7 +125,7 @@ fn deformable_case_is_refused() {
 }
 
 /// A signorini run of `case` with `solver`, as a trajectory, and the run's own record.
-fn own_run(case: &str, set: &[(&str, &str)], solver: &str) -> (Trajectory, harness::record::RunRecord) {
+fn own_run(case: &str, set: &[(&str, &str)], solver: &str) -> (Trajectory, records::RunRecord) {
     let reg = signorini::registry();
     let mut suite = Suite::single(case, solver);
     suite.pairs[0].case_set =
@@ -135,13 +135,8 @@ fn own_run(case: &str, set: &[(&str, &str)], solver: &str) -> (Trajectory, harne
     let out = simulate(&pair.scenario, s.as_mut(), RunOptions::default(), &mut || {});
     let engine = Engine { name: format!("{solver}-as-engine"), version: "test".into(), settings: Default::default() };
     let t = reference::from_trace(&out.trace, engine, case, &pair.case_params, out.solve_times.clone());
-    let rec = harness::runner::run_pair(
-        &reg,
-        &pair,
-        RunOptions::default(),
-        &Provenance::collect(),
-        &harness::runner::NoProgress,
-    );
+    let rec =
+        harness::runner::run_pair(&pair, RunOptions::default(), &Provenance::collect(), &harness::runner::NoProgress);
     (t, rec)
 }
 
@@ -162,7 +157,7 @@ fn grading_a_signorini_run_reproduces_its_oracle_verdicts(
     let (p, sc) = build(case, set);
     t.check(case, &p, &sc).unwrap();
     let graded = reference::grade(c.prepare(&p).unwrap().as_ref(), case, &t, Provenance::collect());
-    assert!(reference::is_reference(&graded) && !reference::is_reference(&rec));
+    assert!(graded.is_reference() && !rec.is_reference());
     assert_eq!(graded.summary.oracle.keys().collect::<Vec<_>>(), rec.summary.oracle.keys().collect::<Vec<_>>());
     for (name, a) in &graded.summary.oracle {
         let b = &rec.summary.oracle[name];
@@ -176,7 +171,7 @@ fn grading_a_signorini_run_reproduces_its_oracle_verdicts(
     // the record reads back as a run record
     let dir = tempfile::tempdir().unwrap();
     let path = graded.write_atomic(dir.path()).unwrap();
-    harness::record::RunRecord::read(&path).unwrap();
+    records::RunRecord::read(&path).unwrap();
 }
 
 #[test]
@@ -255,10 +250,10 @@ fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
         out_dir: dir.path().join("report"),
         criterion: None,
         gates: None,
-        defaults: reports::table::Defaults::from_registry(&reg),
+        defaults: signorini::defaults(&reg),
         baseline: None,
     };
-    reports::report::write(&opts).unwrap();
+    reports::write(&opts).unwrap();
     let md = std::fs::read_to_string(dir.path().join("report/summary.md")).unwrap();
     assert!(md.contains("*pgs-as-engine (reference engine)*"), "{md}");
     let html = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
@@ -269,5 +264,5 @@ fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
         ),
         "the matrix marks the reference engine's column"
     );
-    assert!(reports::table::is_reference(&graded) && !reports::table::is_reference(&rec));
+    assert!(graded.is_reference() && !rec.is_reference());
 }

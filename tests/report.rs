@@ -3,9 +3,9 @@
 //! solver, a skipped and a failed pair, a NaN and a missing metric), and every figure type, the
 //! HTML page and the Markdown table are checked against the records.
 
-use harness::record::{RunRecord, RunStatus};
 use harness::runner::{self, NoProgress, PairSpec, Suite};
 use harness::stepper::RunOptions;
+use records::{RunRecord, RunStatus};
 use reports::report::{self, Options};
 use std::path::Path;
 
@@ -31,7 +31,7 @@ fn fixture(dir: &Path) -> Vec<RunRecord> {
         ],
     };
     let pairs = runner::prepare(&reg, &suite).unwrap();
-    let mut records: Vec<RunRecord> = runner::run_suite(&reg, &pairs, dir, RunOptions::default(), &NoProgress)
+    let mut records: Vec<RunRecord> = runner::run_suite(&pairs, dir, RunOptions::default(), &NoProgress)
         .into_iter()
         .map(|(r, path)| {
             path.unwrap();
@@ -94,10 +94,10 @@ fn build_with(
         out_dir: out.clone(),
         criterion: None,
         gates,
-        defaults: reports::table::Defaults::from_registry(&signorini::registry()),
+        defaults: signorini::defaults(&signorini::registry()),
         baseline: baseline.map(String::from),
     };
-    Ok((report::write(&opts)?, out))
+    Ok((reports::write(&opts)?, out))
 }
 
 #[test]
@@ -450,7 +450,7 @@ fn a_size_sweep_gives_the_scaling_figure() {
         .collect();
     let suite = Suite { name: "scaling-test".into(), pairs };
     let prepared = runner::prepare(&reg, &suite).unwrap();
-    for (_, path) in runner::run_suite(&reg, &prepared, dir.path(), RunOptions::default(), &NoProgress) {
+    for (_, path) in runner::run_suite(&prepared, dir.path(), RunOptions::default(), &NoProgress) {
         path.unwrap();
     }
     let (rep, out) = build(dir.path(), None);

@@ -3,7 +3,6 @@
 
 use harness::case::{CaseDef, CaseError, OracleCheck, Scenario, Trace};
 use harness::model::{Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::record::{RunRecord, RunStatus};
 use harness::runner::{self, NoProgress, Suite};
 use harness::stepper::RunOptions;
 use harness::{
@@ -11,6 +10,7 @@ use harness::{
     StepSolution,
 };
 use nalgebra::Vector3;
+use records::{RunRecord, RunStatus};
 use serde::{Deserialize, Serialize};
 
 /// A sphere dropped from 0.2 m onto the ground.
@@ -185,7 +185,7 @@ fn run(mode: &str) -> Vec<RunRecord> {
     suite.apply_overrides(&reg, &[("solver.mode".into(), mode.into())]).unwrap();
     let pairs = runner::prepare(&reg, &suite).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = runner::run_suite(&reg, &pairs, dir.path(), RunOptions::default(), &NoProgress);
+    let out = runner::run_suite(&pairs, dir.path(), RunOptions::default(), &NoProgress);
     for (r, path) in &out {
         // every record, failed or skipped, is on disk and reads back
         let back = RunRecord::read(path.as_ref().unwrap()).unwrap();

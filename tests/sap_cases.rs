@@ -5,9 +5,9 @@
 //! pendulum, spring–mass–damper, robot and jointed beam through SAP's holonomic rows (README §2).
 
 use harness::geometry;
-use harness::record::{RunRecord, RunStatus};
 use harness::runner::{self, NoProgress, PairSpec, Suite};
 use harness::stepper::RunOptions;
+use records::{RunRecord, RunStatus};
 use rstest::rstest;
 use solvers::sap::{SapProblem, SapSettings};
 
@@ -33,10 +33,9 @@ fn prepare(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) ->
 }
 
 fn run(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) -> RunRecord {
-    let reg = signorini::registry();
     let pair = prepare(case, sets, solver_sets);
-    let provenance = harness::record::Provenance::collect();
-    let r = runner::run_pair(&reg, &pair, RunOptions::default(), &provenance, &NoProgress);
+    let provenance = records::Provenance::collect();
+    let r = runner::run_pair(&pair, RunOptions::default(), &provenance, &NoProgress);
     assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
     assert_eq!(r.summary.failures, 0);
     r

@@ -46,7 +46,7 @@ fn grid_expands_into_labelled_pairs() {
     let solvers: Vec<&str> = s.pairs[1..3].iter().map(|p| p.solver.as_str()).collect();
     assert_eq!(solvers, ["pgs", "subadmm"]);
 
-    let names = s.record_names(&signorini::registry()).unwrap();
+    let names = record_names(&s).unwrap();
     assert_eq!(names.iter().collect::<BTreeSet<_>>().len(), 13, "no two pairs write the same record: {names:?}");
     assert!(names.contains(&"slope__pgs.json".to_string()));
     assert!(names.iter().any(|n| n.starts_with("slope-dt0.01-tolerance1e-6__subadmm-")), "{names:?}");
@@ -60,6 +60,11 @@ fn grid_expands_into_labelled_pairs() {
     assert_eq!(p.record_name, names[s.pairs.iter().position(|q| q == &p.spec).unwrap()]);
 }
 
+/// The record name of every pair of `s`, in suite order, from its one resolution.
+fn record_names(s: &Suite) -> Result<Vec<String>, String> {
+    Ok(s.resolve(&signorini::registry())?.into_iter().map(|p| p.record_name).collect())
+}
+
 #[rstest]
 #[case(2)]
 #[case(4)]
@@ -67,12 +72,12 @@ fn grid_expands_into_labelled_pairs() {
 #[case(20)]
 fn shards_partition_the_grid(#[case] n: usize) {
     let full = suite(GRID).unwrap();
-    let names = full.record_names(&signorini::registry()).unwrap();
+    let names = record_names(&full).unwrap();
     let mut seen = vec![];
     for i in 0..n {
-        let mut s = full.clone();
-        s.shard(i, n);
-        seen.extend(s.record_names(&signorini::registry()).unwrap());
+        let shard = harness::runner::shard(full.resolve(&signorini::registry()).unwrap(), i, n);
+        assert!(shard.iter().all(|p| p.index % n == i), "shard {i} of {n} holds only its indices");
+        seen.extend(shard.into_iter().map(|p| p.record_name));
     }
     assert_eq!(seen.len(), names.len(), "every pair in exactly one shard");
     assert_eq!(seen.into_iter().collect::<BTreeSet<_>>(), names.into_iter().collect::<BTreeSet<_>>());
@@ -110,7 +115,7 @@ fn strings_and_booleans_label_as_they_are() {
 fn colliding_labels_are_refused_before_running() {
     // The grid's first point has the label of the plain case and the same (default) settings.
     let text = "solvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nlabel = \"s-mu0.3\"\n[[grid]]\ncase = \"slope\"\nlabel = \"s\"\n[grid.params]\nmu = [0.3, 0.4]\n";
-    let e = suite(text).unwrap().record_names(&signorini::registry()).unwrap_err();
+    let e = record_names(&suite(text).unwrap()).unwrap_err();
     assert!(e.contains("s-mu0.3__pgs.json") && e.contains("would write the same record"), "{e}");
 }
 

@@ -26,11 +26,10 @@
 
 use crate::problem::{norm, FclibProblem, Form};
 use harness::params::Params;
-use harness::record::{
-    metric_stat, CaseRecord, MeanMax, Provenance, Quantiles, RunRecord, RunStatus, SolverRecord, StageTimes, Summary,
-    SCHEMA,
-};
 use harness::registry::SolverEntry;
+use records::{
+    metric_stat, CaseRecord, MeanMax, Provenance, Quantiles, RunRecord, RunStatus, SolverRecord, StageTimes,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -110,9 +109,8 @@ pub fn case_record(prob: &FclibProblem, path: &Path) -> CaseRecord {
     m.insert("contacts".into(), Value::from(prob.global.nc()));
     m.insert("dofs".into(), Value::from(prob.global.nv()));
     m.insert("regularisation".into(), Value::from(prob.regularisation));
-    let params = Params(m);
     let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
-    CaseRecord { name: "fclib".into(), label, params_hash: params.hash(), params }
+    CaseRecord::new("fclib", &label, Params(m))
 }
 
 /// The errors of an answer `(r, u)` to a problem with `||q|| = q_norm` and natural-map residual
@@ -133,26 +131,8 @@ pub fn run_one(
     provenance: &Provenance,
 ) -> Result<RunRecord, String> {
     let params = settings(entry, protocol)?;
-    let defaults = (entry.defaults)();
-    let solver = SolverRecord {
-        name: entry.name.into(),
-        params_hash: params.hash(),
-        params: params.clone(),
-        paper: entry.paper.into(),
-        defaults_hash: defaults.hash(),
-    };
-    let mut record = RunRecord {
-        schema: SCHEMA.into(),
-        provenance: provenance.clone(),
-        case: case_record(prob, path),
-        solver,
-        status: RunStatus::Skipped,
-        reason: None,
-        summary: Summary::default(),
-        steps: vec![],
-        step_stride: 1,
-        iterations: vec![],
-    };
+    let solver = SolverRecord::new(entry.name, params.clone(), entry.paper, (entry.defaults)().hash());
+    let mut record = RunRecord::new(provenance.clone(), case_record(prob, path), solver);
     if let Err(why) = accepts(entry) {
         record.reason = Some(why);
         return Ok(record);

@@ -164,7 +164,7 @@ pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
 /// Cholesky view ([`crate::LocalProblem::global_view`]); `None` takes the global form when the
 /// file has one, else the local form. Every error names the file and the field.
 pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibError> {
-    let bytes = harness::input::read_bytes(path, harness::input::binary_limit()).map_err(|e| {
+    let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
         let prefix = format!("{}: ", path.display());
         hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
     })?;

@@ -120,5 +120,5 @@ pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
         fb.add_group(gs.finish());
     }
     let bytes = fb.finish().map_err(|e| hdf5_err(path, "/", e))?;
-    harness::record::write_atomic(path, &bytes).map_err(|e| hdf5_err(path, "/", e))
+    records::write_atomic(path, &bytes).map_err(|e| hdf5_err(path, "/", e))
 }

@@ -1,11 +1,10 @@
 //! The interface of a canonical case: parameters -> [`Scenario`], and an oracle that grades a
 //! finished run's [`Trace`].
 
-use crate::metrics::StepMetrics;
 use crate::model::World;
 use crate::params::{ParamError, Params, Settings};
 use crate::solver::Capabilities;
-use serde::{Deserialize, Serialize};
+use records::StepMetrics;
 
 /// A built scene ready to run.
 #[derive(Debug, Clone)]
@@ -38,38 +37,7 @@ pub struct Trace {
     pub completed: bool,
 }
 
-/// One oracle check, with the same name across solvers (stored in the run record's
-/// `oracle` list).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OracleCheck {
-    /// Check name (e.g. `acceleration`, `slides`, `e_q`).
-    pub name: String,
-    /// Measured value.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
-    pub measured: f64,
-    /// Expected value.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
-    pub expected: f64,
-    /// `|measured - expected|` unless the check says otherwise.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
-    pub error: f64,
-    /// Tolerance on `error`.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
-    pub tolerance: f64,
-    /// `error <= tolerance` (false if anything is NaN).
-    pub pass: bool,
-}
-
-impl OracleCheck {
-    /// A check with `error = |measured - expected|`.
-    pub fn abs(name: &str, measured: f64, expected: f64, tolerance: f64) -> Self {
-        Self::with_error(name, measured, expected, (measured - expected).abs(), tolerance)
-    }
-    /// A check with an explicit error measure.
-    pub fn with_error(name: &str, measured: f64, expected: f64, error: f64, tolerance: f64) -> Self {
-        Self { name: name.into(), measured, expected, error, tolerance, pass: error <= tolerance }
-    }
-}
+pub use records::OracleCheck;
 
 /// Error building a case.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -122,7 +90,7 @@ impl<T: Settings + Clone + Send + Sync + 'static> CaseParams for T {}
 
 /// A canonical case with typed parameters. Implementations live in the `cases` crate, one file
 /// per scene, with default parameters in a TOML file beside the code. Every `CaseDef` is a
-/// [`Case`] (blanket impl): the parameters are decoded and validated once, in [`Case::prepare`],
+/// [`Case`] (blanket impl): the parameters are decoded and validated once, in [`Case::decode`],
 /// and the typed value is kept for the oracle.
 pub trait CaseDef: Clone + Send + Sync + 'static {
     /// The parameter struct.
@@ -160,10 +128,46 @@ pub trait Case: Send + Sync {
     fn defaults(&self) -> Params;
     /// Variants the default suite runs beside the defaults ([`CaseDef::VARIANTS`]).
     fn variants(&self) -> &'static [CaseVariant];
-    /// Decodes and validates `params` (errors name the parameter) and builds the scene.
-    fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError>;
-    /// [`CaseDef::size_hint`] of the decoded `params`.
-    fn size_hint(&self, params: &Params) -> Result<Option<api::ProblemSize>, CaseError>;
+    /// Decodes and validates `params` (errors name the parameter), without building the scene.
+    fn decode(&self, params: &Params) -> Result<Box<dyn DecodedCase>, CaseError>;
+    /// Decodes `params` and builds the scene ([`Self::decode`], then [`DecodedCase::build`]).
+    fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError> {
+        self.decode(params)?.build()
+    }
+}
+
+/// A case whose parameters are decoded and validated, its scene not built yet: what resolving a
+/// suite keeps of each case variant (the scene is built once per distinct parameters, later).
+pub trait DecodedCase: Send + Sync {
+    /// Registry name of the case.
+    fn name(&self) -> &'static str;
+    /// The typed parameters as a flat JSON object (what run records store and hash).
+    fn params_json(&self) -> Params;
+    /// [`CaseDef::size_hint`] of the parameters.
+    fn size_hint(&self) -> Option<api::ProblemSize>;
+    /// Builds the scene.
+    fn build(&self) -> Result<Box<dyn PreparedCase>, CaseError>;
+}
+
+struct Decoded<D: CaseDef> {
+    def: D,
+    params: D::Params,
+}
+
+impl<D: CaseDef> DecodedCase for Decoded<D> {
+    fn name(&self) -> &'static str {
+        D::NAME
+    }
+    fn params_json(&self) -> Params {
+        Params::from_settings(&self.params)
+    }
+    fn size_hint(&self) -> Option<api::ProblemSize> {
+        self.def.size_hint(&self.params)
+    }
+    fn build(&self) -> Result<Box<dyn PreparedCase>, CaseError> {
+        let scenario = self.def.scenario(&self.params)?;
+        Ok(Box::new(Prepared { def: self.def.clone(), params: self.params.clone(), scenario }))
+    }
 }
 
 /// A case with decoded parameters and its built scene, ready to grade runs.
@@ -213,14 +217,8 @@ impl<D: CaseDef> Case for D {
     fn variants(&self) -> &'static [CaseVariant] {
         D::VARIANTS
     }
-    fn prepare(&self, params: &Params) -> Result<Box<dyn PreparedCase>, CaseError> {
-        let p: D::Params = params.decode(D::NAME)?;
-        let scenario = self.scenario(&p)?;
-        Ok(Box::new(Prepared { def: self.clone(), params: p, scenario }))
-    }
-    fn size_hint(&self, params: &Params) -> Result<Option<api::ProblemSize>, CaseError> {
-        let p: D::Params = params.decode(D::NAME)?;
-        Ok(CaseDef::size_hint(self, &p))
+    fn decode(&self, params: &Params) -> Result<Box<dyn DecodedCase>, CaseError> {
+        Ok(Box::new(Decoded { def: self.clone(), params: params.decode(D::NAME)? }))
     }
 }
 
@@ -244,6 +242,7 @@ impl Scenario {
 mod tests {
     use super::*;
     use crate::model::World;
+    use serde::{Deserialize, Serialize};
 
     #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
     #[serde(rename_all = "lowercase")]

@@ -19,7 +19,7 @@
 //! set: it refuses, with one line naming the missing shards and pairs, unless every pair of the
 //! suite has a record; [`merge_partial`] merges what exists and returns the missing pairs.
 
-use crate::record::{write_atomic, RunRecord};
+use records::{write_atomic, RunRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -193,12 +193,12 @@ struct Found {
 }
 
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    crate::input::json_files(dir)
+    records::input::json_files(dir)
 }
 
 fn read_found(path: &Path, in_out_dir: bool) -> Result<Found, String> {
     let record = RunRecord::read(path)?;
-    let bytes = crate::input::read_bytes(path, crate::input::text_limit())?;
+    let bytes = records::input::read_bytes(path, records::input::text_limit())?;
     Ok(Found { path: path.to_path_buf(), bytes, record, in_out_dir })
 }
 

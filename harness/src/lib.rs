@@ -1,25 +1,23 @@
 //! signorini's core behind the solver API ([`api`], re-exported here): the mechanical model,
 //! contact geometry, the assembly of each step's problem from a world, the stepper (time loop),
-//! solver-independent metrics, run records, registries and the suite runner.
+//! solver-independent metrics, registries and the suite runner.
 //!
 //! Data flow of one run:
 //! `Case::prepare -> PreparedCase` (typed parameters decoded once, the scene's `World`); a
 //! [`Stepper`](stepper::Stepper) over the steps: `geometry::detect -> ContactSet`,
 //! `World::step_problem -> StepProblem` (data plus a [`ModelEval`], no world), `Solver::step ->
 //! StepSolution`, `metrics::evaluate -> StepMetrics`, `Stepper::advance`; finally
-//! `PreparedCase::grade` grades the [`Trace`](case::Trace) and a [`RunRecord`](record::RunRecord)
-//! is written atomically.
+//! `PreparedCase::grade` grades the [`Trace`](case::Trace) and a `records::RunRecord`
+//! is written atomically (the `records` crate).
 
 pub mod case;
 pub mod cluster;
 pub mod contact;
 pub mod eval;
 pub mod geometry;
-pub mod input;
 pub mod metrics;
 pub mod model;
 pub mod problem;
-pub mod record;
 pub mod registry;
 pub mod resources;
 pub mod runner;

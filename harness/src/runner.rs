@@ -2,13 +2,13 @@
 //! run pair by pair. Incompatible pairs are skipped with the reason; a failing pair (solver
 //! error, non-finite result, even a panic) is recorded and the suite goes on.
 
-use crate::case::{PreparedCase, Scenario};
+use crate::case::{DecodedCase, PreparedCase, Scenario};
 use crate::metrics;
 use crate::params::{ParamError, Params};
-use crate::record::{quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, Summary, SCHEMA};
 use crate::registry::{Registry, SolverFactory};
 use crate::resources;
 use crate::stepper::{simulate_with, RunOptions, RunOutcome, StepDone};
+use records::{quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, Summary};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -297,28 +297,6 @@ impl Suite {
         Ok(Suite { name: f.name.unwrap_or_else(|| source.to_string()), pairs })
     }
 
-    /// The record file name of every pair, in suite order ([`crate::record::record_file_name`]);
-    /// an error when a setting is invalid or two pairs would write the same record.
-    pub fn record_names(&self, reg: &Registry) -> Result<Vec<String>, String> {
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        let mut names = Vec::with_capacity(self.pairs.len());
-        for (k, p) in self.pairs.iter().enumerate() {
-            let defaults = (reg.find_solver(&p.solver).map_err(|e| e.to_string())?.defaults)();
-            let params = solver_params(reg, p)?;
-            let name = crate::record::record_file_name(&p.label, &p.solver, &params.hash(), &defaults.hash());
-            if let Some(&j) = seen.get(&name) {
-                let q = &self.pairs[j];
-                return Err(format!(
-                    "suite '{}': pairs {j} ({} / {}) and {k} ({} / {}) would write the same record {name}; give them different labels",
-                    self.name, q.label, q.solver, p.label, p.solver
-                ));
-            }
-            seen.insert(name.clone(), k);
-            names.push(name);
-        }
-        Ok(names)
-    }
-
     /// Applies command-line overrides to every pair. `solver.KEY=V` goes to the pairs whose
     /// solver has `KEY`; `KEY=V` or `case.KEY=V` to the pairs whose case has `KEY`. A key that no
     /// pair accepts is an error.
@@ -369,29 +347,115 @@ impl Suite {
         self.pairs.retain(|p| cases.iter().any(|c| &p.case == c || &p.label == c));
         Ok(())
     }
+}
 
-    /// Checks that every label can name a record file ([`crate::input::label_error`]); two pairs
-    /// writing the same record are found by [`Suite::record_names`].
-    pub fn check_labels(&self) -> Result<(), String> {
-        for p in &self.pairs {
-            if let Some(why) = crate::input::label_error(&p.label) {
-                return Err(format!("suite '{}': case label {:?} {why}", self.name, p.label));
+/// One pair of a suite, resolved once ([`Suite::resolve`]): names looked up, parameters decoded
+/// and validated, hashes and the record name computed. Everything after resolution (sharding,
+/// shard manifests, gate pins, resume, preparation, the run and its record) reads these fields
+/// and looks nothing up again.
+pub struct ResolvedPair {
+    /// Position of the pair in its suite (shard `I` of `N` runs the pairs with `index % N == I`).
+    pub index: usize,
+    /// The spec it came from.
+    pub spec: PairSpec,
+    /// The case with its decoded parameters (shared by the pairs of one case variant).
+    pub case: Arc<dyn DecodedCase>,
+    /// Full case parameters, decoded (as stored in the run record).
+    pub case_params: Params,
+    /// Full solver settings (defaults with the pair's overrides).
+    pub solver_params: Params,
+    /// Hash of the solver's default settings (a record of other settings carries the settings
+    /// hash in its file name).
+    pub solver_defaults_hash: String,
+    /// The paper the solver implements ([`api::SolverDef::PAPER`]).
+    pub paper: &'static str,
+    /// What the solver supports.
+    pub capabilities: api::Capabilities,
+    /// The solver's working-memory estimate ([`api::SolverDef::working_memory`]).
+    pub working_memory: fn(&Params, &api::ProblemSize) -> f64,
+    /// Makes the solver from the settings decoded and validated here.
+    pub solver: SolverFactory,
+    /// The file name of its run record ([`records::record_file_name`]).
+    pub record_name: String,
+}
+
+impl Suite {
+    /// Resolves every pair once: unknown names, labels that cannot name a file, unknown or invalid
+    /// parameters and two pairs that would write the same record are refused here, before any
+    /// scene is built. A case variant's parameters are decoded once for all its solvers.
+    pub fn resolve(&self, reg: &Registry) -> Result<Vec<ResolvedPair>, String> {
+        let mut decoded: BTreeMap<String, Arc<dyn DecodedCase>> = BTreeMap::new();
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        let mut out = Vec::with_capacity(self.pairs.len());
+        for (index, spec) in self.pairs.iter().enumerate() {
+            if let Some(why) = records::input::label_error(&spec.label) {
+                return Err(format!("suite '{}': case label {:?} {why}", self.name, spec.label));
             }
+            let case = reg.find_case(&spec.case).map_err(|e| e.to_string())?;
+            let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
+            let mut cp = case.defaults();
+            for (k, v) in &spec.case_set {
+                v.apply(&mut cp, k, &format!("case '{}'", spec.case)).map_err(|e| e.to_string())?;
+            }
+            let key = format!("{}:{}", spec.case, cp.hash());
+            let dc = match decoded.get(&key) {
+                Some(dc) => Arc::clone(dc),
+                None => {
+                    let dc: Arc<dyn DecodedCase> =
+                        Arc::from(case.decode(&cp).map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?);
+                    decoded.insert(key, Arc::clone(&dc));
+                    dc
+                }
+            };
+            let mut sp = (solver.defaults)();
+            for (k, v) in &spec.solver_set {
+                v.apply(&mut sp, k, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
+            }
+            let factory = (solver.prepare)(&sp).map_err(|e: ParamError| e.to_string())?;
+            let solver_defaults_hash = (solver.defaults)().hash();
+            let record_name = records::record_file_name(&spec.label, &spec.solver, &sp.hash(), &solver_defaults_hash);
+            if let Some(&j) = seen.get(&record_name) {
+                let q = &self.pairs[j];
+                return Err(format!(
+                    "suite '{}': pairs {j} ({} / {}) and {index} ({} / {}) would write the same record {record_name}; give them different labels",
+                    self.name, q.label, q.solver, spec.label, spec.solver
+                ));
+            }
+            seen.insert(record_name.clone(), index);
+            out.push(ResolvedPair {
+                index,
+                spec: spec.clone(),
+                case_params: dc.params_json(),
+                case: dc,
+                solver_params: sp,
+                solver_defaults_hash,
+                paper: solver.paper,
+                capabilities: solver.capabilities,
+                working_memory: solver.working_memory,
+                solver: factory,
+                record_name,
+            });
         }
-        Ok(())
-    }
-
-    /// Keeps the pairs `i` with `i % n == shard` (deterministic slicing for clusters).
-    pub fn shard(&mut self, shard: usize, n: usize) {
-        let pairs = std::mem::take(&mut self.pairs);
-        self.pairs = pairs.into_iter().enumerate().filter(|(i, _)| i % n == shard).map(|(_, p)| p).collect();
+        Ok(out)
     }
 }
 
-/// A pair whose names and parameters were resolved and validated.
+/// Keeps the pairs of shard `shard` of `n`: those whose index in the suite is `shard` modulo `n`
+/// (deterministic slicing for clusters).
+pub fn shard(pairs: Vec<ResolvedPair>, shard: usize, n: usize) -> Vec<ResolvedPair> {
+    pairs.into_iter().filter(|p| p.index % n == shard).collect()
+}
+
+/// A resolved pair with its scene built, its memory checked and its capabilities matched.
 pub struct PreparedPair {
+    /// Position of the pair in its suite.
+    pub index: usize,
     /// The spec it came from.
     pub spec: PairSpec,
+    /// The paper the solver implements.
+    pub paper: &'static str,
+    /// Hash of the solver's default settings.
+    pub solver_defaults_hash: String,
     /// Full case parameters (the decoded ones, as stored in the run record).
     pub case_params: Params,
     /// The case with its decoded parameters and scene; grades the run.
@@ -408,55 +472,36 @@ pub struct PreparedPair {
     pub record_name: String,
 }
 
-/// The full settings of a pair's solver: its defaults with the pair's overrides applied.
-fn solver_params(reg: &Registry, spec: &PairSpec) -> Result<Params, String> {
-    let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
-    let mut sp = (solver.defaults)();
-    for (k, v) in &spec.solver_set {
-        v.apply(&mut sp, k, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
-    }
-    Ok(sp)
-}
-
-/// Resolves and validates every pair: unknown names, unknown or invalid parameters, invalid
-/// scenes and pairs that would not fit in the machine's available memory are reported before
-/// anything runs.
+/// Resolves `suite` ([`Suite::resolve`]) and prepares its pairs under the machine's available
+/// memory ([`prepare_with`]).
 pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, String> {
-    prepare_with(reg, suite, resources::default_limit())
+    prepare_with(suite.resolve(reg)?, resources::default_limit())
 }
 
-/// [`prepare`] with a memory limit (bytes; `signorini run --max-memory`): a pair whose estimate
-/// ([`crate::resources`]) exceeds it is refused, before its scene is built when the case can tell
-/// its size from its parameters.
-pub fn prepare_with(reg: &Registry, suite: &Suite, memory_limit: f64) -> Result<Vec<PreparedPair>, String> {
-    suite.check_labels()?;
-    let mut out = Vec::with_capacity(suite.pairs.len());
-    let mut case_cache: BTreeMap<String, Arc<dyn PreparedCase>> = BTreeMap::new();
-    for spec in &suite.pairs {
-        let case = reg.find_case(&spec.case).map_err(|e| e.to_string())?;
-        let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
-        let mut cp = case.defaults();
-        for (k, v) in &spec.case_set {
-            v.apply(&mut cp, k, &format!("case '{}'", spec.case)).map_err(|e| e.to_string())?;
-        }
-        let cache_key = format!("{}:{}", spec.case, cp.hash());
+/// Builds each resolved pair's scene (once per distinct case parameters), validates it and checks
+/// the memory the pair needs against `memory_limit` (bytes; `signorini run --max-memory`): a pair
+/// whose estimate ([`crate::resources`]) exceeds it is refused, before its scene is built when the
+/// case can tell its size from its parameters. A pair whose solver lacks what the scene needs is
+/// kept, marked to be skipped with the reason.
+pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<PreparedPair>, String> {
+    let mut out = Vec::with_capacity(pairs.len());
+    let mut built: BTreeMap<String, Arc<dyn PreparedCase>> = BTreeMap::new();
+    for r in pairs {
+        let spec = &r.spec;
+        let key = format!("{}:{}", spec.case, r.case_params.hash());
         let what = format!("case '{}' ({})", spec.case, spec.label);
-        let hint = case.size_hint(&cp).map_err(|e| format!("{what}: {e}"))?;
-        if !case_cache.contains_key(&cache_key) {
+        let hint = r.case.size_hint();
+        if !built.contains_key(&key) {
             if let Some(size) = &hint {
                 resources::scene_estimate(size).check(memory_limit, &what)?;
             }
-            let pc = case.prepare(&cp).map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
-            pc.scenario().world.validate().map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?;
-            case_cache.insert(cache_key.clone(), Arc::from(pc));
+            let pc = r.case.build().map_err(|e| format!("{what}: {e}"))?;
+            pc.scenario().world.validate().map_err(|e| format!("{what}: {e}"))?;
+            built.insert(key.clone(), Arc::from(pc));
         }
-        let prepared_case = Arc::clone(&case_cache[&cache_key]);
+        let prepared_case = Arc::clone(&built[&key]);
         let scenario = prepared_case.scenario().clone();
-        let sp = solver_params(reg, spec)?;
-        let record_name =
-            crate::record::record_file_name(&spec.label, &spec.solver, &sp.hash(), &(solver.defaults)().hash());
-        let factory = (solver.prepare)(&sp).map_err(|e: ParamError| e.to_string())?;
-        let missing = solver.capabilities.missing(&scenario.needs);
+        let missing = r.capabilities.missing(&scenario.needs);
         let skip = (!missing.is_empty()).then(|| format!("{} does not support {}", spec.solver, missing.join(", ")));
         if skip.is_none() {
             let driver = match &hint {
@@ -464,19 +509,21 @@ pub fn prepare_with(reg: &Registry, suite: &Suite, memory_limit: f64) -> Result<
                 None => format!("duration (steps = duration / dt = {}) or the scene's size", scenario.steps),
             };
             let size = scenario.problem_size(&driver);
-            resources::run_estimate(&size, (solver.working_memory)(&sp, &size))
+            resources::run_estimate(&size, (r.working_memory)(&r.solver_params, &size))
                 .check(memory_limit, &format!("{what} with {}", spec.solver))?;
         }
-        let case_params = prepared_case.params_json();
         out.push(PreparedPair {
-            spec: spec.clone(),
-            case_params,
+            index: r.index,
+            spec: r.spec,
+            paper: r.paper,
+            solver_defaults_hash: r.solver_defaults_hash,
+            case_params: r.case_params,
             case: prepared_case,
-            solver_params: sp,
-            solver: factory,
+            solver_params: r.solver_params,
+            solver: r.solver,
             scenario,
             skip,
-            record_name,
+            record_name: r.record_name,
         });
     }
     Ok(out)
@@ -498,37 +545,14 @@ impl Progress for NoProgress {}
 
 /// Runs one prepared pair and builds its record. Never panics: a panic inside the solver is
 /// caught and recorded as a failure.
-pub fn run_pair(
-    reg: &Registry,
-    pair: &PreparedPair,
-    opts: RunOptions,
-    provenance: &Provenance,
-    progress: &dyn Progress,
-) -> RunRecord {
+pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, progress: &dyn Progress) -> RunRecord {
     let spec = &pair.spec;
-    let mut record = RunRecord {
-        schema: SCHEMA.into(),
-        provenance: provenance.clone(),
-        case: CaseRecord {
-            name: spec.case.clone(),
-            label: spec.label.clone(),
-            params: pair.case_params.clone(),
-            params_hash: pair.case_params.hash(),
-        },
-        solver: SolverRecord {
-            name: spec.solver.clone(),
-            params: pair.solver_params.clone(),
-            params_hash: pair.solver_params.hash(),
-            paper: reg.find_solver(&spec.solver).map(|s| s.paper.to_string()).unwrap_or_default(),
-            defaults_hash: reg.find_solver(&spec.solver).map(|s| (s.defaults)().hash()).unwrap_or_default(),
-        },
-        status: RunStatus::Skipped,
-        reason: pair.skip.clone(),
-        summary: Summary::default(),
-        steps: vec![],
-        step_stride: 1,
-        iterations: vec![],
-    };
+    let mut record = RunRecord::new(
+        provenance.clone(),
+        CaseRecord::new(&spec.case, &spec.label, pair.case_params.clone()),
+        SolverRecord::new(&spec.solver, pair.solver_params.clone(), pair.paper, pair.solver_defaults_hash.clone()),
+    );
+    record.reason = pair.skip.clone();
     if pair.skip.is_some() {
         return record;
     }
@@ -566,7 +590,7 @@ pub fn run_pair(
     record.steps = outcome.steps;
     record.step_stride = outcome.step_stride;
     record.iterations =
-        outcome.iteration_logs.into_iter().map(|(step, log)| crate::record::IterationRecord { step, log }).collect();
+        outcome.iteration_logs.into_iter().map(|(step, log)| records::IterationRecord { step, log }).collect();
     record
 }
 
@@ -587,7 +611,7 @@ fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
         };
     }
     s.unconverged_steps = o.unconverged;
-    s.metrics = crate::record::summarize_metrics(&o.trace.metrics, |_| true);
+    s.metrics = records::summarize_metrics(&o.trace.metrics, |_| true);
     s.momentum_drift = metrics::momentum::drift(&scenario.world, &o.trace);
     s
 }
@@ -620,23 +644,19 @@ pub fn run_one(
     if let Some(why) = &pair.skip {
         return Err(format!("{case} / {solver} would be skipped: {why}"));
     }
-    Ok(run_pair(reg, &pair, RunOptions::default(), &Provenance::collect(), &NoProgress))
+    Ok(run_pair(&pair, RunOptions::default(), &Provenance::collect(), &NoProgress))
 }
 
 /// Runs every prepared pair, writing each record atomically into `out_dir` as soon as it is
 /// done. Returns the records with their paths; a record that could not be written is returned
 /// with the I/O error in place of a path.
 pub fn run_suite(
-    reg: &Registry,
     pairs: &[PreparedPair],
     out_dir: &Path,
     opts: RunOptions,
     progress: &dyn Progress,
 ) -> Vec<(RunRecord, Result<PathBuf, String>)> {
-    run_suite_resuming(reg, pairs, out_dir, opts, progress, Resume::Off)
-        .into_iter()
-        .map(|r| (r.record, r.path))
-        .collect()
+    run_suite_resuming(pairs, out_dir, opts, progress, Resume::Off).into_iter().map(|r| (r.record, r.path)).collect()
 }
 
 /// Which records already in the output directory a run reuses instead of running their pair
@@ -712,7 +732,6 @@ pub struct PairResult {
 /// ([`reuse_refusal`]); a record that is missing, unreadable (a truncated file, not a run record)
 /// or refused is run again and overwritten.
 pub fn run_suite_resuming(
-    reg: &Registry,
     pairs: &[PreparedPair],
     out_dir: &Path,
     opts: RunOptions,
@@ -734,7 +753,7 @@ pub fn run_suite_resuming(
                     Err(e) => not_reused = Some(e),
                 }
             }
-            let r = run_pair(reg, p, opts.clone(), &provenance, progress);
+            let r = run_pair(p, opts.clone(), &provenance, progress);
             progress.pair_finished(&r);
             let path = r.write_atomic(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()));
             PairResult { record: r, path, reused: false, not_reused }

@@ -22,9 +22,9 @@ use crate::log::IterationLog;
 use crate::metrics::{self, StepMetrics};
 use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
-use crate::record::{StageTimes, StepRecord};
 use crate::solver::{SolveError, Solver, SolverContext, StepSolution};
 use crate::ContactSet;
+use records::{StageTimes, StepRecord};
 use std::time::{Duration, Instant};
 
 /// The state of a run between two steps: the world at the start of the current step, the

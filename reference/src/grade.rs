@@ -28,18 +28,14 @@
 use harness::case::{PreparedCase, Scenario, Trace};
 use harness::metrics::{penetration_max, EnergyTerms, StepMetrics};
 use harness::params::Params;
-use harness::record::{
-    quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, StageTimes, StepRecord, Summary,
-    SCHEMA,
-};
 use harness::SolveStatus;
+use records::{
+    quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, StageTimes, StepRecord, Summary,
+};
 use serde::{Deserialize, Serialize};
 
 /// Schema tag of a trajectory file.
 pub const TRAJECTORY_SCHEMA: &str = "signorini.trajectory/1";
-
-/// Key in `solver.params` that marks a record as a reference engine's (absent in solver records).
-pub const REFERENCE_KEY: &str = "reference";
 
 /// The engine that produced a trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -211,7 +207,7 @@ pub fn grade(case: &dyn PreparedCase, label: &str, t: &Trajectory, provenance: P
     let (params, scenario) = (&case.params_json(), case.scenario());
     let trace = trace_of(t, scenario);
     let mut sp = Params::default();
-    sp.0.insert(REFERENCE_KEY.into(), serde_json::Value::Bool(true));
+    sp.0.insert(records::REFERENCE_KEY.into(), serde_json::Value::Bool(true));
     sp.0.insert("engine".into(), t.engine.name.clone().into());
     sp.0.insert("version".into(), t.engine.version.clone().into());
     sp.0.insert("settings".into(), serde_json::Value::Object(t.engine.settings.clone()));
@@ -230,7 +226,7 @@ pub fn grade(case: &dyn PreparedCase, label: &str, t: &Trajectory, provenance: P
     } else {
         summary.iterations_per_step = MeanMax { mean: f64::NAN, max: f64::NAN };
     }
-    summary.metrics = harness::record::summarize_metrics(&trace.metrics, |k| {
+    summary.metrics = records::summarize_metrics(&trace.metrics, |k| {
         !(UNMEASURED.contains(&k) || (k == "normal_impulse_total" && t.normal_impulse_total.is_empty()))
     });
     summary.momentum_drift = harness::metrics::momentum::drift(&scenario.world, &trace);
@@ -249,35 +245,15 @@ pub fn grade(case: &dyn PreparedCase, label: &str, t: &Trajectory, provenance: P
             metrics: m.clone(),
         })
         .collect();
-    RunRecord {
-        schema: SCHEMA.into(),
+    let mut record = RunRecord::new(
         provenance,
-        case: CaseRecord {
-            name: case.name().into(),
-            label: label.into(),
-            params: params.clone(),
-            params_hash: params.hash(),
-        },
-        solver: SolverRecord {
-            name: t.engine.name.clone(),
-            params_hash: sp.hash(),
-            params: sp,
-            paper: String::new(),
-            defaults_hash: String::new(),
-        },
-        status: RunStatus::Ok,
-        reason: None,
-        summary,
-        steps,
-        step_stride: 1,
-        iterations: vec![],
-    }
-}
-
-/// Whether a record is a reference engine's (`solver.params.reference = true`); false for every
-/// solver record, old or new.
-pub fn is_reference(r: &RunRecord) -> bool {
-    r.solver.params.0.get(REFERENCE_KEY).and_then(|v| v.as_bool()).unwrap_or(false)
+        CaseRecord::new(case.name(), label, params.clone()),
+        SolverRecord::new(&t.engine.name, sp, "", String::new()),
+    );
+    record.status = RunStatus::Ok;
+    record.summary = summary;
+    record.steps = steps;
+    record
 }
 
 /// A trajectory from a signorini run's trace (for tests and for comparing engines on equal

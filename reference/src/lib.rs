@@ -10,5 +10,5 @@
 pub mod grade;
 pub mod mjcf;
 
-pub use grade::{from_trace, grade, is_reference, trace_of, Engine, Trajectory};
+pub use grade::{from_trace, grade, trace_of, Engine, Trajectory};
 pub use mjcf::{export, Export, Sidecar};

@@ -866,8 +866,8 @@ fn body_name(w: &World, i: usize) -> String {
 /// Writes `model.xml` and `model.json` (the sidecar) into `dir`; returns their paths.
 pub fn write(export: &Export, dir: &std::path::Path) -> std::io::Result<(std::path::PathBuf, std::path::PathBuf)> {
     let (xml, json) = (dir.join("model.xml"), dir.join("model.json"));
-    harness::record::write_atomic(&xml, export.mjcf.as_bytes())?;
+    records::write_atomic(&xml, export.mjcf.as_bytes())?;
     let text = serde_json::to_string_pretty(&export.sidecar).map_err(std::io::Error::other)?;
-    harness::record::write_atomic(&json, text.as_bytes())?;
+    records::write_atomic(&json, text.as_bytes())?;
     Ok((xml, json))
 }

@@ -8,7 +8,7 @@
 //! Solvers without such a section (baselines, reference engines, a researcher's new solver) get
 //! no link.
 
-use harness::record::RunRecord;
+use records::RunRecord;
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
@@ -112,7 +112,7 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::record::RunStatus;
+    use records::RunStatus;
 
     fn record(label: &str, solver: &str) -> RunRecord {
         crate::test_records::record(label, solver, RunStatus::Ok, 1.0, &[])

@@ -78,7 +78,7 @@ pub fn read_source(dir: &Path) -> Result<Source, String> {
     if !dir.is_dir() {
         return Err(format!("{}: not a directory", dir.display()));
     }
-    if !harness::input::json_files(dir)?.is_empty() {
+    if !records::input::json_files(dir)?.is_empty() {
         let records = crate::read_run_dir_files(dir)?;
         crate::unique_pairs(&records)?;
         let timings = records

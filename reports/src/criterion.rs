@@ -34,12 +34,12 @@ pub fn read(root: &Path) -> Result<Vec<Estimate>, String> {
     if !root.exists() {
         return Ok(vec![]);
     }
-    let dirs: Vec<PathBuf> = harness::input::walk_dirs(root, MAX_DEPTH)?
+    let dirs: Vec<PathBuf> = records::input::walk_dirs(root, MAX_DEPTH)?
         .into_iter()
         .filter(|d| d.file_name().is_some_and(|n| n == "new") && d.join("estimates.json").is_file())
         .collect();
     let load = |p: &Path| -> Result<Value, String> {
-        let text = harness::input::read_text(p)?;
+        let text = records::input::read_text(p)?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
     };
     let mut out = vec![];

@@ -62,14 +62,14 @@ pub fn diff_dirs(a: &Path, b: &Path, ignore: &[String]) -> Result<RecordDiff, St
 }
 
 fn json_files(dir: &Path) -> Result<BTreeSet<String>, String> {
-    Ok(harness::input::json_files(dir)?
+    Ok(records::input::json_files(dir)?
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .collect())
 }
 
 fn read_json(path: &Path) -> Result<Value, String> {
-    let text = harness::input::read_text(path)?;
+    let text = records::input::read_text(path)?;
     serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))
 }
 

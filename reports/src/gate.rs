@@ -15,7 +15,7 @@
 //! 3. **Metric gates** (`[[gate]]`): bounds on any numeric value under a record's `summary` that is
 //!    not itself an oracle verdict (`unconverged_steps`, `metrics.lee_residual.max`, ...).
 //! 4. **Provenance.** When the gates file names the suite its records come from, every record
-//!    must carry the parameter hashes that suite defines now ([`suite_pins`]), and — under
+//!    must carry the parameter hashes that suite defines now (`load`), and — under
 //!    [`Scope::Suite`] — every pair of the suite must have a record. Two records of one
 //!    (case label, solver) with different parameters are an error naming both files.
 //!
@@ -48,9 +48,7 @@
 //! from growing, but it must contain the check's expected value, so that moving a solver toward
 //! its paper never breaks the gate.
 
-use harness::record::{RunRecord, RunStatus};
-use harness::runner::{self, Suite};
-use harness::Registry;
+use records::{RunRecord, RunStatus};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -149,7 +147,7 @@ pub struct Gates {
     pub gates: Vec<Gate>,
     /// Expected failures.
     pub expected_failures: Vec<ExpectedFailure>,
-    /// Parameter hashes of the suite's pairs ([`suite_pins`]); `None` when not pinned.
+    /// Parameter hashes of the suite's pairs (`load`); `None` when not pinned.
     pub pins: Option<ExpectedHashes>,
 }
 
@@ -211,25 +209,16 @@ pub fn parse(text: &str, source: &str) -> Result<Gates, String> {
     })
 }
 
-/// The parameter hashes every pair of the suite file `suite` gets now (`(solver, case label)` →
-/// `(case hash, solver hash)`).
-pub fn suite_pins(reg: &Registry, suite: &Path) -> Result<ExpectedHashes, String> {
-    let name = suite.display().to_string();
-    let text = harness::input::read_text(suite).map_err(|e| format!("suite named by the gates file: {e}"))?;
-    let pairs = runner::prepare(reg, &Suite::from_toml(&text, &name, reg)?)?;
-    Ok(pairs
-        .iter()
-        .map(|p| ((p.spec.solver.clone(), p.spec.label.clone()), (p.case_params.hash(), p.solver_params.hash())))
-        .collect())
-}
-
-/// Reads and parses a gates file and, when it names a suite (a path relative to the working
-/// directory), pins it to the parameter hashes that suite defines with `reg`.
-pub fn load(path: &Path, reg: &Registry) -> Result<Gates, String> {
-    let text = harness::input::read_text(path)?;
+/// Reads and parses a gates file. When it names a suite (a path relative to the gates file's
+/// folder), `pins_of` gives the parameter hashes that suite defines now (the caller resolves it),
+/// and the gates are pinned to them.
+pub fn load(path: &Path, pins_of: impl FnOnce(&Path) -> Result<ExpectedHashes, String>) -> Result<Gates, String> {
+    let text = records::input::read_text(path)?;
     let mut gates = parse(&text, &path.display().to_string())?;
     if let Some(suite) = &gates.suite {
-        gates.pins = Some(suite_pins(reg, Path::new(suite))?);
+        let suite = path.parent().unwrap_or(Path::new("")).join(suite);
+        gates.pins =
+            Some(pins_of(&suite).map_err(|e| format!("suite named by the gates file {}: {e}", path.display()))?);
     }
     Ok(gates)
 }
@@ -581,7 +570,7 @@ pub fn check_metric(gate: &Gate, r: &RunRecord) -> Verdict {
     let value = match lookup(&summary, &gate.metric) {
         None => return verdict(None, false, format!("'{}' not in the record", gate.metric)),
         Some(serde_json::Value::Bool(b)) => Some(if *b { 1.0 } else { 0.0 }),
-        // non-finite numbers are serialized as null (harness::record::nullable_f64)
+        // non-finite numbers are serialized as null (records::nullable_f64)
         Some(serde_json::Value::Null) => Some(f64::NAN),
         Some(v) => v.as_f64(),
     };
@@ -791,7 +780,7 @@ pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness::record::MetricStat;
+    use records::MetricStat;
 
     /// A record of `solver` on `case` with one oracle check `slides` (passing or not) and a
     /// natural-map residual.
@@ -956,19 +945,21 @@ mod tests {
     fn records_with_other_parameters_than_the_suite_pins_are_flagged() {
         let mut g = parse("suite = \"s.toml\"\n", "g.toml").unwrap();
         let mut pins = ExpectedHashes::new();
-        pins.insert(("pgs".into(), "slope-a".into()), ("h1".into(), "h2".into()));
-        pins.insert(("pgs".into(), "slope-b".into()), ("h1".into(), "h2".into()));
+        // the synthetic records' case and solver parameters are both empty: one hash
+        let h = api::Params::default().hash();
+        pins.insert(("pgs".into(), "slope-a".into()), (h.clone(), h.clone()));
+        pins.insert(("pgs".into(), "slope-b".into()), (h.clone(), h.clone()));
         g.pins = Some(pins.clone());
         let r = dir(vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
         let rep = evaluate(&g, &r, Scope::Suite);
         assert_eq!(rep.errors, ["slope-b / pgs: pair of s.toml has no run record"]);
         assert!(evaluate(&g, &r, Scope::Directory).passed());
-        pins.insert(("pgs".into(), "slope-a".into()), ("changed".into(), "h2".into()));
+        pins.insert(("pgs".into(), "slope-a".into()), ("changed".into(), h.clone()));
         g.pins = Some(pins);
         let rep = evaluate(&g, &r, Scope::Directory);
         assert_eq!(
             rep.errors,
-            ["run/slope-a__pgs.json: case parameters differ from s.toml (hash h1 != pinned changed)"]
+            [format!("run/slope-a__pgs.json: case parameters differ from s.toml (hash {h} != pinned changed)")]
         );
         let extra = dir(vec![record("nsn", "slope-a", RunStatus::Ok, true, 0.0)]);
         let rep = evaluate(&g, &extra, Scope::Directory);

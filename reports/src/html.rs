@@ -7,12 +7,9 @@ use crate::figures::Figure;
 use crate::gate::{GateReport, Outcome};
 use crate::report::{case_labels, commits, Report};
 use crate::table::{cell, headers, row, Tone, MISSING};
-use harness::record::RunStatus;
+use records::RunStatus;
 
-/// Escapes text for HTML content and attributes.
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
+pub use crate::text::esc;
 
 const CSS: &str = "
 body { font-family: 'DejaVu Sans', Verdana, sans-serif; margin: 20px; color: #222; }
@@ -224,7 +221,7 @@ pub fn index(rep: &Report) -> String {
         .map(|r| {
             let row = row(r, &ctx);
             let mut tones = vec![Tone::Plain; row.cells.len()];
-            if crate::table::is_reference(r) {
+            if r.is_reference() {
                 tones[col("solver")] = Tone::Reference;
             }
             tones[col("status")] = row.status_tone;

@@ -8,8 +8,8 @@
 //! each solver's wins (fastest passing solver of a case). Clicking a header sorts the rows by that
 //! column (again: reversed); `ci/report-browser-check.sh` checks both in headless Chromium.
 
-use crate::html::esc;
 use crate::matrix::{ratio_text, Cell, Matrix, Verdict};
+use crate::text::esc;
 
 /// CSS of the matrix view and of sortable headers.
 pub const CSS: &str = "

@@ -28,8 +28,9 @@ pub mod summary;
 pub mod table;
 #[cfg(test)]
 mod test_records;
+pub mod text;
 
-use harness::record::RunRecord;
+use records::RunRecord;
 use std::path::{Path, PathBuf};
 
 /// Reads every `*.json` run record in `dir` (not recursive), sorted by file name. Files that are
@@ -43,7 +44,7 @@ pub type RecordFile = (PathBuf, RunRecord);
 
 /// [`read_run_dir`] with the file each record came from.
 pub fn read_run_dir_files(dir: &Path) -> Result<Vec<RecordFile>, String> {
-    let files: Vec<RecordFile> = harness::input::json_files(dir)?
+    let files: Vec<RecordFile> = records::input::json_files(dir)?
         .into_iter()
         .map(|p| RunRecord::read(&p).map(|r| (p, r)))
         .collect::<Result<_, _>>()?;
@@ -86,9 +87,9 @@ pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>),
 
 /// [`read_run_dir_partial`] with the file each record came from.
 pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<String>), String> {
-    let mut paths = harness::input::json_files(dir)?;
-    for d in harness::input::list_dir(dir)?.1 {
-        paths.extend(harness::input::json_files(&d)?);
+    let mut paths = records::input::json_files(dir)?;
+    for d in records::input::list_dir(dir)?.1 {
+        paths.extend(records::input::json_files(&d)?);
     }
     let (mut records, mut errors) = (vec![], vec![]);
     for p in paths {
@@ -99,4 +100,14 @@ pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<St
     }
     unique_pairs(&records)?;
     Ok((records, errors))
+}
+
+/// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.
+pub fn write(opts: &report::Options) -> Result<report::Report, String> {
+    let report = report::build(opts)?;
+    for (name, text) in [("index.html", html::index(&report)), ("summary.md", markdown::summary(&report))] {
+        let path = opts.out_dir.join(name);
+        records::write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(report)
 }

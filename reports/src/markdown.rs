@@ -7,7 +7,7 @@ use crate::gate::{GateReport, Outcome};
 use crate::matrix::Matrix;
 use crate::report::{commits, Report};
 use crate::table::{cell, headers, row, status_word, MISSING};
-use harness::record::RunStatus;
+use records::RunStatus;
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -158,7 +158,7 @@ pub fn summary(rep: &Report) -> String {
         .iter()
         .map(|r| {
             let mut cells = row(r, &ctx).cells;
-            if crate::table::is_reference(r) {
+            if r.is_reference() {
                 cells[1] = format!("*{}*", cells[1]);
             }
             cells

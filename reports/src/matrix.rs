@@ -19,15 +19,14 @@
 //! Relative time: the pair's total solve time (`summary.stage_times.solve_s`, as in the
 //! performance profiles) over the smallest total solve time among the pairs of that case whose
 //! verdict is pass, both floored at [`crate::profile::Measure::floor`]. Reference engines'
-//! records ([`crate::table::is_reference`]) get a column (after the solvers, marked as reference
+//! records ([`records::RunRecord::is_reference`]) get a column (after the solvers, marked as reference
 //! engines) and a ratio, but do not set the fastest time: the matrix compares signorini's
 //! solvers. A pair that did not complete has no ratio. FCLIB campaign records (case `fclib`)
 //! are left out: they have their own profiles.
 
 use crate::gate::{GateReport, Outcome, COMPLETED};
 use crate::profile::Measure;
-use crate::table::is_reference;
-use harness::record::{RunRecord, RunStatus};
+use records::{RunRecord, RunStatus};
 
 /// The oracle verdict of one pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -241,7 +240,7 @@ impl Matrix {
             if !cases.contains(&r.case.label) {
                 cases.push(r.case.label.clone());
             }
-            let col = if is_reference(r) { &mut refs } else { &mut own };
+            let col = if r.is_reference() { &mut refs } else { &mut own };
             if !col.contains(&r.solver.name) {
                 col.push(r.solver.name.clone());
             }

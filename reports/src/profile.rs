@@ -30,7 +30,7 @@
 //! The problems of a profile are the case variants (labels) of one run directory; the cost of a
 //! pair is its total over the run ([`Measure`]).
 
-use harness::record::{RunRecord, RunStatus};
+use records::{RunRecord, RunStatus};
 
 /// The cost of one (problem, solver) pair.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -6,7 +6,7 @@
 use crate::criterion::{self, Estimate};
 use crate::figures::{self, Figure};
 use crate::gate::{self, GateReport, Gates};
-use harness::record::RunRecord;
+use records::RunRecord;
 use std::path::{Path, PathBuf};
 
 /// What to read and where to write.
@@ -111,7 +111,7 @@ pub fn build(opts: &Options) -> Result<Report, String> {
     let gates = opts.gates.as_ref().map(|g| gate::evaluate(g, &files, gate::Scope::Directory));
     let records: Vec<RunRecord> = files.into_iter().map(|(_, r)| r).collect();
     if let Some(b) = &opts.baseline {
-        if !records.iter().any(|r| &r.solver.name == b && !crate::table::is_reference(r)) {
+        if !records.iter().any(|r| &r.solver.name == b && !r.is_reference()) {
             let mut here: Vec<&str> = records.iter().map(|r| r.solver.name.as_str()).collect();
             here.sort();
             here.dedup();
@@ -147,17 +147,6 @@ pub fn build(opts: &Options) -> Result<Report, String> {
         baseline: opts.baseline.clone(),
         claims,
     })
-}
-
-/// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.
-pub fn write(opts: &Options) -> Result<Report, String> {
-    let report = build(opts)?;
-    for (name, text) in [("index.html", crate::html::index(&report)), ("summary.md", crate::markdown::summary(&report))]
-    {
-        let path = opts.out_dir.join(name);
-        harness::record::write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(report)
 }
 
 /// One line per distinct commit among `records`: `commit (n records)`.

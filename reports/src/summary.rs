@@ -2,7 +2,7 @@
 //! key accuracy metrics, unconverged steps and oracle verdicts, or the reason a pair failed or was
 //! skipped. `signorini run` prints it followed by the matrix view ([`crate::matrix::Matrix::plain`]).
 
-use harness::record::{RunRecord, RunStatus};
+use records::{RunRecord, RunStatus};
 
 /// Table style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

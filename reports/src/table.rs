@@ -11,10 +11,10 @@
 //! Cells never invent data: a value the record does not hold is [`MISSING`] ("—"), a NaN is
 //! written "NaN". Cost and metric cells of a pair that completed no step are missing.
 
-use crate::figures::fmt_num;
 use crate::gate::GateReport;
-use harness::record::{RunRecord, RunStatus};
-use harness::{Params, Registry};
+use crate::text::fmt_num;
+use api::Params;
+use records::{RunRecord, RunStatus};
 use std::collections::BTreeMap;
 
 /// How a missing value is shown.
@@ -57,16 +57,6 @@ pub struct Defaults {
     pub cases: BTreeMap<String, Params>,
     /// Solver name -> default settings.
     pub solvers: BTreeMap<String, Params>,
-}
-
-impl Defaults {
-    /// The defaults of every case and solver of `reg`.
-    pub fn from_registry(reg: &Registry) -> Defaults {
-        Defaults {
-            cases: reg.cases.iter().map(|c| (c.name().to_string(), c.defaults())).collect(),
-            solvers: reg.solvers.iter().map(|s| (s.name.to_string(), (s.defaults)())).collect(),
-        }
-    }
 }
 
 fn value_text(v: &serde_json::Value) -> String {
@@ -113,7 +103,7 @@ pub fn baseline_ratio(r: &RunRecord, baseline: &str, records: &[RunRecord]) -> O
     let floor = crate::profile::Measure::SolveTime.floor();
     let b = records.iter().find(|b| {
         b.solver.name == baseline
-            && !is_reference(b)
+            && !b.is_reference()
             && b.case.label == r.case.label
             && b.case.params_hash == r.case.params_hash
             && b.status == RunStatus::Ok
@@ -150,16 +140,9 @@ pub enum Tone {
     Reference,
 }
 
-/// Whether `r` is a reference engine's record (`solver.params.reference = true`, written by
-/// `signorini grade`); false for every solver's record, including records written before the
-/// marker existed.
-pub fn is_reference(r: &RunRecord) -> bool {
-    r.solver.params.0.get("reference").and_then(|v| v.as_bool()).unwrap_or(false)
-}
-
 /// The solver column of `r`: the solver name, or "`engine` (reference engine)".
 pub fn solver_label(r: &RunRecord) -> String {
-    if is_reference(r) {
+    if r.is_reference() {
         format!("{} (reference engine)", r.solver.name)
     } else {
         r.solver.name.clone()

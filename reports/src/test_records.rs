@@ -1,7 +1,8 @@
 //! Synthetic run records for the unit tests of this crate.
 
-use harness::record::{CaseRecord, Provenance, RunRecord, RunStatus, SolverRecord, Summary, SCHEMA};
-use harness::{OracleCheck, Params};
+use api::Params;
+use records::OracleCheck;
+use records::{CaseRecord, Provenance, RunRecord, RunStatus, SolverRecord, Summary};
 
 /// A record of `solver` on case label `label` (case name: the label up to its first `-`), 10
 /// steps, `solve_s` seconds of total solve time and the given oracle checks (name, pass); a
@@ -13,34 +14,18 @@ pub fn record(label: &str, solver: &str, status: RunStatus, solve_s: f64, checks
         let err = if pass { 0.0 } else { 1.0 };
         summary.oracle.insert(name.into(), OracleCheck::with_error(name, err, 0.0, err, 0.5));
     }
-    RunRecord {
-        schema: SCHEMA.into(),
-        provenance: Provenance {
-            commit: "c".into(),
-            version: "v".into(),
-            machine: "m".into(),
-            threads: 1,
-            started: "t".into(),
-            backend: "cpu".into(),
-        },
-        case: CaseRecord {
-            name: label.split('-').next().unwrap_or(label).into(),
-            label: label.into(),
-            params: Params::default(),
-            params_hash: "h1".into(),
-        },
-        solver: SolverRecord {
-            name: solver.into(),
-            params: Params::default(),
-            params_hash: "h2".into(),
-            paper: String::new(),
-            defaults_hash: String::new(),
-        },
-        status,
-        reason: (status == RunStatus::Skipped).then(|| format!("{solver} lacks what {label} needs")),
-        summary,
-        steps: vec![],
-        step_stride: 1,
-        iterations: vec![],
-    }
+    let provenance = Provenance {
+        commit: "c".into(),
+        version: "v".into(),
+        machine: "m".into(),
+        threads: 1,
+        started: "t".into(),
+        backend: "cpu".into(),
+    };
+    let case = CaseRecord::new(label.split('-').next().unwrap_or(label), label, Params::default());
+    let mut r = RunRecord::new(provenance, case, SolverRecord::new(solver, Params::default(), "", String::new()));
+    r.status = status;
+    r.reason = (status == RunStatus::Skipped).then(|| format!("{solver} lacks what {label} needs"));
+    r.summary = summary;
+    r
 }

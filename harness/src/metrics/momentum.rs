@@ -5,7 +5,7 @@ use super::nan_max;
 use crate::case::Trace;
 use crate::model::World;
 use crate::problem::StepProblem;
-use crate::record::MomentumDrift;
+use records::MomentumDrift;
 
 /// Castro et al. Eq. 32, the dimensionless momentum error at `(v+, lambda)`:
 ///

@@ -20,12 +20,7 @@ pub use api::log::Iterate;
 use api::StepProblem;
 use toolkit::contact_blocks::ContactBlocks;
 
-/// Column of the rigid-NCP natural map on each iterate.
-pub const NATMAP: &str = "yardstick_natmap_rel";
-/// Column of the contact model's own natural map on each iterate.
-pub const MODEL_NATMAP: &str = "yardstick_model_natmap_rel";
-/// Column of the momentum error on each iterate.
-pub const MOMENTUM: &str = "yardstick_momentum_rel";
+pub use records::yardstick::{MODEL_NATMAP, MOMENTUM, NATMAP};
 
 /// The yardstick columns (`(name, values)`, one value per iterate) of `iterates` of `problem`.
 /// An iterate of the wrong size gives NaN rather than a wrong number.

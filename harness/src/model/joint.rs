@@ -3,7 +3,7 @@
 //! A joint contributes scalar constraint rows `C_k(q) = 0` with Jacobian rows `G_k` in the
 //! generalized velocities (`dC_k/dt = G_k v`), evaluated at the current configuration. Every row
 //! acts on at most two rigid bodies, so `G_k` is stored per block like the contact Jacobians
-//! ([`crate::contact::JBlock`]). The rows of one joint (world-frame components, so a planar body
+//! ([`api::JBlock`]). The rows of one joint (world-frame components, so a planar body
 //! sees only the rows that its free DOFs can move):
 //!
 //! | kind | rows | `C(q)` |
@@ -274,7 +274,7 @@ impl Joint {
         damping: f64,
     ) -> Joint {
         let axis = axis.normalize();
-        let (reference, _) = crate::contact::tangent_basis(&axis);
+        let (reference, _) = api::contact::tangent_basis(&axis);
         let local = |b: Option<usize>, v: Vector3<f64>| match b {
             Some(i) => world.bodies[i].orientation.inverse() * v,
             None => v,
@@ -364,7 +364,7 @@ impl Joint {
             JointKind::Axial { direction } => vec![point_rows(&direction)],
             JointKind::Hinge { axis_a, axis_b } => {
                 let mut rows: Vec<RawRow> = [Vector3::x(), Vector3::y(), Vector3::z()].iter().map(point_rows).collect();
-                let (u1, u2) = crate::contact::tangent_basis(&axis_a.normalize());
+                let (u1, u2) = api::contact::tangent_basis(&axis_a.normalize());
                 let y = b.rot * axis_b.normalize();
                 let wy = b.w.cross(&y);
                 for u in [u1, u2] {

@@ -1,5 +1,5 @@
 //! Convergence on one yardstick: the natural map of the rigid Coulomb NCP,
-//! `||F||_2 / ||q||_2` ([`harness::metrics::yardstick`]), evaluated by the harness on every
+//! `||F||_2 / ||q||_2` ([`records::yardstick`]), evaluated by the harness on every
 //! iterate every solver handed over, vs iteration and vs time (log scale), one line per solver,
 //! all on the same step of the case.
 //!
@@ -15,9 +15,9 @@
 use super::{
     dropped_note, render, source_of, variant_color, variant_label, Figure, Legend, Panel, Scale, Series, Style,
 };
-use harness::log::IterationLog;
-use harness::metrics::yardstick;
-use harness::record::{IterationRecord, RunRecord};
+use api::IterationLog;
+use records::yardstick;
+use records::{IterationRecord, RunRecord};
 use std::path::Path;
 
 /// Residual columns in order of preference: natural-map residuals (the Siconos measure) first,

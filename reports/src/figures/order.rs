@@ -9,7 +9,7 @@
 
 use super::work_precision::{accuracy, note_measure, sweeps, Sweep};
 use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
-use harness::record::RunRecord;
+use records::RunRecord;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -8,8 +8,8 @@
 use super::{
     dropped_note, render, source_of, variant_color, variant_label, Figure, Legend, Panel, Scale, Series, Style,
 };
-use harness::metrics::StepMetrics;
-use harness::record::RunRecord;
+use records::RunRecord;
+use records::StepMetrics;
 use std::path::Path;
 
 /// The quantities drawn: `(panel title, y label, accessor)`.

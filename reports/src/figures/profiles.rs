@@ -6,7 +6,7 @@
 
 use super::{color_of, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
 use crate::profile::{attempted, cost_table, curve, lenient, ratios, rho, unconverged, Measure};
-use harness::record::RunRecord;
+use records::RunRecord;
 use std::path::Path;
 
 /// The stair points of solver `s`'s profile from `τ = 1` to `tau_max`.
@@ -76,12 +76,11 @@ fn panel(records: &[RunRecord], measure: Measure, order: &[String]) -> (Panel, V
 }
 
 /// Draws the profiles of `records` (problems = case labels); `None` when no pair was attempted.
-/// Reference engines' records (MuJoCo, Drake; [`crate::table::is_reference`]) are left out: the
+/// Reference engines' records (MuJoCo, Drake; [`records::RunRecord::is_reference`]) are left out: the
 /// profiles compare signorini's solvers. FCLIB campaign records (case `fclib`) have their own
 /// figures ([`fclib_figures`]).
 pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Option<Figure>, String> {
-    let own: Vec<RunRecord> =
-        records.iter().filter(|r| !crate::table::is_reference(r) && r.case.name != "fclib").cloned().collect();
+    let own: Vec<RunRecord> = records.iter().filter(|r| !r.is_reference() && r.case.name != "fclib").cloned().collect();
     let records = &own[..];
     let (time, counts) = panel(records, Measure::SolveTime, order);
     if time.series.is_empty() {
@@ -102,7 +101,7 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
              set P_s. {}.",
             counts.join("; ")
         ),
-        sources: records.iter().filter(|r| r.status != harness::record::RunStatus::Skipped).map(source_of).collect(),
+        sources: records.iter().filter(|r| r.status != records::RunStatus::Skipped).map(source_of).collect(),
         series,
         notes: vec![],
     }))
@@ -154,7 +153,7 @@ pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Res
                  a refused form (skipped) leaves P_s. Siconos rows are the reference. {}.",
                 counts.join("; ")
             ),
-            sources: rs.iter().filter(|r| r.status != harness::record::RunStatus::Skipped).map(source_of).collect(),
+            sources: rs.iter().filter(|r| r.status != records::RunStatus::Skipped).map(source_of).collect(),
             series,
             notes: vec![],
         });

@@ -11,7 +11,7 @@
 
 use super::order::observed_order;
 use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
-use harness::record::{RunRecord, RunStatus};
+use records::{RunRecord, RunStatus};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -73,7 +73,7 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
                 .map(|r| (r.case.params.0.get(&param).and_then(|v| v.as_f64()).unwrap_or(f64::NAN), cost_per_step(r)))
                 .collect();
             let p = observed_order(&points).map_or("—".to_string(), |p| format!("{p:.2}"));
-            let reference = rs.iter().any(|r| crate::table::is_reference(r));
+            let reference = rs.iter().any(|r| r.is_reference());
             let who = if reference { format!("{solver} (reference engine)") } else { solver.clone() };
             let cells: Vec<String> =
                 points.iter().map(|(n, c)| format!("{} → {} ms", fmt_num(*n), fmt_num(c * 1e3))).collect();

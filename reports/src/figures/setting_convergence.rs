@@ -13,7 +13,7 @@
 use super::convergence::residual_column;
 use super::work_precision::sweeps;
 use super::{dropped_note, render, setting_value, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
-use harness::record::{IterationRecord, RunRecord};
+use records::{IterationRecord, RunRecord};
 use std::path::Path;
 
 /// The step drawn for a sweep's `records` (see the module doc); `None` when they share no logged step.

@@ -6,7 +6,7 @@
 //! parameters, so the size axis is contacts.
 
 use super::{color_of, dropped_note, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
-use harness::record::{RunRecord, RunStatus};
+use records::{RunRecord, RunStatus};
 use std::path::Path;
 
 /// Mean number of contacts over the recorded steps (NaN when none was recorded).
@@ -34,7 +34,7 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
             continue;
         }
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let reference = records.iter().any(|r| &r.solver.name == solver && crate::table::is_reference(r));
+        let reference = records.iter().any(|r| &r.solver.name == solver && r.is_reference());
         series.push(Series {
             label: if reference { format!("{solver} (reference engine)") } else { solver.clone() },
             color: color_of(order, solver),

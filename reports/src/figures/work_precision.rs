@@ -13,7 +13,7 @@
 //! value (`dt=0.005`, `tolerance=1e-6`).
 
 use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
-use harness::record::{RunRecord, RunStatus};
+use records::{RunRecord, RunStatus};
 use std::collections::BTreeMap;
 use std::path::Path;
 

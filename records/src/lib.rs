@@ -1,16 +1,27 @@
 //! Run records: one versioned JSON file per (case, solver, parameters), written atomically.
 //! Users, reports and gates parse them; the layout is [`RunRecord`] below (schema
-//! `signorini.run/1`); changing it means a new schema version.
+//! `signorini.run/1`); changing it means a new schema version. This crate holds the types, the
+//! one constructor ([`RunRecord::new`]), the readers (with the bounded-input checks of [`input`])
+//! and the atomic writer, and nothing of the model, the geometry or the runner, so that reports,
+//! the FCLIB bench and the reference-engine grader read and write records without them.
 
-use crate::case::OracleCheck;
-use crate::log::IterationLog;
-use crate::metrics::StepMetrics;
-use crate::params::Params;
-use crate::solver::SolveStatus;
+#![deny(missing_docs)]
+
+pub mod input;
+mod oracle;
+mod step_metrics;
+pub mod yardstick;
+
+use api::{IterationLog, Params, SolveStatus};
+pub use oracle::OracleCheck;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
+pub use step_metrics::StepMetrics;
+
+/// The key of `solver.params` that marks a reference engine's record ([`RunRecord::is_reference`]).
+pub const REFERENCE_KEY: &str = "reference";
 
 /// The schema tag of the current format.
 pub const SCHEMA: &str = "signorini.run/1";
@@ -128,7 +139,7 @@ pub struct SolverRecord {
     pub params: Params,
     /// [`Params::hash`] of `params`.
     pub params_hash: String,
-    /// The paper or reference the method comes from ([`crate::SolverDef::PAPER`]; empty in
+    /// The paper or reference the method comes from ([`api::SolverDef::PAPER`]; empty in
     /// records written before it was recorded).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub paper: String,
@@ -154,10 +165,10 @@ pub enum RunStatus {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Quantiles {
     /// Median.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub median: f64,
     /// 95th percentile (nearest rank).
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub p95: f64,
 }
 
@@ -165,10 +176,10 @@ pub struct Quantiles {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct MeanMax {
     /// Mean.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub mean: f64,
     /// Maximum.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub max: f64,
 }
 
@@ -176,13 +187,13 @@ pub struct MeanMax {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct MetricStat {
     /// Maximum over steps (NaN if any step is NaN).
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub max: f64,
     /// Mean over steps.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub mean: f64,
     /// Value at the last step.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub last: f64,
 }
 
@@ -190,16 +201,16 @@ pub struct MetricStat {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct StageTimes {
     /// Contact detection.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub detect_s: f64,
     /// Step-problem assembly (mass, forces).
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub assemble_s: f64,
     /// `Solver::step`.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub solve_s: f64,
     /// Metric evaluation.
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub metrics_s: f64,
 }
 
@@ -219,7 +230,7 @@ pub struct Summary {
     /// Time per stage over the run.
     pub stage_times: StageTimes,
     /// The solver's own stages inside `stage_times.solve_s` (s, totals over the run), for solvers
-    /// that report them ([`crate::IterationLog::add_stage`]; e.g. local_global: `local`,
+    /// that report them ([`api::IterationLog::add_stage`]; e.g. local_global: `local`,
     /// `global`, `contact`, `setup`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub solver_stages_s: BTreeMap<String, f64>,
@@ -236,10 +247,10 @@ pub struct Summary {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct MomentumDrift {
     /// `max_k ||p_k - p_0||` (kg m/s).
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub linear: f64,
     /// `max_k ||L_k - L_0||` (kg m^2/s).
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub angular: f64,
 }
 
@@ -253,7 +264,7 @@ pub struct StepRecord {
     /// Solver iterations.
     pub iterations: usize,
     /// Wall time of `Solver::step` (s).
-    #[serde(deserialize_with = "crate::record::nullable_f64")]
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub wall_s: f64,
     /// Harness metrics.
     pub metrics: StepMetrics,
@@ -294,7 +305,40 @@ pub struct RunRecord {
     pub iterations: Vec<IterationRecord>,
 }
 
+impl CaseRecord {
+    /// The identity of case `name` run as variant `label` with `params` (their hash computed).
+    pub fn new(name: &str, label: &str, params: Params) -> Self {
+        CaseRecord { name: name.into(), label: label.into(), params_hash: params.hash(), params }
+    }
+}
+
+impl SolverRecord {
+    /// The identity of solver `name` run with `params` (their hash computed); `paper` and the
+    /// hash of its default settings may be empty (a reference engine has neither).
+    pub fn new(name: &str, params: Params, paper: &str, defaults_hash: String) -> Self {
+        SolverRecord { name: name.into(), params_hash: params.hash(), params, paper: paper.into(), defaults_hash }
+    }
+}
+
 impl RunRecord {
+    /// The one constructor: a record of `case` run by `solver`, not run yet (status `skipped`
+    /// without a reason, empty summary, no steps, stride 1); whoever runs the pair fills in the
+    /// outcome.
+    pub fn new(provenance: Provenance, case: CaseRecord, solver: SolverRecord) -> RunRecord {
+        RunRecord {
+            schema: SCHEMA.into(),
+            provenance,
+            case,
+            solver,
+            status: RunStatus::Skipped,
+            reason: None,
+            summary: Summary::default(),
+            steps: vec![],
+            step_stride: 1,
+            iterations: vec![],
+        }
+    }
+
     /// File name for this record inside a run directory: `<case label>__<solver>.json`, or
     /// `<case label>__<solver>-<first 8 hex digits of the settings hash>.json` when the solver ran
     /// with other settings than its defaults, so that the records of a settings sweep sit side by
@@ -302,6 +346,13 @@ impl RunRecord {
     pub fn file_name(&self) -> String {
         let s = &self.solver;
         record_file_name(&self.case.label, &s.name, &s.params_hash, &s.defaults_hash)
+    }
+
+    /// Whether this is a reference engine's record (`solver.params.reference = true`, written by
+    /// `signorini grade`); false for every solver's record, including records written before the
+    /// marker existed.
+    pub fn is_reference(&self) -> bool {
+        self.solver.params.0.get(REFERENCE_KEY).and_then(|v| v.as_bool()).unwrap_or(false)
     }
 
     /// Reads a record, checking the schema tag.
@@ -388,7 +439,7 @@ pub fn metric_stat(x: &[f64]) -> MetricStat {
 /// fields `keep` accepts (the time `t` is never summarised). Shared by the runner and by the
 /// grading of foreign trajectories, so both summarise a run the same way.
 pub fn summarize_metrics(
-    metrics: &[crate::metrics::StepMetrics],
+    metrics: &[StepMetrics],
     keep: impl Fn(&str) -> bool,
 ) -> std::collections::BTreeMap<String, MetricStat> {
     // one step's JSON object at a time (a whole run's would take kilobytes per step), its
