@@ -50,7 +50,7 @@ enum Command {
         /// New: same kinds as BASE.
         new: PathBuf,
         /// Relative change below which a difference counts as noise.
-        #[arg(long, default_value_t = 0.05)]
+        #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
         threshold: f64,
         /// Exit non-zero if anything is slower beyond noise.
         #[arg(long)]
@@ -141,15 +141,15 @@ enum Command {
 /// reason and the suite goes on.
 #[derive(clap::Args)]
 struct Limits {
-    /// Wall-time limit of one step, in seconds (0: none).
-    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    /// Wall-time limit of one step, in seconds (0: none; at most 1e7, about 115 days).
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
     step_timeout: f64,
-    /// Wall-time limit of one pair's run, in seconds (0: none).
-    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS")]
+    /// Wall-time limit of one pair's run, in seconds (0: none; at most 1e7, about 115 days).
+    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
     run_timeout: f64,
     /// Memory one pair may use, e.g. `8G` or `512M` (default: the machine's available memory).
     /// Pairs whose estimate exceeds it are refused before anything runs, naming the parameters.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
     max_memory: Option<String>,
 }
 
@@ -157,10 +157,10 @@ impl Limits {
     /// The limits as run options (timeouts) and a memory limit in bytes.
     fn resolve(&self) -> Result<(Option<Duration>, Option<Duration>, f64), String> {
         let secs = |name: &str, s: f64| -> Result<Option<Duration>, String> {
-            if !(s.is_finite() && s >= 0.0) {
-                return Err(format!("--{name} {s}: expected seconds >= 0 (0: no limit)"));
+            if !(s.is_finite() && (0.0..=MAX_SECONDS).contains(&s)) {
+                return Err(format!("--{name} {s}: expected seconds in 0..=1e7 (0: no limit)"));
             }
-            Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
+            (s > 0.0).then(|| Duration::try_from_secs_f64(s).map_err(|e| format!("--{name} {s}: {e}"))).transpose()
         };
         let memory = match &self.max_memory {
             Some(m) => harness::resources::parse_bytes(m).map_err(|e| format!("--max-memory {e}"))?,
@@ -193,7 +193,7 @@ struct RunArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Number of steps per run whose per-iteration logs are recorded.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = count)]
     logged_steps: usize,
     /// Run only shard I of N (0 <= I < N): the pairs whose index in the suite is I modulo N.
     /// Merge the shards' directories with `signorini merge`.
@@ -224,11 +224,57 @@ struct RunArgs {
     limits: Limits,
 }
 
+/// Largest time limit accepted (`--step-timeout`, `--run-timeout`, `fclib bench --time-limit`):
+/// 1e7 s, about 115 days. Larger values are refused rather than turned into deadlines that
+/// `Duration`/`Instant` cannot hold.
+const MAX_SECONDS: f64 = 1e7;
+
+/// Value parser of a time limit in seconds: a finite number in `0..=MAX_SECONDS` (0: no limit).
+fn seconds(s: &str) -> Result<f64, String> {
+    let x: f64 = s.trim().parse().map_err(|_| format!("expected seconds in 0..={MAX_SECONDS:e} (0: no limit)"))?;
+    if !(x.is_finite() && (0.0..=MAX_SECONDS).contains(&x)) {
+        return Err(format!(
+            "expected seconds in 0..={MAX_SECONDS:e} (0: no limit; {MAX_SECONDS:e} s is about 115 days)"
+        ));
+    }
+    Ok(x)
+}
+
+/// Value parser of a time limit that must be set: seconds in `(0, MAX_SECONDS]`.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    let why = || format!("expected seconds above 0 and at most {MAX_SECONDS:e} (about 115 days)");
+    let x: f64 = s.trim().parse().map_err(|_| why())?;
+    if !(x.is_finite() && x > 0.0 && x <= MAX_SECONDS) {
+        return Err(why());
+    }
+    Ok(x)
+}
+
+/// Value parser of a count (`--logged-steps`): a non-negative integer.
+fn count(s: &str) -> Result<usize, String> {
+    s.trim().parse().map_err(|_| "expected a non-negative integer".to_string())
+}
+
+/// Parses the command line. A value refused by a value parser is reported in one line (`error:
+/// invalid value 'V' for '--FLAG': why`, exit 2) like every other refusal; other command-line
+/// errors (unknown flags, `--help`) are clap's own.
+fn parse_cli() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid value").trim_end());
+            std::process::exit(2);
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let result = match cli.command {
         Command::List => {
-            print!("{}", list());
+            out!("{}", list());
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => args.limits.resolve().and_then(|(step_timeout, run_timeout, memory)| {
@@ -525,13 +571,13 @@ enum FclibCommand {
         #[arg(long, value_delimiter = ',')]
         solver: Vec<String>,
         /// Tolerance on ||F|| / (1 + ||q||); also each solver's `tolerance` setting.
-        #[arg(long, default_value_t = 1e-8)]
+        #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
         tolerance: f64,
         /// Iteration budget (each solver's outer-iteration setting).
         #[arg(long, default_value_t = 1000)]
         max_iterations: usize,
-        /// Time limit per (problem, solver), seconds.
-        #[arg(long, default_value_t = 10.0)]
+        /// Time limit per (problem, solver), seconds (more than 0, at most 1e7: about 115 days).
+        #[arg(long, default_value_t = 10.0, allow_negative_numbers = true, value_parser = positive_seconds)]
         time_limit: f64,
         /// Form given to the solvers: `global` or `local` (default: global when the file has it).
         #[arg(long)]
@@ -557,9 +603,7 @@ fn fclib_bench(
     if !(p.tolerance.is_finite() && p.tolerance > 0.0) {
         return Err(format!("--tolerance {}: must be a positive number", p.tolerance));
     }
-    if !(p.time_limit_s.is_finite() && p.time_limit_s > 0.0) {
-        return Err(format!("--time-limit {}: must be a positive number of seconds", p.time_limit_s));
-    }
+    positive_seconds(&p.time_limit_s.to_string()).map_err(|e| format!("--time-limit {}: {e}", p.time_limit_s))?;
     harness::check_budget("--max-iterations", p.max_iterations).map_err(|e| format!("{}: {}", e.field, e.reason))?;
     let entries: Vec<&harness::SolverEntry> = if solvers.is_empty() {
         reg.solvers.iter().filter(|e| fclib::bench::accepts(e).is_ok()).collect()

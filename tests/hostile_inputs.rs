@@ -137,6 +137,17 @@ fn write(path: &Path, text: &str) {
 #[case::fclib_device(&["fclib", "solve", "/dev/zero"], &["/dev/zero", "character device"])]
 #[case::bad_timeout(&["run", "--case", "slope", "--step-timeout=-1"], &["--step-timeout"])]
 #[case::bad_memory(&["run", "--case", "slope", "--max-memory", "lots"], &["--max-memory"])]
+// time limits beyond 1e7 s used to panic converting to a Duration (1e308) or overflow an Instant (1e19)
+#[case::huge_step_timeout(&["run", "--case", "slope", "--solver", "pgs", "--step-timeout", "1e308"], &["--step-timeout", "1e7"])]
+#[case::huge_run_timeout(&["run", "--case", "slope", "--solver", "pgs", "--run-timeout", "1e308"], &["--run-timeout", "1e7"])]
+#[case::overflowing_step_timeout(&["run", "--case", "slope", "--solver", "pgs", "--step-timeout", "1e19"], &["--step-timeout"])]
+#[case::huge_time_limit(&["fclib", "bench", ".", "--time-limit", "1e308"], &["--time-limit", "1e7"])]
+// negative numbers: one line, not clap's usage message
+#[case::negative_time_limit(&["fclib", "bench", ".", "--time-limit", "-1"], &["--time-limit"])]
+#[case::negative_step_timeout(&["run", "--case", "slope", "--step-timeout", "-1"], &["--step-timeout"])]
+#[case::negative_memory(&["run", "--case", "slope", "--max-memory", "-5"], &["--max-memory", "positive"])]
+#[case::negative_memory_unit(&["run", "--case", "slope", "--max-memory", "-5G"], &["--max-memory"])]
+#[case::negative_logged_steps(&["run", "--case", "slope", "--logged-steps", "-1"], &["--logged-steps", "non-negative"])]
 fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
     refused(args, needles);
 }

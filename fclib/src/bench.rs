@@ -188,8 +188,11 @@ pub fn run_one(
         return Ok(record);
     }
     let mut s = entry.build(&params).map_err(|e| e.to_string())?;
-    let deadline = Instant::now() + Duration::from_secs_f64(protocol.time_limit_s);
-    match crate::solve_until(prob, s.as_mut(), Some(deadline)) {
+    let limit = Duration::try_from_secs_f64(protocol.time_limit_s)
+        .map_err(|_| format!("time limit {} s: not a number of seconds a deadline can hold", protocol.time_limit_s))?;
+    // a deadline beyond what `Instant` can hold is no deadline
+    let deadline = Instant::now().checked_add(limit);
+    match crate::solve_until(prob, s.as_mut(), deadline) {
         Err(e) if e.starts_with("unsupported") => {
             record.reason = Some(format!("refuses the {} form: {e}", prob.form));
         }
