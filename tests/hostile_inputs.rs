@@ -317,3 +317,27 @@ fn no_temporary_file_outlives_a_run() {
     assert_eq!(o.code, Some(0), "{}", o.all());
     assert!(listing(d).iter().all(|p| !p.to_string_lossy().ends_with(".tmp")));
 }
+
+/// Shard manifests are read through the bounded reader: a link to `/dev/zero`, a FIFO and a file
+/// above the input limit are refused in one line (they used to be read until memory ran out,
+/// block forever, or be read whole).
+#[test]
+fn shard_manifests_are_read_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run_dir(d, "s0", &[]);
+    let shard = d.join("shard");
+    std::fs::create_dir_all(&shard).unwrap();
+    let manifest = shard.join("zz.manifest");
+    std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap();
+    refused_in(d, &["merge", "m", "s0", "shard"], &["zz.manifest", "character device"]);
+    std::fs::remove_file(&manifest).unwrap();
+    let path = std::ffi::CString::new(manifest.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path inside the test's own temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    refused_in(d, &["merge", "m", "s0", "shard"], &["zz.manifest", "FIFO"]);
+    std::fs::remove_file(&manifest).unwrap();
+    // 300 MB, sparse: refused by its size before a byte is read
+    std::fs::File::create(&manifest).unwrap().set_len(300 << 20).unwrap();
+    refused_in(d, &["merge", "m", "s0", "shard"], &["zz.manifest", "input limit"]);
+}

@@ -63,8 +63,10 @@ impl Manifest {
         Ok(path)
     }
 
+    /// Reads a manifest through the bounded reader ([`crate::input::read_text`]): a link to
+    /// `/dev/zero`, a FIFO or a file above the input limit is refused in one line, never read.
     fn read(path: &Path) -> Result<Manifest, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::input::read_text(path)?;
         let m: Manifest =
             serde_json::from_str(&text).map_err(|e| format!("{}: not a shard manifest: {e}", path.display()))?;
         if m.schema != MANIFEST_SCHEMA || m.shards == 0 || m.shard >= m.shards {
