@@ -341,3 +341,23 @@ fn shard_manifests_are_read_bounded() {
     std::fs::File::create(&manifest).unwrap().set_len(300 << 20).unwrap();
     refused_in(d, &["merge", "m", "s0", "shard"], &["zz.manifest", "input limit"]);
 }
+
+/// `fclib bench` does not follow links to directories (two links to `..` made it walk without
+/// end) and refuses two problems with the same name in different folders (they wrote one record).
+#[test]
+fn fclib_bench_walks_without_links_and_refuses_twin_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run_in(d, &["fclib", "export", "--case", "slope", "c/a/p.hdf5"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    std::os::unix::fs::symlink("..", d.join("c/a/up1")).unwrap();
+    std::os::unix::fs::symlink("..", d.join("c/a/up2")).unwrap();
+    let o = run_in(d, &["fclib", "bench", "c", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("1 files"), "{}", o.stdout);
+    assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 1, "one record");
+    std::fs::remove_dir_all(d.join("o")).unwrap();
+    std::fs::create_dir_all(d.join("c/b")).unwrap();
+    std::fs::copy(d.join("c/a/p.hdf5"), d.join("c/b/p.hdf5")).unwrap();
+    refused_in(d, &["fclib", "bench", "c", "--solver", "pgs", "--out", "o"], &["a/p.hdf5", "b/p.hdf5", "same records"]);
+}
