@@ -675,6 +675,10 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
     let reg = signorini::registry();
     match command {
         FclibCommand::Export { case, solver, step, set, local_limit, local_only, out } => {
+            // before the run that leads to the step (fclib::write checks again)
+            if let Some(why) = harness::input::not_replaceable(&out) {
+                return Err(format!("{}: {why}", out.display()));
+            }
             let mut suite = Suite::single(&case, &solver);
             reg.find_case(&case).map_err(|e| e.to_string())?;
             reg.find_solver(&solver).map_err(|e| e.to_string())?;

@@ -361,3 +361,18 @@ fn fclib_bench_walks_without_links_and_refuses_twin_names() {
     std::fs::copy(d.join("c/a/p.hdf5"), d.join("c/b/p.hdf5")).unwrap();
     refused_in(d, &["fclib", "bench", "c", "--solver", "pgs", "--out", "o"], &["a/p.hdf5", "b/p.hdf5", "same records"]);
 }
+
+/// `fclib export` never renames its output over something that is not a regular file (it
+/// replaced a machine's `/dev/null`): a FIFO of the test's own directory is refused and stays.
+#[test]
+fn fclib_export_does_not_replace_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("out.hdf5");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path inside the test's own temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    refused_in(d, &["fclib", "export", "--case", "slope", "out.hdf5"], &["out.hdf5", "FIFO", "refusing to replace"]);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still the FIFO");
+}

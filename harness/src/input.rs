@@ -62,6 +62,15 @@ pub fn check_file(path: &Path, limit: u64) -> Result<u64, String> {
     Ok(meta.len())
 }
 
+/// Why an output file may not be written at `path` by a rename over it, if it may not: `path`
+/// exists (after following links) and is not a regular file. Renaming a new file over a FIFO, a
+/// character device (`/dev/null`) or a socket would replace it; a directory cannot be replaced.
+/// A missing path, a regular file or a link to one is fine (`None`).
+pub fn not_replaceable(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    (!meta.is_file()).then(|| format!("exists and is {}, not a regular file; refusing to replace it", kind(&meta)))
+}
+
 /// Reads a regular file of at most `limit` bytes (checked before reading, and again while reading,
 /// in case the file grows).
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
@@ -218,6 +227,11 @@ mod tests {
         let e = json_files(dir.path()).unwrap_err();
         assert!(e.contains("FIFO"), "{e}");
         assert!(check_file(&fifo, 10).unwrap_err().contains("FIFO"));
+        // an output path that is a FIFO or a directory is not replaced; a file or nothing is fine
+        assert!(not_replaceable(&fifo).unwrap().contains("FIFO"));
+        assert!(not_replaceable(dir.path()).unwrap().contains("a directory"));
+        assert_eq!(not_replaceable(&big), None);
+        assert_eq!(not_replaceable(&dir.path().join("absent")), None);
     }
 
     #[test]
