@@ -447,7 +447,17 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
             let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
             format!("suite '{suite}': {why}")
         })?;
-        Suite::from_toml_with_solvers(&text, &suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?
+        let s = Suite::from_toml_with_solvers(&text, &suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?;
+        // the file's `name` becomes a folder (runs/NAME): the rules of case labels, which name
+        // files (a suite without one is named by its path, as before)
+        if let Some(why) = harness::input::label_error(&s.name).filter(|_| s.name != suite) {
+            return Err(format!(
+                "suite '{suite}': name {:?} {why}; a suite name follows the rules of case labels (it names the \
+                 output folder runs/NAME)",
+                s.name
+            ));
+        }
+        s
     };
     suite.select_cases(&case)?;
     suite.apply_overrides(&reg, &parse_sets(&set)?)?;

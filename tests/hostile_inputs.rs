@@ -376,3 +376,16 @@ fn fclib_export_does_not_replace_a_fifo() {
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still the FIFO");
 }
+
+/// A suite's name becomes the output folder `runs/NAME`: it is validated like a case label.
+#[test]
+fn suite_names_that_escape_the_output_folder_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (k, name) in ["../../evil", "/tmp/evil", "", "a\\nb", ".hidden"].iter().enumerate() {
+        let file = format!("s{k}.toml");
+        write(&d.join(&file), &format!("name = \"{name}\"\nsolvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\n"));
+        refused_in(d, &["run", "--suite", &file], &[&file, "name"]);
+        std::fs::remove_file(d.join(&file)).unwrap();
+    }
+}
