@@ -9,6 +9,51 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Standard output written without panicking (`print!` panics on a closed or full stdout): the
+/// first failed write is remembered and every later one skipped, so that a command still
+/// finishes its work (every record is written whatever happens to stdout). `main` then ends
+/// normally after a broken pipe (`run ... | head`: the reader has all it wanted) and with one
+/// `error:` line, exit 2, after any other failure (`list > /dev/full`).
+mod stdout {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    /// The first write error.
+    static FAILED: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+    /// Writes `args` and flushes, unless an earlier write failed.
+    pub fn write(args: std::fmt::Arguments<'_>) {
+        let mut failed = FAILED.lock().unwrap_or_else(|e| e.into_inner());
+        if failed.is_some() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+            *failed = Some(e);
+        }
+    }
+
+    /// Flushes and returns the first write error, if any.
+    pub fn finish() -> Option<std::io::Error> {
+        write(format_args!(""));
+        FAILED.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// `print!` through [`stdout::write`].
+macro_rules! out {
+    ($($t:tt)*) => {
+        stdout::write(format_args!($($t)*))
+    };
+}
+
+/// `println!` through [`stdout::write`].
+macro_rules! outln {
+    ($($t:tt)*) => {
+        stdout::write(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
 #[derive(Parser)]
 #[command(name = "signorini", version, about = "A workbench for frictional-contact solvers")]
 struct Cli {
@@ -301,8 +346,17 @@ fn main() -> ExitCode {
             grade(&trajectory, &case, &set, &engine, label, &out)
         }
     };
+    let stdout_error = stdout::finish();
     match result {
-        Ok(code) => code,
+        Ok(code) => match stdout_error {
+            // the reader stopped reading (`| head`, `| true`): a normal end, the work is done
+            Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+            Some(e) => {
+                eprintln!("error: writing to standard output: {e}");
+                ExitCode::from(2)
+            }
+            None => code,
+        },
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -502,13 +556,13 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
         }
     }
     let records: Vec<_> = results.iter().map(|r| r.record.clone()).collect();
-    print!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
+    out!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
     let verdicts = gates.map(|g| {
         let files: Vec<_> = records.iter().map(|r| (out.join(r.file_name()), r.clone())).collect();
         reports::gate::evaluate(&g, &files, reports::gate::Scope::Directory)
     });
     let matrix = reports::matrix::Matrix::build(&records, verdicts.as_ref());
-    print!("\n{}", matrix.plain());
+    out!("\n{}", matrix.plain());
     let mut write_errors = 0;
     for r in &results {
         if let Err(e) = &r.path {
@@ -520,7 +574,7 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
     let skipped = records.iter().filter(|r| r.status == RunStatus::Skipped).count();
     let reused = results.iter().filter(|r| r.reused).count();
     let reused = if resume == runner::Resume::Off { String::new() } else { format!(", {reused} reused") };
-    println!(
+    outln!(
         "{} pairs: {} ok, {failed} failed, {skipped} skipped{reused}; {}; records in {}",
         records.len(),
         records.len() - failed - skipped,
@@ -637,7 +691,7 @@ fn fclib_bench(
         let prob = match fclib::read_as(file, p.form) {
             Ok(prob) => prob,
             Err(e) => {
-                println!("unreadable: {e}");
+                outln!("unreadable: {e}");
                 unreadable += 1;
                 continue;
             }
@@ -650,7 +704,7 @@ fn fclib_bench(
             let ok = rec.status == RunStatus::Ok && rec.summary.unconverged_steps == 0;
             solved += usize::from(ok);
             match rec.status {
-                RunStatus::Ok => println!(
+                RunStatus::Ok => outln!(
                     "{:<40} {:<11} {:<8} error {:.2e}  {:>6} it  {:.3e} s{}",
                     rec.case.label,
                     e.name,
@@ -660,7 +714,7 @@ fn fclib_bench(
                     rec.summary.stage_times.solve_s,
                     m("model_residual").map(|r| format!("  own model residual {r:.2e}")).unwrap_or_default()
                 ),
-                _ => println!(
+                _ => outln!(
                     "{:<40} {:<11} {:<8} {}",
                     rec.case.label,
                     e.name,
@@ -670,7 +724,7 @@ fn fclib_bench(
             }
         }
     }
-    println!(
+    outln!(
         "{} files ({unreadable} unreadable) x {} solvers: {pairs} pairs, {solved} reached ||F||/(1+||q||) <= {:e}; \
          records in {}",
         files.len(),
@@ -723,7 +777,7 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                 prob.form = fclib::Form::Local;
             }
             fclib::write(&out, &prob).map_err(|e| e.to_string())?;
-            println!(
+            outln!(
                 "wrote {}: {} DOFs, {} contacts{}",
                 out.display(),
                 prob.global.nv(),
@@ -752,7 +806,7 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             let mut s = entry.build(&params).map_err(|e| e.to_string())?;
             let prob = fclib::read_as(&file, parse_form(&form)?).map_err(|e| e.to_string())?;
             let rep = fclib::solve(&prob, s.as_mut()).map_err(|e| format!("{}: {e}", file.display()))?;
-            println!(
+            outln!(
                 "{}: {} form, {} DOFs, {} contacts{}",
                 file.display(),
                 prob.form,
@@ -765,7 +819,7 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                 }
             );
             if fclib::bench::REGULARISED.iter().any(|(s, _)| *s == solver) {
-                println!(
+                outln!(
                     "note: {solver} solves a regularised (compliant) model, not the rigid Coulomb NCP graded below; \
                      its own residual: {}",
                     fclib::bench::model_residual(&solver, &rep.log)
@@ -773,16 +827,19 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                         .unwrap_or_else(|| "not in its log".into())
                 );
             }
-            println!(
+            outln!(
                 "{solver}: status {:?}, {} iterations, {:.3e} s, natural-map error (Siconos, /||q||) {:.3e}",
-                rep.status, rep.iterations, rep.wall_s, rep.error
+                rep.status,
+                rep.iterations,
+                rep.wall_s,
+                rep.error
             );
             match rep.stored_error {
-                Some(e) => println!("stored solution: natural-map error {e:.3e}"),
-                None => println!("stored solution: none"),
+                Some(e) => outln!("stored solution: natural-map error {e:.3e}"),
+                None => outln!("stored solution: none"),
             }
             for (k, e) in rep.guess_errors.iter().enumerate() {
-                println!("guess {}: natural-map error {e:.3e}", k + 1);
+                outln!("guess {}: natural-map error {e:.3e}", k + 1);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -793,7 +850,7 @@ fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String
     let report =
         if partial { harness::cluster::merge_partial(out, dirs)? } else { harness::cluster::merge(out, dirs)? };
     if !report.missing.is_empty() {
-        println!("partial merge: {}", report.missing);
+        outln!("partial merge: {}", report.missing);
     }
     for (skipped, kept) in &report.duplicates {
         eprintln!(
@@ -802,7 +859,7 @@ fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String
             kept.display()
         );
     }
-    println!(
+    outln!(
         "merged {} records into {} ({} already there, {} duplicates skipped)",
         report.written.len(),
         out.display(),
@@ -815,7 +872,7 @@ fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String
 fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
     let gates = reports::gate::load(gates, &signorini::registry())?;
     let rep = reports::gate::check_dir(dir, &gates)?;
-    print!("{}", rep.table());
+    out!("{}", rep.table());
     Ok(if rep.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -833,7 +890,7 @@ fn report(
     let opts =
         reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates, defaults, baseline };
     let rep = reports::report::write(&opts)?;
-    println!(
+    outln!(
         "report of {} records ({} figures): {} and {}",
         rep.records.len(),
         rep.figures.len(),
@@ -846,15 +903,15 @@ fn report(
 fn diff_records(a: &Path, b: &Path, ignore: &[String]) -> Result<ExitCode, String> {
     let d = reports::diff::diff_dirs(a, b, ignore)?;
     for name in &d.only_in_a {
-        println!("only in {}: {name}", a.display());
+        outln!("only in {}: {name}", a.display());
     }
     for name in &d.only_in_b {
-        println!("only in {}: {name}", b.display());
+        outln!("only in {}: {name}", b.display());
     }
     for (name, paths) in &d.differing {
-        println!("{name}: {}", paths.join("; "));
+        outln!("{name}: {}", paths.join("; "));
     }
-    println!(
+    outln!(
         "{} records compared, {} differ, {} missing on one side",
         d.compared,
         d.differing.len(),
@@ -875,7 +932,7 @@ fn bench_compare(base: &Path, new: &Path, threshold: f64, fail_on_regression: bo
         &reports::compare::read_source(new)?,
         threshold,
     )?;
-    print!("{}", reports::compare::table(&rows));
+    out!("{}", reports::compare::table(&rows));
     let regressed = rows.iter().any(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0));
     Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
@@ -899,7 +956,7 @@ fn export_mjcf(case: &str, set: &[String], out: &Path) -> Result<ExitCode, Strin
     let export = reference::export(case, &prepared.params_json(), prepared.scenario())?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let (xml, json) = reference::mjcf::write(&export, out).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!(
+    outln!(
         "wrote {} and {}: {} bodies, {} geoms, {} steps of {} s",
         xml.display(),
         json.display(),
@@ -909,7 +966,7 @@ fn export_mjcf(case: &str, set: &[String], out: &Path) -> Result<ExitCode, Strin
         export.sidecar.dt
     );
     for n in &export.sidecar.notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -935,7 +992,7 @@ fn grade(
     let record = reference::grade(prepared.as_ref(), &label, &t, harness::record::Provenance::collect());
     let path = record.write_atomic(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, check) in &record.summary.oracle {
-        println!(
+        outln!(
             "{label} / {engine}: {name} = {:.4e} (expected {:.4e}, error {:.3e}, tolerance {:.3e}) {}",
             check.measured,
             check.expected,
@@ -944,6 +1001,6 @@ fn grade(
             if check.pass { "pass" } else { "FAIL" }
         );
     }
-    println!("wrote {}", path.display());
+    outln!("wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -389,3 +389,43 @@ fn suite_names_that_escape_the_output_folder_are_refused() {
         std::fs::remove_file(d.join(&file)).unwrap();
     }
 }
+
+/// Spawns the binary with its stdout a pipe whose read end is already closed.
+fn run_with_closed_stdout(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_signorini"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked at"), "{args:?} panicked:\n{err}");
+    (status.code(), err)
+}
+
+/// A closed stdout (`run ... | true`) is a normal end once the records are complete; a full one
+/// (`list > /dev/full`) is one error line. Both used to panic ("failed printing to stdout").
+#[test]
+fn a_closed_or_full_stdout_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, err) = run_with_closed_stdout(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(code, Some(0), "{err}");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/slope__pgs.json")).unwrap()).unwrap();
+    assert_eq!(record["status"], "ok");
+    let (code, err) = run_with_closed_stdout(d, &["list"]);
+    assert_eq!(code, Some(0), "{err}");
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let o = Command::new(env!("CARGO_BIN_EXE_signorini")).arg("list").stdout(full).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("error: ") && lines[0].contains("standard output"), "{}", lines[0]);
+    }
+}
