@@ -429,3 +429,20 @@ fn a_closed_or_full_stdout_does_not_panic() {
         assert!(lines[0].starts_with("error: ") && lines[0].contains("standard output"), "{}", lines[0]);
     }
 }
+
+/// FCLIB integer fields stored as floats are read as their numbers (they were reported by their
+/// bits: "4611686018427387904: only 3D problems are supported").
+#[test]
+fn fclib_integers_stored_as_floats_are_read_as_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, x, needle) in [("two.hdf5", 2.0, "2: only 3D"), ("half.hdf5", 2.5, "not an integer")] {
+        let mut fb = fclib::hdf5_pure::FileBuilder::new();
+        let mut g = fb.create_group("fclib_global");
+        g.create_dataset("spacedim").with_f64_data(&[x]);
+        fb.add_group(g.finish());
+        std::fs::write(d.join(name), fb.finish().unwrap()).unwrap();
+        let line = refused_in(d, &["fclib", "solve", name], &[name, "/fclib_global/spacedim", needle]);
+        assert!(!line.contains(&x.to_bits().to_string()), "{line}");
+    }
+}
