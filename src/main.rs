@@ -317,6 +317,11 @@ fn parse_cli() -> Cli {
 
 fn main() -> ExitCode {
     let cli = parse_cli();
+    // a mistyped input limit is refused, not silently replaced by the default
+    if let Err(e) = harness::input::env_limit() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::List => {
             out!("{}", list());

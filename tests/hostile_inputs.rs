@@ -31,8 +31,14 @@ impl Outcome {
 
 /// Runs the binary in `cwd` with `args`; kills it (and fails) past [`GUARD`].
 fn run_in(cwd: &Path, args: &[&str]) -> Outcome {
+    run_in_env(cwd, args, &[])
+}
+
+/// [`run_in`] with environment variables `env` set.
+fn run_in_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let mut child = Command::new(env!("CARGO_BIN_EXE_signorini"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(cwd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -445,4 +451,23 @@ fn fclib_integers_stored_as_floats_are_read_as_numbers() {
         let line = refused_in(d, &["fclib", "solve", name], &[name, "/fclib_global/spacedim", needle]);
         assert!(!line.contains(&x.to_bits().to_string()), "{line}");
     }
+}
+
+/// `SIGNORINI_MAX_INPUT_BYTES` that is not a positive whole number is refused in one line (it
+/// silently fell back to the default limit); a valid one still applies.
+#[test]
+fn a_mistyped_input_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("g.toml"), &" ".repeat(100));
+    for bad in ["abc", "-5", "0", "1.5", ""] {
+        let o = run_in_env(d, &["gate", ".", "--gates", "g.toml"], &[("SIGNORINI_MAX_INPUT_BYTES", bad)]);
+        assert_eq!(o.code, Some(2), "{bad:?}: {}", o.all());
+        let lines: Vec<&str> = o.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{bad:?}: {lines:?}");
+        assert!(lines[0].starts_with("error: SIGNORINI_MAX_INPUT_BYTES="), "{}", lines[0]);
+    }
+    let o = run_in_env(d, &["gate", ".", "--gates", "g.toml"], &[("SIGNORINI_MAX_INPUT_BYTES", "10")]);
+    assert_eq!(o.code, Some(2), "{}", o.all());
+    assert!(o.stderr.contains("g.toml: 100 bytes, more than the 10-byte input limit"), "{}", o.stderr);
 }

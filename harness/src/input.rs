@@ -11,9 +11,26 @@ use std::path::{Path, PathBuf};
 /// 256 MiB. A run record of a long run with full iteration logs is a few MiB.
 pub const MAX_TEXT_BYTES: u64 = 256 << 20;
 
+/// The environment variable that replaces the input limits ([`MAX_TEXT_BYTES`],
+/// [`MAX_BINARY_BYTES`]): a positive whole number of bytes.
+pub const LIMIT_VAR: &str = "SIGNORINI_MAX_INPUT_BYTES";
+
+/// The input limit [`LIMIT_VAR`] sets: `Ok(None)` when unset, `Ok(Some(bytes))` for a positive
+/// whole number of bytes, else the one-line reason (`abc`, `-5`, `0`, `1.5`). The CLI checks it
+/// before any command, so that a mistyped value is refused instead of silently replaced by the
+/// default; [`text_limit`] and [`binary_limit`] fall back to the defaults on an invalid value.
+pub fn env_limit() -> Result<Option<u64>, String> {
+    let Some(v) = std::env::var_os(LIMIT_VAR) else { return Ok(None) };
+    let text = v.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(format!("{LIMIT_VAR}={text:?}: expected a positive whole number of bytes (e.g. 1073741824)")),
+    }
+}
+
 /// The limit on text inputs: [`MAX_TEXT_BYTES`], or `SIGNORINI_MAX_INPUT_BYTES` when set.
 pub fn text_limit() -> u64 {
-    std::env::var("SIGNORINI_MAX_INPUT_BYTES").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(MAX_TEXT_BYTES)
+    env_limit().ok().flatten().unwrap_or(MAX_TEXT_BYTES)
 }
 
 /// Largest binary input (an FCLIB HDF5 file, read whole into memory) read by default: 2 GiB.
@@ -21,7 +38,7 @@ pub const MAX_BINARY_BYTES: u64 = 2 << 30;
 
 /// The limit on binary inputs: [`MAX_BINARY_BYTES`], or `SIGNORINI_MAX_INPUT_BYTES` when set.
 pub fn binary_limit() -> u64 {
-    std::env::var("SIGNORINI_MAX_INPUT_BYTES").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(MAX_BINARY_BYTES)
+    env_limit().ok().flatten().unwrap_or(MAX_BINARY_BYTES)
 }
 
 /// What kind of file system object `path` is, for refusals.
