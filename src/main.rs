@@ -140,7 +140,8 @@ enum Command {
         out: PathBuf,
     },
     /// Grade a reference engine's trajectory (peers/run_*.py) with the case's oracle and write a
-    /// run record (solver = the engine, marked as a reference engine) into OUT.
+    /// run record (solver = the engine, marked as a reference engine) into OUT. It replaces an
+    /// earlier grade of the same engine, never a solver's own record.
     Grade {
         /// Trajectory file (JSON, schema signorini.trajectory/1).
         trajectory: PathBuf,
@@ -984,6 +985,11 @@ fn grade(
     label: Option<String>,
     out: &Path,
 ) -> Result<ExitCode, String> {
+    // the label names the record file, as in `run`
+    let label = label.unwrap_or_else(|| case.to_string());
+    if let Some(why) = harness::input::label_error(&label) {
+        return Err(format!("--label {label:?} {why}"));
+    }
     let reg = signorini::registry();
     let prepared = build_case(&reg, case, set)?;
     let text = harness::input::read_text(trajectory)?;
@@ -993,8 +999,21 @@ fn grade(
     }
     t.check(case, &prepared.params_json(), prepared.scenario())
         .map_err(|e| format!("{}: {e}", trajectory.display()))?;
-    let label = label.unwrap_or_else(|| case.to_string());
     let record = reference::grade(prepared.as_ref(), &label, &t, harness::record::Provenance::collect());
+    // A reference record is named like a solver's (LABEL__ENGINE.json): it may replace an earlier
+    // grade of the same engine, never a solver's own record (`--engine pgs --out RUNDIR`).
+    let target = out.join(record.file_name());
+    if std::fs::symlink_metadata(&target).is_ok() {
+        let old = harness::record::RunRecord::read(&target).map_err(|e| format!("{e}; refusing to replace it"))?;
+        if !(reference::is_reference(&old) && old.solver.name == engine) {
+            return Err(format!(
+                "{}: exists and is the record of solver '{}', not a reference record of engine '{engine}'; refusing \
+                 to replace it (grade into another --out)",
+                target.display(),
+                old.solver.name
+            ));
+        }
+    }
     let path = record.write_atomic(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, check) in &record.summary.oracle {
         outln!(

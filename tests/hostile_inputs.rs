@@ -471,3 +471,34 @@ fn a_mistyped_input_limit_is_refused() {
     assert_eq!(o.code, Some(2), "{}", o.all());
     assert!(o.stderr.contains("g.toml: 100 bytes, more than the 10-byte input limit"), "{}", o.stderr);
 }
+
+/// A slope trajectory of a pgs run, as a reference engine named `engine` would write it.
+fn slope_trajectory(engine: &str) -> String {
+    let reg = signorini::registry();
+    let pair = harness::runner::prepare(&reg, &harness::runner::Suite::single("slope", "pgs")).unwrap().remove(0);
+    let mut s = reg.find_solver("pgs").unwrap().build(&pair.solver_params).unwrap();
+    let out = harness::stepper::simulate(&pair.scenario, s.as_mut(), Default::default(), &mut || {});
+    let engine = reference::Engine { name: engine.into(), version: "test".into(), settings: Default::default() };
+    let t = reference::from_trace(&out.trace, engine, "slope", &pair.case_params, out.solve_times.clone());
+    serde_json::to_string(&t).unwrap()
+}
+
+/// `grade` validates its label like `run` and never replaces a solver's own record with a
+/// reference record of the same name (`grade --engine pgs --out RUNDIR` did).
+#[test]
+fn grade_validates_its_label_and_keeps_solver_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("t.json"), &slope_trajectory("pgs"));
+    let grade = ["grade", "t.json", "--case", "slope", "--engine", "pgs", "--out"];
+    refused_in(d, &[&grade[..], &["g", "--label", "../../evil"]].concat(), &["--label", "../../evil"]);
+    let runs = run_dir(d, "r", &[]);
+    let own = std::fs::read(runs.join("slope__pgs.json")).unwrap();
+    refused_in(d, &[&grade[..], &["r"]].concat(), &["slope__pgs.json", "solver 'pgs'", "refusing to replace"]);
+    assert_eq!(std::fs::read(runs.join("slope__pgs.json")).unwrap(), own, "the solver's record is kept");
+    // an earlier grade of the same engine is replaced
+    for _ in 0..2 {
+        let o = run_in(d, &[&grade[..], &["g"]].concat());
+        assert_eq!(o.code, Some(0), "{}", o.all());
+    }
+}
