@@ -66,7 +66,8 @@ enum Command {
     /// List solvers and cases with their parameters and defaults.
     List,
     /// Run a suite (default: every solver on every case with its defaults, and on each case's
-    /// variants such as `clutter-rigid`) and write run records.
+    /// variants such as `clutter-rigid`) and write run records. Exits 1 when a record could not
+    /// be written or no pair completed (every one failed or was skipped).
     Run(RunArgs),
     /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver, bench solvers on
     /// a directory of files.
@@ -587,7 +588,9 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
         matrix.verdict_line(),
         out.display()
     );
-    Ok(if write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    // a suite of which no pair completed (every one failed or was skipped) is not a success
+    let completed = records.len() - failed - skipped;
+    Ok(if write_errors > 0 || completed == 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 #[derive(Subcommand)]

@@ -170,7 +170,8 @@ fn a_step_past_its_time_limit_fails_the_pair_cleanly(#[case] solver: &str, #[cas
         args.extend(["--set", s]);
     }
     let o = run_in(dir.path(), &args);
-    assert_eq!(o.code, Some(0), "the suite completes: {}", o.all());
+    // the suite ends, but no pair completed: exit 1 (it was 0)
+    assert_eq!(o.code, Some(1), "the suite ends, no pair completed: {}", o.all());
     assert!(o.stdout.contains("0 ok, 1 failed"), "{}", o.stdout);
     // the only record (its name carries the settings hash)
     let file = std::fs::read_dir(dir.path().join("o")).unwrap().flatten().next().unwrap().path();
@@ -501,4 +502,21 @@ fn grade_validates_its_label_and_keeps_solver_records() {
         let o = run_in(d, &[&grade[..], &["g"]].concat());
         assert_eq!(o.code, Some(0), "{}", o.all());
     }
+}
+
+/// `diff-records` refuses a record of an unknown schema; `merge` refuses an output directory that
+/// is one of its inputs (it wrote into it).
+#[test]
+fn diff_records_checks_schemas_and_merge_keeps_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = run_dir(d, "a", &[]);
+    let b = run_dir(d, "b", &[]);
+    let rec = b.join("slope__pgs.json");
+    let text = std::fs::read_to_string(&rec).unwrap().replace("signorini.run/1", "signorini.run/99");
+    write(&rec, &text);
+    refused_in(d, &["diff-records", "a", "b"], &["slope__pgs.json", "signorini.run/99"]);
+    refused_in(d, &["merge", "a", "a", "b"], &["refusing to merge into a", "input"]);
+    refused_in(d, &["merge", "./a", "b", "a"], &["input a"]);
+    assert!(a.join("slope__sap.json").is_file());
 }

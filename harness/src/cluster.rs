@@ -259,6 +259,17 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
     if inputs.is_empty() {
         return Err("merge: no input directory given".into());
     }
+    // Writing into one of the inputs would change an input while it is merged (and count its
+    // records twice): refused, comparing resolved paths (`merge sh0 sh0 sh1`, `merge ./sh0 sh0`).
+    if let Ok(o) = std::fs::canonicalize(out) {
+        if let Some(dir) = inputs.iter().find(|d| std::fs::canonicalize(d).is_ok_and(|d| d == o)) {
+            return Err(format!(
+                "refusing to merge into {}: it is the input {}; give a new output directory",
+                out.display(),
+                dir.display()
+            ));
+        }
+    }
     let mut found: Vec<Found> = vec![];
     if out.is_dir() {
         for p in json_files(out)? {
