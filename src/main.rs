@@ -9,6 +9,51 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+/// Standard output written without panicking (`print!` panics on a closed or full stdout): the
+/// first failed write is remembered and every later one skipped, so that a command still
+/// finishes its work (every record is written whatever happens to stdout). `main` then ends
+/// normally after a broken pipe (`run ... | head`: the reader has all it wanted) and with one
+/// `error:` line, exit 2, after any other failure (`list > /dev/full`).
+mod stdout {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    /// The first write error.
+    static FAILED: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+    /// Writes `args` and flushes, unless an earlier write failed.
+    pub fn write(args: std::fmt::Arguments<'_>) {
+        let mut failed = FAILED.lock().unwrap_or_else(|e| e.into_inner());
+        if failed.is_some() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+            *failed = Some(e);
+        }
+    }
+
+    /// Flushes and returns the first write error, if any.
+    pub fn finish() -> Option<std::io::Error> {
+        write(format_args!(""));
+        FAILED.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
+/// `print!` through [`stdout::write`].
+macro_rules! out {
+    ($($t:tt)*) => {
+        stdout::write(format_args!($($t)*))
+    };
+}
+
+/// `println!` through [`stdout::write`].
+macro_rules! outln {
+    ($($t:tt)*) => {
+        stdout::write(format_args!("{}\n", format_args!($($t)*)))
+    };
+}
+
 #[derive(Parser)]
 #[command(name = "signorini", version, about = "A workbench for frictional-contact solvers")]
 struct Cli {
@@ -21,7 +66,8 @@ enum Command {
     /// List solvers and cases with their parameters and defaults.
     List,
     /// Run a suite (default: every solver on every case with its defaults, and on each case's
-    /// variants such as `clutter-rigid`) and write run records.
+    /// variants such as `clutter-rigid`) and write run records. Exits 1 when a record could not
+    /// be written or no pair completed (every one failed or was skipped).
     Run(RunArgs),
     /// FCLIB (HDF5) problems: export a step of a run, solve a file with a solver, bench solvers on
     /// a directory of files.
@@ -50,7 +96,7 @@ enum Command {
         /// New: same kinds as BASE.
         new: PathBuf,
         /// Relative change below which a difference counts as noise.
-        #[arg(long, default_value_t = 0.05)]
+        #[arg(long, default_value_t = 0.05, allow_negative_numbers = true)]
         threshold: f64,
         /// Exit non-zero if anything is slower beyond noise.
         #[arg(long)]
@@ -95,7 +141,8 @@ enum Command {
         out: PathBuf,
     },
     /// Grade a reference engine's trajectory (peers/run_*.py) with the case's oracle and write a
-    /// run record (solver = the engine, marked as a reference engine) into OUT.
+    /// run record (solver = the engine, marked as a reference engine) into OUT. It replaces an
+    /// earlier grade of the same engine, never a solver's own record.
     Grade {
         /// Trajectory file (JSON, schema signorini.trajectory/1).
         trajectory: PathBuf,
@@ -141,15 +188,15 @@ enum Command {
 /// reason and the suite goes on.
 #[derive(clap::Args)]
 struct Limits {
-    /// Wall-time limit of one step, in seconds (0: none).
-    #[arg(long, default_value_t = 300.0, value_name = "SECONDS")]
+    /// Wall-time limit of one step, in seconds (0: none; at most 1e7, about 115 days).
+    #[arg(long, default_value_t = 300.0, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
     step_timeout: f64,
-    /// Wall-time limit of one pair's run, in seconds (0: none).
-    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS")]
+    /// Wall-time limit of one pair's run, in seconds (0: none; at most 1e7, about 115 days).
+    #[arg(long, default_value_t = 3600.0, value_name = "SECONDS", allow_negative_numbers = true, value_parser = seconds)]
     run_timeout: f64,
     /// Memory one pair may use, e.g. `8G` or `512M` (default: the machine's available memory).
     /// Pairs whose estimate exceeds it are refused before anything runs, naming the parameters.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true)]
     max_memory: Option<String>,
 }
 
@@ -157,10 +204,10 @@ impl Limits {
     /// The limits as run options (timeouts) and a memory limit in bytes.
     fn resolve(&self) -> Result<(Option<Duration>, Option<Duration>, f64), String> {
         let secs = |name: &str, s: f64| -> Result<Option<Duration>, String> {
-            if !(s.is_finite() && s >= 0.0) {
-                return Err(format!("--{name} {s}: expected seconds >= 0 (0: no limit)"));
+            if !(s.is_finite() && (0.0..=MAX_SECONDS).contains(&s)) {
+                return Err(format!("--{name} {s}: expected seconds in 0..=1e7 (0: no limit)"));
             }
-            Ok((s > 0.0).then(|| Duration::from_secs_f64(s)))
+            (s > 0.0).then(|| Duration::try_from_secs_f64(s).map_err(|e| format!("--{name} {s}: {e}"))).transpose()
         };
         let memory = match &self.max_memory {
             Some(m) => harness::resources::parse_bytes(m).map_err(|e| format!("--max-memory {e}"))?,
@@ -193,7 +240,7 @@ struct RunArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Number of steps per run whose per-iteration logs are recorded.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = count)]
     logged_steps: usize,
     /// Run only shard I of N (0 <= I < N): the pairs whose index in the suite is I modulo N.
     /// Merge the shards' directories with `signorini merge`.
@@ -224,11 +271,62 @@ struct RunArgs {
     limits: Limits,
 }
 
+/// Largest time limit accepted (`--step-timeout`, `--run-timeout`, `fclib bench --time-limit`):
+/// 1e7 s, about 115 days. Larger values are refused rather than turned into deadlines that
+/// `Duration`/`Instant` cannot hold.
+const MAX_SECONDS: f64 = 1e7;
+
+/// Value parser of a time limit in seconds: a finite number in `0..=MAX_SECONDS` (0: no limit).
+fn seconds(s: &str) -> Result<f64, String> {
+    let x: f64 = s.trim().parse().map_err(|_| format!("expected seconds in 0..={MAX_SECONDS:e} (0: no limit)"))?;
+    if !(x.is_finite() && (0.0..=MAX_SECONDS).contains(&x)) {
+        return Err(format!(
+            "expected seconds in 0..={MAX_SECONDS:e} (0: no limit; {MAX_SECONDS:e} s is about 115 days)"
+        ));
+    }
+    Ok(x)
+}
+
+/// Value parser of a time limit that must be set: seconds in `(0, MAX_SECONDS]`.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    let why = || format!("expected seconds above 0 and at most {MAX_SECONDS:e} (about 115 days)");
+    let x: f64 = s.trim().parse().map_err(|_| why())?;
+    if !(x.is_finite() && x > 0.0 && x <= MAX_SECONDS) {
+        return Err(why());
+    }
+    Ok(x)
+}
+
+/// Value parser of a count (`--logged-steps`): a non-negative integer.
+fn count(s: &str) -> Result<usize, String> {
+    s.trim().parse().map_err(|_| "expected a non-negative integer".to_string())
+}
+
+/// Parses the command line. A value refused by a value parser is reported in one line (`error:
+/// invalid value 'V' for '--FLAG': why`, exit 2) like every other refusal; other command-line
+/// errors (unknown flags, `--help`) are clap's own.
+fn parse_cli() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            eprintln!("{}", text.lines().next().unwrap_or("error: invalid value").trim_end());
+            std::process::exit(2);
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_cli();
+    // a mistyped input limit is refused, not silently replaced by the default
+    if let Err(e) = records::input::env_limit() {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::List => {
-            print!("{}", list());
+            out!("{}", list());
             Ok(ExitCode::SUCCESS)
         }
         Command::Run(args) => args.limits.resolve().and_then(|(step_timeout, run_timeout, memory)| {
@@ -255,8 +353,17 @@ fn main() -> ExitCode {
             grade(&trajectory, &case, &set, &engine, label, &out)
         }
     };
+    let stdout_error = stdout::finish();
     match result {
-        Ok(code) => code,
+        Ok(code) => match stdout_error {
+            // the reader stopped reading (`| head`, `| true`): a normal end, the work is done
+            Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code,
+            Some(e) => {
+                eprintln!("error: writing to standard output: {e}");
+                ExitCode::from(2)
+            }
+            None => code,
+        },
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -401,7 +508,17 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
             let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
             format!("suite '{suite}': {why}")
         })?;
-        Suite::from_toml_with_solvers(&text, &suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?
+        let s = Suite::from_toml_with_solvers(&text, &suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?;
+        // the file's `name` becomes a folder (runs/NAME): the rules of case labels, which name
+        // files (a suite without one is named by its path, as before)
+        if let Some(why) = records::input::label_error(&s.name).filter(|_| s.name != suite) {
+            return Err(format!(
+                "suite '{suite}': name {:?} {why}; a suite name follows the rules of case labels (it names the \
+                 output folder runs/NAME)",
+                s.name
+            ));
+        }
+        s
     };
     suite.select_cases(&case)?;
     suite.apply_overrides(&reg, &parse_sets(&set)?)?;
@@ -449,13 +566,13 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
         }
     }
     let records: Vec<_> = results.iter().map(|r| r.record.clone()).collect();
-    print!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
+    out!("{}", reports::summary::table(&records, reports::summary::Style::Plain));
     let verdicts = gates.map(|g| {
         let files: Vec<_> = records.iter().map(|r| (out.join(r.file_name()), r.clone())).collect();
         reports::gate::evaluate(&g, &files, reports::gate::Scope::Directory)
     });
     let matrix = reports::matrix::Matrix::build(&records, verdicts.as_ref());
-    print!("\n{}", matrix.plain());
+    out!("\n{}", matrix.plain());
     let mut write_errors = 0;
     for r in &results {
         if let Err(e) = &r.path {
@@ -467,14 +584,16 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
     let skipped = records.iter().filter(|r| r.status == RunStatus::Skipped).count();
     let reused = results.iter().filter(|r| r.reused).count();
     let reused = if resume == runner::Resume::Off { String::new() } else { format!(", {reused} reused") };
-    println!(
+    outln!(
         "{} pairs: {} ok, {failed} failed, {skipped} skipped{reused}; {}; records in {}",
         records.len(),
         records.len() - failed - skipped,
         matrix.verdict_line(),
         out.display()
     );
-    Ok(if write_errors > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    // a suite of which no pair completed (every one failed or was skipped) is not a success
+    let completed = records.len() - failed - skipped;
+    Ok(if write_errors > 0 || completed == 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 #[derive(Subcommand)]
@@ -528,13 +647,13 @@ enum FclibCommand {
         #[arg(long, value_delimiter = ',')]
         solver: Vec<String>,
         /// Tolerance on ||F|| / (1 + ||q||); also each solver's `tolerance` setting.
-        #[arg(long, default_value_t = 1e-8)]
+        #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
         tolerance: f64,
         /// Iteration budget (each solver's outer-iteration setting).
         #[arg(long, default_value_t = 1000)]
         max_iterations: usize,
-        /// Time limit per (problem, solver), seconds.
-        #[arg(long, default_value_t = 10.0)]
+        /// Time limit per (problem, solver), seconds (more than 0, at most 1e7: about 115 days).
+        #[arg(long, default_value_t = 10.0, allow_negative_numbers = true, value_parser = positive_seconds)]
         time_limit: f64,
         /// Form given to the solvers: `global` or `local` (default: global when the file has it).
         #[arg(long)]
@@ -560,9 +679,7 @@ fn fclib_bench(
     if !(p.tolerance.is_finite() && p.tolerance > 0.0) {
         return Err(format!("--tolerance {}: must be a positive number", p.tolerance));
     }
-    if !(p.time_limit_s.is_finite() && p.time_limit_s > 0.0) {
-        return Err(format!("--time-limit {}: must be a positive number of seconds", p.time_limit_s));
-    }
+    positive_seconds(&p.time_limit_s.to_string()).map_err(|e| format!("--time-limit {}: {e}", p.time_limit_s))?;
     harness::check_budget("--max-iterations", p.max_iterations).map_err(|e| format!("{}: {}", e.field, e.reason))?;
     let entries: Vec<&harness::SolverEntry> = if solvers.is_empty() {
         reg.solvers.iter().filter(|e| fclib::bench::accepts(e).is_ok()).collect()
@@ -586,7 +703,7 @@ fn fclib_bench(
         let prob = match fclib::read_as(file, p.form) {
             Ok(prob) => prob,
             Err(e) => {
-                println!("unreadable: {e}");
+                outln!("unreadable: {e}");
                 unreadable += 1;
                 continue;
             }
@@ -599,7 +716,7 @@ fn fclib_bench(
             let ok = rec.status == RunStatus::Ok && rec.summary.unconverged_steps == 0;
             solved += usize::from(ok);
             match rec.status {
-                RunStatus::Ok => println!(
+                RunStatus::Ok => outln!(
                     "{:<40} {:<11} {:<8} error {:.2e}  {:>6} it  {:.3e} s{}",
                     rec.case.label,
                     e.name,
@@ -609,7 +726,7 @@ fn fclib_bench(
                     rec.summary.stage_times.solve_s,
                     m("model_residual").map(|r| format!("  own model residual {r:.2e}")).unwrap_or_default()
                 ),
-                _ => println!(
+                _ => outln!(
                     "{:<40} {:<11} {:<8} {}",
                     rec.case.label,
                     e.name,
@@ -619,7 +736,7 @@ fn fclib_bench(
             }
         }
     }
-    println!(
+    outln!(
         "{} files ({unreadable} unreadable) x {} solvers: {pairs} pairs, {solved} reached ||F||/(1+||q||) <= {:e}; \
          records in {}",
         files.len(),
@@ -634,6 +751,10 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
     let reg = signorini::registry();
     match command {
         FclibCommand::Export { case, solver, step, set, local_limit, local_only, out } => {
+            // before the run that leads to the step (fclib::write checks again)
+            if let Some(why) = records::input::not_replaceable(&out) {
+                return Err(format!("{}: {why}", out.display()));
+            }
             let mut suite = Suite::single(&case, &solver);
             reg.find_case(&case).map_err(|e| e.to_string())?;
             reg.find_solver(&solver).map_err(|e| e.to_string())?;
@@ -668,7 +789,7 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                 prob.form = fclib::Form::Local;
             }
             fclib::write(&out, &prob).map_err(|e| e.to_string())?;
-            println!(
+            outln!(
                 "wrote {}: {} DOFs, {} contacts{}",
                 out.display(),
                 prob.global.nv(),
@@ -697,7 +818,7 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             let mut s = entry.build(&params).map_err(|e| e.to_string())?;
             let prob = fclib::read_as(&file, parse_form(&form)?).map_err(|e| e.to_string())?;
             let rep = fclib::solve(&prob, s.as_mut()).map_err(|e| format!("{}: {e}", file.display()))?;
-            println!(
+            outln!(
                 "{}: {} form, {} DOFs, {} contacts{}",
                 file.display(),
                 prob.form,
@@ -710,7 +831,7 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                 }
             );
             if entry.model.is_regularised() {
-                println!(
+                outln!(
                     "note: {solver} solves a regularised (compliant) model, not the rigid Coulomb NCP graded below; \
                      its own residual: {}",
                     entry
@@ -720,16 +841,19 @@ fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                         .unwrap_or_else(|| "not in its log".into())
                 );
             }
-            println!(
+            outln!(
                 "{solver}: status {:?}, {} iterations, {:.3e} s, natural-map error (Siconos, /||q||) {:.3e}",
-                rep.status, rep.iterations, rep.wall_s, rep.error
+                rep.status,
+                rep.iterations,
+                rep.wall_s,
+                rep.error
             );
             match rep.stored_error {
-                Some(e) => println!("stored solution: natural-map error {e:.3e}"),
-                None => println!("stored solution: none"),
+                Some(e) => outln!("stored solution: natural-map error {e:.3e}"),
+                None => outln!("stored solution: none"),
             }
             for (k, e) in rep.guess_errors.iter().enumerate() {
-                println!("guess {}: natural-map error {e:.3e}", k + 1);
+                outln!("guess {}: natural-map error {e:.3e}", k + 1);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -740,7 +864,7 @@ fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String
     let report =
         if partial { harness::cluster::merge_partial(out, dirs)? } else { harness::cluster::merge(out, dirs)? };
     if !report.missing.is_empty() {
-        println!("partial merge: {}", report.missing);
+        outln!("partial merge: {}", report.missing);
     }
     for (skipped, kept) in &report.duplicates {
         eprintln!(
@@ -749,7 +873,7 @@ fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String
             kept.display()
         );
     }
-    println!(
+    outln!(
         "merged {} records into {} ({} already there, {} duplicates skipped)",
         report.written.len(),
         out.display(),
@@ -762,7 +886,7 @@ fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String
 fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
     let gates = signorini::load_gates(gates, &signorini::registry())?;
     let rep = reports::gate::check_dir(dir, &gates)?;
-    print!("{}", rep.table());
+    out!("{}", rep.table());
     Ok(if rep.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -780,7 +904,7 @@ fn report(
     let opts =
         reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates, defaults, baseline };
     let rep = reports::write(&opts)?;
-    println!(
+    outln!(
         "report of {} records ({} figures): {} and {}",
         rep.records.len(),
         rep.figures.len(),
@@ -793,15 +917,15 @@ fn report(
 fn diff_records(a: &Path, b: &Path, ignore: &[String]) -> Result<ExitCode, String> {
     let d = reports::diff::diff_dirs(a, b, ignore)?;
     for name in &d.only_in_a {
-        println!("only in {}: {name}", a.display());
+        outln!("only in {}: {name}", a.display());
     }
     for name in &d.only_in_b {
-        println!("only in {}: {name}", b.display());
+        outln!("only in {}: {name}", b.display());
     }
     for (name, paths) in &d.differing {
-        println!("{name}: {}", paths.join("; "));
+        outln!("{name}: {}", paths.join("; "));
     }
-    println!(
+    outln!(
         "{} records compared, {} differ, {} missing on one side",
         d.compared,
         d.differing.len(),
@@ -822,7 +946,7 @@ fn bench_compare(base: &Path, new: &Path, threshold: f64, fail_on_regression: bo
         &reports::compare::read_source(new)?,
         threshold,
     )?;
-    print!("{}", reports::compare::table(&rows));
+    out!("{}", reports::compare::table(&rows));
     let regressed = rows.iter().any(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0));
     Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
@@ -846,7 +970,7 @@ fn export_mjcf(case: &str, set: &[String], out: &Path) -> Result<ExitCode, Strin
     let export = reference::export(case, &prepared.params_json(), prepared.scenario())?;
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let (xml, json) = reference::mjcf::write(&export, out).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!(
+    outln!(
         "wrote {} and {}: {} bodies, {} geoms, {} steps of {} s",
         xml.display(),
         json.display(),
@@ -856,7 +980,7 @@ fn export_mjcf(case: &str, set: &[String], out: &Path) -> Result<ExitCode, Strin
         export.sidecar.dt
     );
     for n in &export.sidecar.notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -869,6 +993,11 @@ fn grade(
     label: Option<String>,
     out: &Path,
 ) -> Result<ExitCode, String> {
+    // the label names the record file, as in `run`
+    let label = label.unwrap_or_else(|| case.to_string());
+    if let Some(why) = records::input::label_error(&label) {
+        return Err(format!("--label {label:?} {why}"));
+    }
     let reg = signorini::registry();
     let prepared = build_case(&reg, case, set)?;
     let text = records::input::read_text(trajectory)?;
@@ -878,11 +1007,24 @@ fn grade(
     }
     t.check(case, &prepared.params_json(), prepared.scenario())
         .map_err(|e| format!("{}: {e}", trajectory.display()))?;
-    let label = label.unwrap_or_else(|| case.to_string());
     let record = reference::grade(prepared.as_ref(), &label, &t, records::Provenance::collect());
+    // A reference record is named like a solver's (LABEL__ENGINE.json): it may replace an earlier
+    // grade of the same engine, never a solver's own record (`--engine pgs --out RUNDIR`).
+    let target = out.join(record.file_name());
+    if std::fs::symlink_metadata(&target).is_ok() {
+        let old = records::RunRecord::read(&target).map_err(|e| format!("{e}; refusing to replace it"))?;
+        if !(old.is_reference() && old.solver.name == engine) {
+            return Err(format!(
+                "{}: exists and is the record of solver '{}', not a reference record of engine '{engine}'; refusing \
+                 to replace it (grade into another --out)",
+                target.display(),
+                old.solver.name
+            ));
+        }
+    }
     let path = record.write_atomic(out).map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, check) in &record.summary.oracle {
-        println!(
+        outln!(
             "{label} / {engine}: {name} = {:.4e} (expected {:.4e}, error {:.3e}, tolerance {:.3e}) {}",
             check.measured,
             check.expected,
@@ -891,6 +1033,6 @@ fn grade(
             if check.pass { "pass" } else { "FAIL" }
         );
     }
-    println!("wrote {}", path.display());
+    outln!("wrote {}", path.display());
     Ok(ExitCode::SUCCESS)
 }

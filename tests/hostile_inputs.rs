@@ -31,8 +31,14 @@ impl Outcome {
 
 /// Runs the binary in `cwd` with `args`; kills it (and fails) past [`GUARD`].
 fn run_in(cwd: &Path, args: &[&str]) -> Outcome {
+    run_in_env(cwd, args, &[])
+}
+
+/// [`run_in`] with environment variables `env` set.
+fn run_in_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
     let mut child = Command::new(env!("CARGO_BIN_EXE_signorini"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(cwd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -137,6 +143,17 @@ fn write(path: &Path, text: &str) {
 #[case::fclib_device(&["fclib", "solve", "/dev/zero"], &["/dev/zero", "character device"])]
 #[case::bad_timeout(&["run", "--case", "slope", "--step-timeout=-1"], &["--step-timeout"])]
 #[case::bad_memory(&["run", "--case", "slope", "--max-memory", "lots"], &["--max-memory"])]
+// time limits beyond 1e7 s used to panic converting to a Duration (1e308) or overflow an Instant (1e19)
+#[case::huge_step_timeout(&["run", "--case", "slope", "--solver", "pgs", "--step-timeout", "1e308"], &["--step-timeout", "1e7"])]
+#[case::huge_run_timeout(&["run", "--case", "slope", "--solver", "pgs", "--run-timeout", "1e308"], &["--run-timeout", "1e7"])]
+#[case::overflowing_step_timeout(&["run", "--case", "slope", "--solver", "pgs", "--step-timeout", "1e19"], &["--step-timeout"])]
+#[case::huge_time_limit(&["fclib", "bench", ".", "--time-limit", "1e308"], &["--time-limit", "1e7"])]
+// negative numbers: one line, not clap's usage message
+#[case::negative_time_limit(&["fclib", "bench", ".", "--time-limit", "-1"], &["--time-limit"])]
+#[case::negative_step_timeout(&["run", "--case", "slope", "--step-timeout", "-1"], &["--step-timeout"])]
+#[case::negative_memory(&["run", "--case", "slope", "--max-memory", "-5"], &["--max-memory", "positive"])]
+#[case::negative_memory_unit(&["run", "--case", "slope", "--max-memory", "-5G"], &["--max-memory"])]
+#[case::negative_logged_steps(&["run", "--case", "slope", "--logged-steps", "-1"], &["--logged-steps", "non-negative"])]
 fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
     refused(args, needles);
 }
@@ -153,7 +170,8 @@ fn a_step_past_its_time_limit_fails_the_pair_cleanly(#[case] solver: &str, #[cas
         args.extend(["--set", s]);
     }
     let o = run_in(dir.path(), &args);
-    assert_eq!(o.code, Some(0), "the suite completes: {}", o.all());
+    // the suite ends, but no pair completed: exit 1 (it was 0)
+    assert_eq!(o.code, Some(1), "the suite ends, no pair completed: {}", o.all());
     assert!(o.stdout.contains("0 ok, 1 failed"), "{}", o.stdout);
     // the only record (its name carries the settings hash)
     let file = std::fs::read_dir(dir.path().join("o")).unwrap().flatten().next().unwrap().path();
@@ -305,4 +323,200 @@ fn no_temporary_file_outlives_a_run() {
     let o = run_in(d, &["fclib", "solve", "s.hdf5", "--solver", "nsn"]);
     assert_eq!(o.code, Some(0), "{}", o.all());
     assert!(listing(d).iter().all(|p| !p.to_string_lossy().ends_with(".tmp")));
+}
+
+/// Shard manifests are read through the bounded reader: a link to `/dev/zero`, a FIFO and a file
+/// above the input limit are refused in one line (they used to be read until memory ran out,
+/// block forever, or be read whole).
+#[test]
+fn shard_manifests_are_read_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run_dir(d, "s0", &[]);
+    let shard = d.join("shard");
+    std::fs::create_dir_all(&shard).unwrap();
+    let manifest = shard.join("zz.manifest");
+    std::os::unix::fs::symlink("/dev/zero", &manifest).unwrap();
+    refused_in(d, &["merge", "m", "s0", "shard"], &["zz.manifest", "character device"]);
+    std::fs::remove_file(&manifest).unwrap();
+    let path = std::ffi::CString::new(manifest.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path inside the test's own temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    refused_in(d, &["merge", "m", "s0", "shard"], &["zz.manifest", "FIFO"]);
+    std::fs::remove_file(&manifest).unwrap();
+    // 300 MB, sparse: refused by its size before a byte is read
+    std::fs::File::create(&manifest).unwrap().set_len(300 << 20).unwrap();
+    refused_in(d, &["merge", "m", "s0", "shard"], &["zz.manifest", "input limit"]);
+}
+
+/// `fclib bench` does not follow links to directories (two links to `..` made it walk without
+/// end) and refuses two problems with the same name in different folders (they wrote one record).
+#[test]
+fn fclib_bench_walks_without_links_and_refuses_twin_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run_in(d, &["fclib", "export", "--case", "slope", "c/a/p.hdf5"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    std::os::unix::fs::symlink("..", d.join("c/a/up1")).unwrap();
+    std::os::unix::fs::symlink("..", d.join("c/a/up2")).unwrap();
+    let o = run_in(d, &["fclib", "bench", "c", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("1 files"), "{}", o.stdout);
+    assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 1, "one record");
+    std::fs::remove_dir_all(d.join("o")).unwrap();
+    std::fs::create_dir_all(d.join("c/b")).unwrap();
+    std::fs::copy(d.join("c/a/p.hdf5"), d.join("c/b/p.hdf5")).unwrap();
+    refused_in(d, &["fclib", "bench", "c", "--solver", "pgs", "--out", "o"], &["a/p.hdf5", "b/p.hdf5", "same records"]);
+}
+
+/// `fclib export` never renames its output over something that is not a regular file (it
+/// replaced a machine's `/dev/null`): a FIFO of the test's own directory is refused and stays.
+#[test]
+fn fclib_export_does_not_replace_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fifo = d.join("out.hdf5");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path inside the test's own temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    refused_in(d, &["fclib", "export", "--case", "slope", "out.hdf5"], &["out.hdf5", "FIFO", "refusing to replace"]);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "still the FIFO");
+}
+
+/// A suite's name becomes the output folder `runs/NAME`: it is validated like a case label.
+#[test]
+fn suite_names_that_escape_the_output_folder_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (k, name) in ["../../evil", "/tmp/evil", "", "a\\nb", ".hidden"].iter().enumerate() {
+        let file = format!("s{k}.toml");
+        write(&d.join(&file), &format!("name = \"{name}\"\nsolvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\n"));
+        refused_in(d, &["run", "--suite", &file], &[&file, "name"]);
+        std::fs::remove_file(d.join(&file)).unwrap();
+    }
+}
+
+/// Spawns the binary with its stdout a pipe whose read end is already closed.
+fn run_with_closed_stdout(cwd: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_signorini"))
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!err.contains("panicked at"), "{args:?} panicked:\n{err}");
+    (status.code(), err)
+}
+
+/// A closed stdout (`run ... | true`) is a normal end once the records are complete; a full one
+/// (`list > /dev/full`) is one error line. Both used to panic ("failed printing to stdout").
+#[test]
+fn a_closed_or_full_stdout_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (code, err) = run_with_closed_stdout(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(code, Some(0), "{err}");
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("o/slope__pgs.json")).unwrap()).unwrap();
+    assert_eq!(record["status"], "ok");
+    let (code, err) = run_with_closed_stdout(d, &["list"]);
+    assert_eq!(code, Some(0), "{err}");
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let o = Command::new(env!("CARGO_BIN_EXE_signorini")).arg("list").stdout(full).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].starts_with("error: ") && lines[0].contains("standard output"), "{}", lines[0]);
+    }
+}
+
+/// FCLIB integer fields stored as floats are read as their numbers (they were reported by their
+/// bits: "4611686018427387904: only 3D problems are supported").
+#[test]
+fn fclib_integers_stored_as_floats_are_read_as_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, x, needle) in [("two.hdf5", 2.0, "2: only 3D"), ("half.hdf5", 2.5, "not an integer")] {
+        let mut fb = fclib::hdf5_pure::FileBuilder::new();
+        let mut g = fb.create_group("fclib_global");
+        g.create_dataset("spacedim").with_f64_data(&[x]);
+        fb.add_group(g.finish());
+        std::fs::write(d.join(name), fb.finish().unwrap()).unwrap();
+        let line = refused_in(d, &["fclib", "solve", name], &[name, "/fclib_global/spacedim", needle]);
+        assert!(!line.contains(&x.to_bits().to_string()), "{line}");
+    }
+}
+
+/// `SIGNORINI_MAX_INPUT_BYTES` that is not a positive whole number is refused in one line (it
+/// silently fell back to the default limit); a valid one still applies.
+#[test]
+fn a_mistyped_input_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("g.toml"), &" ".repeat(100));
+    for bad in ["abc", "-5", "0", "1.5", ""] {
+        let o = run_in_env(d, &["gate", ".", "--gates", "g.toml"], &[("SIGNORINI_MAX_INPUT_BYTES", bad)]);
+        assert_eq!(o.code, Some(2), "{bad:?}: {}", o.all());
+        let lines: Vec<&str> = o.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{bad:?}: {lines:?}");
+        assert!(lines[0].starts_with("error: SIGNORINI_MAX_INPUT_BYTES="), "{}", lines[0]);
+    }
+    let o = run_in_env(d, &["gate", ".", "--gates", "g.toml"], &[("SIGNORINI_MAX_INPUT_BYTES", "10")]);
+    assert_eq!(o.code, Some(2), "{}", o.all());
+    assert!(o.stderr.contains("g.toml: 100 bytes, more than the 10-byte input limit"), "{}", o.stderr);
+}
+
+/// A slope trajectory of a pgs run, as a reference engine named `engine` would write it.
+fn slope_trajectory(engine: &str) -> String {
+    let reg = signorini::registry();
+    let pair = harness::runner::prepare(&reg, &harness::runner::Suite::single("slope", "pgs")).unwrap().remove(0);
+    let mut s = reg.find_solver("pgs").unwrap().build(&pair.solver_params).unwrap();
+    let out = harness::stepper::simulate(&pair.scenario, s.as_mut(), Default::default(), &mut || {});
+    let engine = reference::Engine { name: engine.into(), version: "test".into(), settings: Default::default() };
+    let t = reference::from_trace(&out.trace, engine, "slope", &pair.case_params, out.solve_times.clone());
+    serde_json::to_string(&t).unwrap()
+}
+
+/// `grade` validates its label like `run` and never replaces a solver's own record with a
+/// reference record of the same name (`grade --engine pgs --out RUNDIR` did).
+#[test]
+fn grade_validates_its_label_and_keeps_solver_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(&d.join("t.json"), &slope_trajectory("pgs"));
+    let grade = ["grade", "t.json", "--case", "slope", "--engine", "pgs", "--out"];
+    refused_in(d, &[&grade[..], &["g", "--label", "../../evil"]].concat(), &["--label", "../../evil"]);
+    let runs = run_dir(d, "r", &[]);
+    let own = std::fs::read(runs.join("slope__pgs.json")).unwrap();
+    refused_in(d, &[&grade[..], &["r"]].concat(), &["slope__pgs.json", "solver 'pgs'", "refusing to replace"]);
+    assert_eq!(std::fs::read(runs.join("slope__pgs.json")).unwrap(), own, "the solver's record is kept");
+    // an earlier grade of the same engine is replaced
+    for _ in 0..2 {
+        let o = run_in(d, &[&grade[..], &["g"]].concat());
+        assert_eq!(o.code, Some(0), "{}", o.all());
+    }
+}
+
+/// `diff-records` refuses a record of an unknown schema; `merge` refuses an output directory that
+/// is one of its inputs (it wrote into it).
+#[test]
+fn diff_records_checks_schemas_and_merge_keeps_its_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = run_dir(d, "a", &[]);
+    let b = run_dir(d, "b", &[]);
+    let rec = b.join("slope__pgs.json");
+    let text = std::fs::read_to_string(&rec).unwrap().replace("signorini.run/1", "signorini.run/99");
+    write(&rec, &text);
+    refused_in(d, &["diff-records", "a", "b"], &["slope__pgs.json", "signorini.run/99"]);
+    refused_in(d, &["merge", "a", "a", "b"], &["refusing to merge into a", "input"]);
+    refused_in(d, &["merge", "./a", "b", "a"], &["input a"]);
+    assert!(a.join("slope__sap.json").is_file());
 }

@@ -70,22 +70,42 @@ pub fn settings(entry: &SolverEntry, protocol: &Protocol) -> Result<Params, Stri
     entry.with_budget_and_tolerance(protocol.max_iterations, protocol.tolerance).map_err(|e| e.to_string())
 }
 
-/// Every `*.hdf5` file under `dir` (recursively), sorted.
+/// How deep [`files`] looks below its directory.
+pub const MAX_DEPTH: usize = 32;
+
+/// Every `*.hdf5` file under `dir` (recursively, at most [`MAX_DEPTH`] levels), sorted. Symbolic
+/// links to directories are not followed (two links to `..` would make the walk endless, one
+/// link would list a file many times; [`records::input::walk_dirs`]) and hidden names are
+/// skipped. Two files with the same stem would write the same records (the label is the stem):
+/// refused, naming both.
 pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut out = vec![];
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-        for e in entries {
-            let p = e.map_err(|e| format!("{}: {e}", d.display()))?.path();
-            if p.is_dir() {
-                todo.push(p);
-            } else if p.extension().is_some_and(|x| x == "hdf5") {
+    for d in records::input::walk_dirs(dir, MAX_DEPTH)? {
+        for entry in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))? {
+            let p = entry.map_err(|e| format!("{}: {e}", d.display()))?.path();
+            let hidden = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if hidden || p.extension().is_none_or(|x| x != "hdf5") {
+                continue;
+            }
+            // a FIFO, a device or a dangling link is listed: reading it fails, naming it
+            if !std::fs::metadata(&p).is_ok_and(|m| m.is_dir()) {
                 out.push(p);
             }
         }
     }
     out.sort();
+    let mut stems: std::collections::BTreeMap<String, &PathBuf> = Default::default();
+    for p in &out {
+        let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        if let Some(first) = stems.insert(stem.clone(), p) {
+            return Err(format!(
+                "{} and {}: two problems named '{stem}' would write the same records ({stem}__SOLVER.json); \
+                 rename one or bench the folders separately",
+                first.display(),
+                p.display()
+            ));
+        }
+    }
     Ok(out)
 }
 
@@ -142,8 +162,11 @@ pub fn run_one(
         return Ok(record);
     }
     let mut s = entry.build(&params).map_err(|e| e.to_string())?;
-    let deadline = Instant::now() + Duration::from_secs_f64(protocol.time_limit_s);
-    match crate::solve_until(prob, s.as_mut(), Some(deadline)) {
+    let limit = Duration::try_from_secs_f64(protocol.time_limit_s)
+        .map_err(|_| format!("time limit {} s: not a number of seconds a deadline can hold", protocol.time_limit_s))?;
+    // a deadline beyond what `Instant` can hold is no deadline
+    let deadline = Instant::now().checked_add(limit);
+    match crate::solve_until(prob, s.as_mut(), deadline) {
         Err(e) if e.starts_with("unsupported") => {
             record.reason = Some(format!("refuses the {} form: {e}", prob.form));
         }

@@ -32,9 +32,23 @@ impl Reader<'_> {
         }
         Ok(x)
     }
+    /// An integer dataset. Integers some writer stored as floats are read as the numbers they are
+    /// (`read_i64` reinterprets a float's bits: 3.0 read as 4613937818241073152); a float that
+    /// is not a whole number, or a type that is not numeric, is refused naming the stored type.
     fn ints(&self, field: &str) -> Result<Vec<i64>, FclibError> {
+        use hdf5_pure::DType;
         let ds = self.file.dataset(field).map_err(|e| self.err(field, format!("missing or unreadable ({e})")))?;
-        ds.read_i64().map_err(|e| self.err(field, format!("not readable as integers ({e})")))
+        let dtype = ds.dtype().map_err(|e| self.err(field, format!("unreadable type ({e})")))?;
+        if matches!(dtype, DType::F32 | DType::F64) {
+            let x = ds.read_f64().map_err(|e| self.err(field, format!("not readable ({dtype}: {e})")))?;
+            // 2^53: every whole number up to it is exact in f64 and fits i64
+            let exact = |v: f64| v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_992.0;
+            return match x.iter().enumerate().find(|(_, v)| !exact(**v)) {
+                Some((k, v)) => Err(self.err(field, format!("stored as {dtype}, entry {k} ({v}) is not an integer"))),
+                None => Ok(x.into_iter().map(|v| v as i64).collect()),
+            };
+        }
+        ds.read_i64().map_err(|e| self.err(field, format!("not readable as integers (stored as {dtype}: {e})")))
     }
     fn int(&self, field: &str) -> Result<i64, FclibError> {
         let v = self.ints(field)?;
@@ -317,6 +331,33 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An FCLIB file with `/fclib_global/spacedim` stored as a float `x`.
+    fn float_spacedim(path: &Path, x: f64) {
+        let mut fb = hdf5_pure::FileBuilder::new();
+        let mut g = fb.create_group("fclib_global");
+        g.create_dataset("spacedim").with_f64_data(&[x]);
+        fb.add_group(g.finish());
+        std::fs::write(path, fb.finish().unwrap()).unwrap();
+    }
+
+    /// Integer fields stored as floats are read as their numbers, not their bits (issue 44.8:
+    /// "4613937818241073152: only 3D problems are supported").
+    #[test]
+    fn integers_stored_as_floats_are_read_as_numbers() {
+        let p = std::env::temp_dir().join(format!("fclib-ints-as-floats-{}.hdf5", std::process::id()));
+        float_spacedim(&p, 2.0);
+        let e = crate::read(&p).unwrap_err().to_string();
+        assert!(e.contains("/fclib_global/spacedim") && e.contains("2: only 3D"), "{e}");
+        // 3.0 is read as 3: the reader goes on to the next field
+        float_spacedim(&p, 3.0);
+        let e = crate::read(&p).unwrap_err().to_string();
+        assert!(!e.contains("/fclib_global/spacedim"), "{e}");
+        float_spacedim(&p, 2.5);
+        let e = crate::read(&p).unwrap_err().to_string();
+        assert!(e.contains("stored as f64") && e.contains("2.5") && e.contains("not an integer"), "{e}");
+        std::fs::remove_file(&p).unwrap();
+    }
 
     #[test]
     fn blocks_from_sparsity() {

@@ -85,8 +85,12 @@ fn put_global(path: &Path, fb: &mut FileBuilder, g: &GlobalProblem) -> Result<()
 /// compressed-column (`nz = -1`; a CSR `CsMat` is converted). A [`Form::Global`] problem writes
 /// `/fclib_global` and, when present, `/fclib_local`; a [`Form::Local`] problem writes
 /// `/fclib_local` only (its `global` is the Cholesky view, not a problem of the file), with the
-/// descriptions under `/fclib_local/info`.
+/// descriptions under `/fclib_local/info`. A `path` that exists and is not a regular file (a
+/// FIFO, a device such as `/dev/null`, a directory) is refused, never renamed over.
 pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
+    if let Some(why) = records::input::not_replaceable(path) {
+        return Err(hdf5_err(path, "/", why));
+    }
     let mut fb = FileBuilder::new();
     if prob.form == Form::Global {
         put_global(path, &mut fb, &prob.global)?;

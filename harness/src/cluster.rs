@@ -63,8 +63,10 @@ impl Manifest {
         Ok(path)
     }
 
+    /// Reads a manifest through the bounded reader ([`records::input::read_text`]): a link to
+    /// `/dev/zero`, a FIFO or a file above the input limit is refused in one line, never read.
     fn read(path: &Path) -> Result<Manifest, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = records::input::read_text(path)?;
         let m: Manifest =
             serde_json::from_str(&text).map_err(|e| format!("{}: not a shard manifest: {e}", path.display()))?;
         if m.schema != MANIFEST_SCHEMA || m.shards == 0 || m.shard >= m.shards {
@@ -256,6 +258,17 @@ pub fn merge_partial(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, Stri
 fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeReport, String> {
     if inputs.is_empty() {
         return Err("merge: no input directory given".into());
+    }
+    // Writing into one of the inputs would change an input while it is merged (and count its
+    // records twice): refused, comparing resolved paths (`merge sh0 sh0 sh1`, `merge ./sh0 sh0`).
+    if let Ok(o) = std::fs::canonicalize(out) {
+        if let Some(dir) = inputs.iter().find(|d| std::fs::canonicalize(d).is_ok_and(|d| d == o)) {
+            return Err(format!(
+                "refusing to merge into {}: it is the input {}; give a new output directory",
+                out.display(),
+                dir.display()
+            ));
+        }
     }
     let mut found: Vec<Found> = vec![];
     if out.is_dir() {

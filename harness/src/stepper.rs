@@ -161,9 +161,12 @@ pub struct RunOptions {
     /// solvers through [`SolverContext`] and the run records through `provenance.backend`.
     pub backend: Option<kernels::backend::Selection>,
     /// Wall-time limit of one step (`None`: none). A solver checks it once per iteration
-    /// ([`IterationLog::check_deadline`]); a step past it fails the run with the reason.
+    /// ([`IterationLog::check_deadline`]); a step past it fails the run with the reason. A limit
+    /// whose deadline `Instant` cannot hold (about 9e18 s and more) counts as none; the CLI
+    /// refuses limits above 10^7 s.
     pub step_timeout: Option<Duration>,
-    /// Wall-time limit of the whole run (`None`: none), checked the same way and between steps.
+    /// Wall-time limit of the whole run (`None`: none), checked the same way and between steps
+    /// (and, like `step_timeout`, no limit when its deadline overflows `Instant`).
     pub run_timeout: Option<Duration>,
 }
 
@@ -239,7 +242,9 @@ pub fn simulate(
 
 /// The limit a timed-out step ran into, for its failure message.
 fn timeout_reason(opts: &RunOptions, step_start: Instant, run_start: Instant) -> String {
-    let run_left = opts.run_timeout.map(|t| (run_start + t).saturating_duration_since(step_start));
+    // a run deadline beyond what `Instant` can hold is no deadline (see `simulate_with`)
+    let run_left =
+        opts.run_timeout.and_then(|t| run_start.checked_add(t)).map(|end| end.saturating_duration_since(step_start));
     match (opts.step_timeout, run_left) {
         (Some(s), Some(r)) if r < s => {
             format!("--run-timeout {} s", opts.run_timeout.unwrap_or_default().as_secs_f64())
@@ -289,8 +294,12 @@ pub fn simulate_with(
         out.stage_times.assemble_s += t.elapsed().as_secs_f64();
 
         let t = Instant::now();
+        // checked: a limit so large that the deadline overflows `Instant` (e.g. 1e19 s) is no limit
         let deadline =
-            [opts.step_timeout.map(|d| t + d), opts.run_timeout.map(|d| run_start + d)].into_iter().flatten().min();
+            [opts.step_timeout.and_then(|d| t.checked_add(d)), opts.run_timeout.and_then(|d| run_start.checked_add(d))]
+                .into_iter()
+                .flatten()
+                .min();
         let mut log = IterationLog::with_deadline(deadline);
         if logged.contains(&k) {
             log = log.recording_iterates();
@@ -515,6 +524,17 @@ mod tests {
         assert_eq!(out.trace.v.last(), Some(&out.stepper.world().velocities()));
         assert_eq!(out.stepper.contacts(), &geometry::detect_for_step(out.stepper.world(), 0.02, 0.01));
         assert!((out.stepper.world().time - 0.04).abs() < 1e-15);
+    }
+
+    /// Time limits whose deadline `Instant` cannot hold are no limit (`--step-timeout 1e19`
+    /// overflowed `Instant + Duration` and panicked inside the pair).
+    #[test]
+    fn time_limits_beyond_instant_are_no_limit() {
+        let opts =
+            RunOptions { step_timeout: Some(Duration::MAX), run_timeout: Some(Duration::MAX), ..Default::default() };
+        let out = simulate(&falling_spheres(3), &mut Recorder::default(), opts, &mut || {});
+        assert!(out.failure.is_none(), "{:?}", out.failure);
+        assert_eq!(out.stepper.step(), 3);
     }
 
     /// The backend reaches solvers and records through the options, not through a global: the

@@ -11,9 +11,26 @@ use std::path::{Path, PathBuf};
 /// 256 MiB. A run record of a long run with full iteration logs is a few MiB.
 pub const MAX_TEXT_BYTES: u64 = 256 << 20;
 
+/// The environment variable that replaces the input limits ([`MAX_TEXT_BYTES`],
+/// [`MAX_BINARY_BYTES`]): a positive whole number of bytes.
+pub const LIMIT_VAR: &str = "SIGNORINI_MAX_INPUT_BYTES";
+
+/// The input limit [`LIMIT_VAR`] sets: `Ok(None)` when unset, `Ok(Some(bytes))` for a positive
+/// whole number of bytes, else the one-line reason (`abc`, `-5`, `0`, `1.5`). The CLI checks it
+/// before any command, so that a mistyped value is refused instead of silently replaced by the
+/// default; [`text_limit`] and [`binary_limit`] fall back to the defaults on an invalid value.
+pub fn env_limit() -> Result<Option<u64>, String> {
+    let Some(v) = std::env::var_os(LIMIT_VAR) else { return Ok(None) };
+    let text = v.to_string_lossy();
+    match text.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(format!("{LIMIT_VAR}={text:?}: expected a positive whole number of bytes (e.g. 1073741824)")),
+    }
+}
+
 /// The limit on text inputs: [`MAX_TEXT_BYTES`], or `SIGNORINI_MAX_INPUT_BYTES` when set.
 pub fn text_limit() -> u64 {
-    std::env::var("SIGNORINI_MAX_INPUT_BYTES").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(MAX_TEXT_BYTES)
+    env_limit().ok().flatten().unwrap_or(MAX_TEXT_BYTES)
 }
 
 /// Largest binary input (an FCLIB HDF5 file, read whole into memory) read by default: 2 GiB.
@@ -21,7 +38,7 @@ pub const MAX_BINARY_BYTES: u64 = 2 << 30;
 
 /// The limit on binary inputs: [`MAX_BINARY_BYTES`], or `SIGNORINI_MAX_INPUT_BYTES` when set.
 pub fn binary_limit() -> u64 {
-    std::env::var("SIGNORINI_MAX_INPUT_BYTES").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(MAX_BINARY_BYTES)
+    env_limit().ok().flatten().unwrap_or(MAX_BINARY_BYTES)
 }
 
 /// What kind of file system object `path` is, for refusals.
@@ -60,6 +77,15 @@ pub fn check_file(path: &Path, limit: u64) -> Result<u64, String> {
         ));
     }
     Ok(meta.len())
+}
+
+/// Why an output file may not be written at `path` by a rename over it, if it may not: `path`
+/// exists (after following links) and is not a regular file. Renaming a new file over a FIFO, a
+/// character device (`/dev/null`) or a socket would replace it; a directory cannot be replaced.
+/// A missing path, a regular file or a link to one is fine (`None`).
+pub fn not_replaceable(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    (!meta.is_file()).then(|| format!("exists and is {}, not a regular file; refusing to replace it", kind(&meta)))
 }
 
 /// Reads a regular file of at most `limit` bytes (checked before reading, and again while reading,
@@ -218,6 +244,11 @@ mod tests {
         let e = json_files(dir.path()).unwrap_err();
         assert!(e.contains("FIFO"), "{e}");
         assert!(check_file(&fifo, 10).unwrap_err().contains("FIFO"));
+        // an output path that is a FIFO or a directory is not replaced; a file or nothing is fine
+        assert!(not_replaceable(&fifo).unwrap().contains("FIFO"));
+        assert!(not_replaceable(dir.path()).unwrap().contains("a directory"));
+        assert_eq!(not_replaceable(&big), None);
+        assert_eq!(not_replaceable(&dir.path().join("absent")), None);
     }
 
     #[test]

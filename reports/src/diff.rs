@@ -12,7 +12,8 @@
 //!   on purpose).
 //!
 //! Everything else (statuses, per-step metrics, oracle checks, iteration counts, per-iteration
-//! residuals) must be equal to the last bit; two NaNs (JSON `null`) count as equal.
+//! residuals) must be equal to the last bit; two NaNs (JSON `null`) count as equal. A record
+//! whose `schema` is not this code's ([`records::SCHEMA`]) is refused, not compared.
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -68,9 +69,18 @@ fn json_files(dir: &Path) -> Result<BTreeSet<String>, String> {
         .collect())
 }
 
+/// A record as JSON, refused unless its `schema` is this code's run-record schema (a record of
+/// another schema, e.g. `signorini.run/99`, has fields that mean something else).
 fn read_json(path: &Path) -> Result<Value, String> {
     let text = records::input::read_text(path)?;
-    serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))
+    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    match v.get("schema").and_then(Value::as_str) {
+        Some(records::SCHEMA) => Ok(v),
+        Some(other) => {
+            Err(format!("{}: schema '{other}' is not '{}'; refusing to compare", path.display(), records::SCHEMA))
+        }
+        None => Err(format!("{}: no schema tag; not a {} record", path.display(), records::SCHEMA)),
+    }
 }
 
 /// `v` without provenance, timings and the ignored paths (`path` is `v`'s dotted path).
@@ -169,6 +179,21 @@ mod tests {
             "iterations": [{"step": 0, "log": {"names": ["time_s", "residual"],
                                                "columns": [[wall], [natmap]]}}]
         })
+    }
+
+    /// A record of another schema is refused, not compared field by field.
+    #[test]
+    fn records_of_another_schema_are_refused() {
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        write(a.path(), "x__pgs.json", &record(1.0, 1e-9));
+        let mut other = record(1.0, 1e-9);
+        other["schema"] = json!("signorini.run/99");
+        write(b.path(), "x__pgs.json", &other);
+        let e = diff_dirs(a.path(), b.path(), &[]).unwrap_err();
+        assert!(e.contains("x__pgs.json") && e.contains("signorini.run/99"), "{e}");
+        other.as_object_mut().unwrap().remove("schema");
+        write(b.path(), "x__pgs.json", &other);
+        assert!(diff_dirs(a.path(), b.path(), &[]).unwrap_err().contains("no schema"));
     }
 
     #[test]
