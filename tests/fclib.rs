@@ -471,8 +471,9 @@ fn every_solver_declares_its_budget_and_tolerance_and_the_bench_sets_exactly_tho
         assert!(tol.is_f64(), "{}: tolerance '{}' = {tol} is not a number", e.name, e.tolerance);
         assert_ne!(e.budget, e.tolerance, "{}", e.name);
         let set = fclib::bench::settings(e, &protocol).unwrap();
-        let changed: Vec<&String> = set.0.keys().filter(|k| set.0.get(*k) != defaults.0.get(*k)).collect();
-        let mut expected = vec![e.budget, e.tolerance];
+        let changed: std::collections::BTreeSet<&str> =
+            set.0.keys().filter(|k| set.0.get(*k) != defaults.0.get(*k)).map(String::as_str).collect();
+        let mut expected: std::collections::BTreeSet<&str> = [e.budget, e.tolerance].into();
         expected.retain(|k| defaults.0[*k] != set.0[*k]);
         assert_eq!(changed, expected, "{}: the bench changes only the declared settings", e.name);
         assert_eq!(set.0[e.budget].as_u64(), Some(123), "{}", e.name);
