@@ -580,12 +580,15 @@ fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, S
             write_errors += 1;
         }
     }
-    let failed = records.iter().filter(|r| r.status == RunStatus::Failed).count();
-    let skipped = records.iter().filter(|r| r.status == RunStatus::Skipped).count();
+    // a pair whose record could not be written is failed, whatever its run did: nothing of it is
+    // in the output directory
+    let failed = results.iter().filter(|r| r.path.is_err() || r.record.status == RunStatus::Failed).count();
+    let skipped = results.iter().filter(|r| r.path.is_ok() && r.record.status == RunStatus::Skipped).count();
     let reused = results.iter().filter(|r| r.reused).count();
     let reused = if resume == runner::Resume::Off { String::new() } else { format!(", {reused} reused") };
+    let unwritten = if write_errors > 0 { format!(" ({write_errors} not written)") } else { String::new() };
     outln!(
-        "{} pairs: {} ok, {failed} failed, {skipped} skipped{reused}; {}; records in {}",
+        "{} pairs: {} ok, {failed} failed{unwritten}, {skipped} skipped{reused}; {}; records in {}",
         records.len(),
         records.len() - failed - skipped,
         matrix.verdict_line(),

@@ -118,7 +118,10 @@ impl Solver for ProjectedJacobi {
                 let (natmap, _) = self.contacts.residuals(&self.v, &self.lambda);
                 log.record(&[("rel_change_linf", rel_change), ("natmap_abs_l2", natmap)]);
                 log.iterate(&self.v, &self.lambda, &[]);
-                log.check_deadline()?;
+                if log.past_deadline() {
+                    status = SolveStatus::TimeLimit;
+                    break;
+                }
                 iterations = k;
                 if rel_change < self.settings.tolerance {
                     status = SolveStatus::Solved;

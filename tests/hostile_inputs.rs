@@ -158,8 +158,10 @@ fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
     refused(args, needles);
 }
 
-/// Huge iteration budgets with unreachable tolerances: the step ends at the wall-time limit, the
-/// pair is recorded as failed with the reason, memory stays bounded.
+/// Huge iteration budgets with unreachable tolerances: the step ends at the wall-time limit as a
+/// status that keeps the solver's last iterate (recorded as step 0, unconverged, `time_limit`,
+/// its metrics measured), the pair stops after it as failed with the reason, memory stays
+/// bounded.
 #[rstest::rstest]
 #[case::nsn("nsn", &["solver.max_newton_iterations=1000000", "solver.linear_iterations=1000000", "solver.tolerance=1e-300"])]
 #[case::canal("canal", &["solver.max_al_iterations=1000000", "solver.max_newton_iterations=1000000", "solver.al_tolerance=1e-300", "solver.newton_tolerance=1e-300", "solver.impulse_tolerance=1e-300"])]
@@ -179,6 +181,13 @@ fn a_step_past_its_time_limit_fails_the_pair_cleanly(#[case] solver: &str, #[cas
     assert_eq!(record["status"], "failed");
     let reason = record["reason"].as_str().unwrap();
     assert!(reason.contains("past the wall-time limit (--step-timeout 1 s)"), "{reason}");
+    let steps = record["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "the timed-out step is recorded: {steps:?}");
+    assert_eq!(steps[0]["status"], "time_limit");
+    assert!(steps[0]["iterations"].as_u64().unwrap() >= 1, "{:?}", steps[0]);
+    assert_eq!(record["summary"]["unconverged_steps"], 1);
+    let natmap = steps[0]["metrics"]["natmap_rel_l2"].as_f64();
+    assert!(natmap.is_some_and(f64::is_finite), "the kept iterate is graded: {natmap:?}");
     assert!(o.max_rss_kib < 512 * 1024, "peak memory {} KiB", o.max_rss_kib);
 }
 
@@ -519,4 +528,18 @@ fn diff_records_checks_schemas_and_merge_keeps_its_inputs() {
     refused_in(d, &["merge", "a", "a", "b"], &["refusing to merge into a", "input"]);
     refused_in(d, &["merge", "./a", "b", "a"], &["input a"]);
     assert!(a.join("slope__sap.json").is_file());
+}
+
+/// A record that cannot be written (its file name is taken by a non-empty folder, so the atomic
+/// rename fails; a full disk fails the same way) counts as a failed pair in the summary, and the
+/// run exits 1 with the write error on stderr.
+#[test]
+fn a_record_that_could_not_be_written_counts_as_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("o/slope__pgs.json/taken")).unwrap();
+    let o = run_in(dir.path(), &["run", "--case", "slope", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(o.code, Some(1), "{}", o.all());
+    assert!(o.stdout.contains("1 pairs: 0 ok, 1 failed (1 not written)"), "{}", o.stdout);
+    assert!(o.stderr.contains("error: could not write run record"), "{}", o.stderr);
+    assert!(dir.path().join("o/slope__pgs.json/taken").is_dir(), "the folder in the way is left alone");
 }

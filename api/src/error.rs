@@ -40,14 +40,6 @@ pub enum SolveError {
         /// The panic message.
         what: String,
     },
-    /// The step ran past its wall-time limit (`signorini run --step-timeout`/`--run-timeout`).
-    #[error("stopped after {elapsed_s:.1} s and {iterations} iterations: past the wall-time limit")]
-    Timeout {
-        /// Seconds the step ran.
-        elapsed_s: f64,
-        /// Iterations it had recorded.
-        iterations: usize,
-    },
     /// Any other numerical breakdown.
     #[error("numerical failure: {what}")]
     Numerical {

@@ -138,22 +138,17 @@ impl IterationLog {
         self.columns[k][row] = value;
     }
 
-    /// An empty log for a step that must end by `deadline` (see [`Self::check_deadline`]).
+    /// An empty log for a step that must end by `deadline` (see [`Self::past_deadline`]).
     pub fn with_deadline(deadline: Option<Instant>) -> Self {
         Self { deadline, ..Self::new() }
     }
 
-    /// `Err(SolveError::Timeout)` once the step's deadline has passed. Solvers call it once per
-    /// outer iteration (next to [`Self::record`]), so a step with a huge budget ends with a clear
-    /// failure instead of running for hours.
-    pub fn check_deadline(&self) -> Result<(), crate::error::SolveError> {
-        match self.deadline {
-            Some(d) if Instant::now() >= d => Err(crate::error::SolveError::Timeout {
-                elapsed_s: self.start.elapsed().as_secs_f64(),
-                iterations: self.len() + self.dropped,
-            }),
-            _ => Ok(()),
-        }
+    /// Whether the step's deadline has passed. Solvers ask once per outer iteration (next to
+    /// [`Self::record`]) and, when it has, stop and return their current iterate with
+    /// [`crate::SolveStatus::TimeLimit`], so a step with a huge budget ends on time with what it
+    /// has instead of running for hours.
+    pub fn past_deadline(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 
     /// Number of recorded iterations.

@@ -71,6 +71,10 @@ pub enum SolveStatus {
     /// Progress stalled, or the iteration diverged, before the criterion was met; the last
     /// iterate is returned, or the best one by the solver's own merit where its README says so.
     InsufficientProgress,
+    /// The step's wall-time limit passed ([`crate::IterationLog::past_deadline`]) before the
+    /// criterion was met; the last iterate is returned (as clarabel's `MaxTime`). The harness
+    /// records the step and stops the pair with the limit as its reason.
+    TimeLimit,
 }
 
 impl SolveStatus {

@@ -22,7 +22,7 @@ use crate::log::IterationLog;
 use crate::metrics::{self, StepMetrics};
 use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
-use crate::solver::{SolveError, Solver, SolverContext, StepSolution};
+use crate::solver::{SolveError, SolveStatus, Solver, SolverContext, StepSolution};
 use crate::ContactSet;
 use records::{StageTimes, StepRecord};
 use std::time::{Duration, Instant};
@@ -160,8 +160,9 @@ pub struct RunOptions {
     /// The compute backend chosen by `signorini run --backend` (`None`: the CPU). It reaches the
     /// solvers through [`SolverContext`] and the run records through `provenance.backend`.
     pub backend: Option<kernels::backend::Selection>,
-    /// Wall-time limit of one step (`None`: none). A solver checks it once per iteration
-    /// ([`IterationLog::check_deadline`]); a step past it fails the run with the reason. A limit
+    /// Wall-time limit of one step (`None`: none). A solver asks once per iteration
+    /// ([`IterationLog::past_deadline`]) and returns its iterate with `SolveStatus::TimeLimit`; the
+    /// step is recorded and the run stops after it, failed with the limit as its reason. A limit
     /// whose deadline `Instant` cannot hold (about 9e18 s and more) counts as none; the CLI
     /// refuses limits above 10^7 s.
     pub step_timeout: Option<Duration>,
@@ -300,6 +301,7 @@ pub fn simulate_with(
                 .into_iter()
                 .flatten()
                 .min();
+        let step_start = t;
         let mut log = IterationLog::with_deadline(deadline);
         if logged.contains(&k) {
             log = log.recording_iterates();
@@ -311,19 +313,14 @@ pub fn simulate_with(
         for (name, s) in log.stages() {
             *out.solver_stages.entry(name.clone()).or_insert(0.0) += s;
         }
-        // a solver that does not check the deadline is held to it after the step
-        let result = match result {
-            Ok(_) if deadline.is_some_and(|d| Instant::now() > d) => {
-                Err(SolveError::Timeout { elapsed_s: wall, iterations: log.len() + log.dropped })
-            }
-            r => r,
-        };
+        // the deadline ends the step as a status (the solver returns its iterate with
+        // `TimeLimit`); a solver that does not ask is held to it after the step. Either way the
+        // step is recorded with its iterate, and the pair stops after it with the limit as reason.
+        let timed_out = deadline.is_some_and(|d| Instant::now() > d)
+            || matches!(&result, Ok(s) if s.status == SolveStatus::TimeLimit);
+        let logged_iterations = log.len() + log.dropped;
         let sol = match result.and_then(|s| check_solution(&problem, s)) {
             Ok(s) => s,
-            Err(e @ SolveError::Timeout { .. }) => {
-                out.failure = Some(format!("step {k}: {e} ({})", timeout_reason(&opts, t, run_start)));
-                break;
-            }
             Err(e) => {
                 out.failure = Some(format!("step {k}: {e}"));
                 break;
@@ -343,7 +340,7 @@ pub fn simulate_with(
         out.solve_times.push(wall);
         out.iterations.push(sol.iterations);
         out.unconverged += usize::from(!sol.status.is_converged());
-        if k % stride == 0 || k + 1 == n {
+        if k % stride == 0 || k + 1 == n || timed_out {
             out.steps.push(StepRecord {
                 step: k,
                 status: sol.status,
@@ -360,6 +357,13 @@ pub fn simulate_with(
         stepper.advance_to(end, &sol);
         on_step(&StepDone { step: k, steps: n, iterations: sol.iterations, wall_s: wall });
         out.trace.v.push(sol.v);
+        if timed_out {
+            out.failure = Some(format!(
+                "step {k}: stopped after {wall:.1} s and {logged_iterations} iterations: past the wall-time limit ({})",
+                timeout_reason(&opts, step_start, run_start)
+            ));
+            break;
+        }
     }
     out.trace.completed = out.failure.is_none();
     out.stepper = stepper;
@@ -422,7 +426,6 @@ mod tests {
     use kernels::backend::{select, BackendKind, Precision, Selection};
 
     use crate::model::{Material, RigidBody, Shape, StaticCollider, StaticShape};
-    use crate::solver::SolveStatus;
     use nalgebra::Vector3;
 
     /// Warm-start impulses sorted by key, and the warm-start velocity.

@@ -286,7 +286,10 @@ impl Canal {
     ) -> Result<(usize, bool), SolveError> {
         let tol = self.settings.newton_tolerance;
         for k in 0..self.settings.max_newton_iterations {
-            log.check_deadline()?;
+            if log.past_deadline() {
+                // unconverged: the AL loop sees the deadline too and returns its iterate
+                return Ok((k, false));
+            }
             let (nr, scale) = self.evaluate(p, Op::Prox, beta, true);
             if !nr.is_finite() {
                 return Err(SolveError::NonFinite { what: format!("CANAL residual at Newton iteration {k}") });
@@ -460,7 +463,10 @@ impl Solver for Canal {
                 ("beta", beta),
             ]);
             log.iterate(&self.v, &impulses, &gamma);
-            log.check_deadline()?;
+            if log.past_deadline() {
+                status = SolveStatus::TimeLimit;
+                break;
+            }
             self.stats.al_residual = al_res;
             self.stats.beta = beta;
             if al_res < s.al_tolerance && rel_change < s.impulse_tolerance {

@@ -100,7 +100,9 @@ impl Canal {
         let mut radius = f64::INFINITY;
         let mut v_old = self.v.clone();
         for k in 0..self.settings.max_newton_iterations {
-            log.check_deadline()?;
+            if log.past_deadline() {
+                return Ok((k, false));
+            }
             let (nr, scale) = self.evaluate(p, Op::Strict, beta, true);
             if !nr.is_finite() {
                 return Err(SolveError::NonFinite { what: format!("strict residual at inner iteration {k}") });

@@ -145,7 +145,8 @@ impl Program {
         let status = match sol.status {
             SolverStatus::Solved => SolveStatus::Solved,
             SolverStatus::AlmostSolved => SolveStatus::AlmostSolved,
-            SolverStatus::MaxIterations | SolverStatus::MaxTime => SolveStatus::MaxIterations,
+            SolverStatus::MaxIterations => SolveStatus::MaxIterations,
+            SolverStatus::MaxTime => SolveStatus::TimeLimit,
             SolverStatus::InsufficientProgress => SolveStatus::InsufficientProgress,
             st @ (SolverStatus::PrimalInfeasible
             | SolverStatus::AlmostPrimalInfeasible
@@ -172,13 +173,15 @@ impl Program {
     }
 }
 
-/// The worse of two statuses (Solved < AlmostSolved < InsufficientProgress < MaxIterations).
+/// The worse of two statuses (Solved < AlmostSolved < InsufficientProgress < MaxIterations <
+/// TimeLimit).
 pub(crate) fn worse(a: SolveStatus, b: SolveStatus) -> SolveStatus {
     let rank = |s: SolveStatus| match s {
         SolveStatus::Solved => 0,
         SolveStatus::AlmostSolved => 1,
         SolveStatus::InsufficientProgress => 2,
         SolveStatus::MaxIterations => 3,
+        SolveStatus::TimeLimit => 4,
     };
     if rank(a) >= rank(b) {
         a

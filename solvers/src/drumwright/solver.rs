@@ -129,7 +129,6 @@ impl Solver for Drumwright {
                 ("normal_excess_max", excess),
             ]);
         }
-        log.check_deadline()?;
 
         let mut impulses = vec![[0.0; 3]; p.nc()];
         for (a, &ci) in m.active.iter().enumerate() {

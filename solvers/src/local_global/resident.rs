@@ -341,9 +341,12 @@ pub(super) fn run_step<R: Resident>(
         r.sync();
         log.add_stage("contact", t.elapsed().as_secs_f64());
         log.record(&row);
-        log.check_deadline()?;
         scatter(&v.x, &mut q);
         iterations = k + 1;
+        if log.past_deadline() {
+            status = SolveStatus::TimeLimit;
+            break;
+        }
         if log.wants_iterates() {
             let it = download(r, &q, c.as_ref(), nv, m);
             let sol = super::solver::finish(p, s, it.0, &it.1, &it.2, iterations, status);

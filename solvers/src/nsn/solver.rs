@@ -224,7 +224,11 @@ impl Solver for Nsn {
             if log.wants_iterates() {
                 log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &joint_impulses(h, &it));
             }
-            log.check_deadline()?;
+            if log.past_deadline() {
+                // the current iterate is evaluated and kept as a candidate above; `next` is not
+                status = SolveStatus::TimeLimit;
+                break;
+            }
             if self.last_linear_histories.len() < KEPT_HISTORIES {
                 self.last_linear_histories.push(info.history);
             }

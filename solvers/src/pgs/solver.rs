@@ -287,8 +287,11 @@ impl Pgs {
                 ("bilateral_abs_linf", joint_residual),
             ]);
             log.iterate(&self.v, &self.lambda, &self.gamma);
-            log.check_deadline()?;
             iterations = k;
+            if log.past_deadline() {
+                status = SolveStatus::TimeLimit;
+                break;
+            }
             if rel_change < tolerance {
                 status = SolveStatus::Solved;
                 break;

@@ -191,7 +191,10 @@ impl Sap {
             let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations, s.ls_start)?;
             log.record(&row(r.alpha, r.iterations as f64));
             hand_over(log, prob, &self.v, &self.eval.gamma);
-            log.check_deadline()?;
+            if log.past_deadline() {
+                status = SolveStatus::TimeLimit;
+                break;
+            }
             for (v, d) in self.v.iter_mut().zip(&self.dv) {
                 *v += r.alpha * d;
             }

@@ -263,7 +263,10 @@ impl SubAdmm {
                 let (v, impulses, bilateral) = self.current(p);
                 log.iterate(&v, &impulses, &bilateral);
             }
-            log.check_deadline()?;
+            if log.past_deadline() {
+                status = SolveStatus::TimeLimit;
+                break;
+            }
             if primal_rel < s.tolerance && dual_rel < s.tolerance {
                 status = SolveStatus::Solved;
                 break;
