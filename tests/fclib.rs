@@ -430,6 +430,19 @@ fn bench_end_to_end_on_exported_problems() {
     let r = reports::read_run_dir(&tight).unwrap().into_iter().find(|r| r.case.label == "stack-3").unwrap();
     assert_eq!(r.summary.unconverged_steps, 1, "error {}", r.summary.metrics["fclib_error"].last);
     assert!(r.summary.metrics["fclib_error"].last > 1e-8);
+    // a time limit shorter than one sweep: pgs stops after its first sweep with that iterate,
+    // which is graded (a finite error) and counted as unsolved, the reason saying why
+    let late = dir.path().join("late");
+    let files_arg = files.to_str().unwrap();
+    run(&["fclib", "bench", files_arg, "--solver", "pgs", "--time-limit", "1e-9", "--out", late.to_str().unwrap()]);
+    for r in reports::read_run_dir(&late).unwrap() {
+        assert_eq!(r.status, records::RunStatus::Ok, "{}: {:?}", r.case.label, r.reason);
+        assert_eq!(r.summary.unconverged_steps, 1, "{}", r.case.label);
+        assert_eq!(r.summary.iterations_per_step.max, 1.0, "{}: one sweep", r.case.label);
+        assert!(r.summary.metrics["fclib_error"].last.is_finite(), "{}: the answer is graded", r.case.label);
+        let why = r.reason.as_deref().unwrap_or_default();
+        assert!(why.contains("stopped at the time limit (0.000000001 s)"), "{}: {why}", r.case.label);
+    }
     // the profile of the campaign: canal answers both problems, pgs only the stack
     use reports::profile::{cost_table, ratios, rho, Cost, Measure};
     let table = cost_table(&records, Measure::Iterations);

@@ -177,9 +177,17 @@ pub fn run_one(
         }
         Ok(rep) => {
             let (err, rel_q, siconos) = errors(rep.residual, rep.q_norm, &rep.r, &rep.u);
+            // the protocol's time limit: an answer returned past it is graded but unsolved
+            let timed_out = rep.status == harness::SolveStatus::TimeLimit || rep.wall_s > protocol.time_limit_s;
+            if timed_out {
+                record.reason = Some(format!(
+                    "stopped at the time limit ({} s) after {} iterations; the answer is graded but counts as unsolved",
+                    protocol.time_limit_s, rep.iterations
+                ));
+            }
             let sm = &mut record.summary;
             sm.steps = 1;
-            sm.unconverged_steps = usize::from(err.is_nan() || err > protocol.tolerance);
+            sm.unconverged_steps = usize::from(timed_out || err.is_nan() || err > protocol.tolerance);
             sm.wall_per_step_s = Quantiles { median: rep.wall_s, p95: rep.wall_s };
             sm.iterations_per_step = MeanMax { mean: rep.iterations as f64, max: rep.iterations as f64 };
             sm.stage_times = StageTimes { solve_s: rep.wall_s, ..StageTimes::default() };

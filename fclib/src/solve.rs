@@ -45,8 +45,8 @@ pub fn solve(prob: &FclibProblem, solver: &mut dyn harness::Solver) -> Result<So
     solve_until(prob, solver, None)
 }
 
-/// [`solve`], with the solver stopped (an error naming the timeout) once `deadline` has passed:
-/// every solver checks its iteration log's deadline once per outer iteration.
+/// [`solve`], with the solver stopped once `deadline` has passed: every solver asks its iteration
+/// log once per outer iteration and returns its iterate with `SolveStatus::TimeLimit`.
 pub fn solve_until(
     prob: &FclibProblem,
     solver: &mut dyn harness::Solver,
