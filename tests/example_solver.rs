@@ -43,12 +43,8 @@ impl Default for JacobiSettings {
 impl Settings for JacobiSettings {
     fn validate(&self) -> Result<(), FieldError> {
         api::check_budget("max_iterations", self.max_iterations)?;
-        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(FieldError::new("tolerance", format!("must be finite and > 0, got {}", self.tolerance)));
-        }
-        if !(self.relaxation > 0.0 && self.relaxation <= 1.0) {
-            return Err(FieldError::new("relaxation", format!("must be in (0, 1], got {}", self.relaxation)));
-        }
+        api::check_positive("tolerance", self.tolerance)?;
+        api::check_in("relaxation", self.relaxation, api::Bound::Open(0.0), api::Bound::Closed(1.0))?;
         Ok(())
     }
 }

@@ -84,6 +84,76 @@ pub fn check_budget(field: &str, value: usize) -> Result<(), FieldError> {
     Ok(())
 }
 
+/// `Ok` when `value` is finite and `> 0`; else the field's error `must be finite and > 0, got V`.
+pub fn check_positive(field: &str, value: f64) -> Result<(), FieldError> {
+    check_in(field, value, Bound::Open(0.0), Bound::None)
+}
+
+/// `Ok` when `value` is finite and `>= 0`; else `must be finite and >= 0, got V`.
+pub fn check_non_negative(field: &str, value: f64) -> Result<(), FieldError> {
+    check_in(field, value, Bound::Closed(0.0), Bound::None)
+}
+
+/// One end of the interval a setting must lie in ([`check_in`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bound {
+    /// The end itself is allowed.
+    Closed(f64),
+    /// The end itself is not allowed.
+    Open(f64),
+    /// No bound on this side (the value must still be finite).
+    None,
+}
+
+/// `Ok` when `value` is finite and within `lo` and `hi`; else the field's error in the words every
+/// setting uses: `must be finite and > 0, got V` with one bound, `must be in (0, 1], got V` with
+/// two. A NaN is never inside.
+pub fn check_in(field: &str, value: f64, lo: Bound, hi: Bound) -> Result<(), FieldError> {
+    let above = match lo {
+        Bound::Closed(a) => value >= a,
+        Bound::Open(a) => value > a,
+        Bound::None => true,
+    };
+    let below = match hi {
+        Bound::Closed(b) => value <= b,
+        Bound::Open(b) => value < b,
+        Bound::None => true,
+    };
+    if value.is_finite() && above && below {
+        return Ok(());
+    }
+    let why = match (lo, hi) {
+        (Bound::Closed(a), Bound::None) => format!("must be finite and >= {}", short(a)),
+        (Bound::Open(a), Bound::None) => format!("must be finite and > {}", short(a)),
+        (Bound::None, Bound::Closed(b)) => format!("must be finite and <= {}", short(b)),
+        (Bound::None, Bound::Open(b)) => format!("must be finite and < {}", short(b)),
+        (Bound::None, Bound::None) => "must be finite".to_string(),
+        (lo, hi) => {
+            let l = match lo {
+                Bound::Closed(a) => format!("[{}", short(a)),
+                Bound::Open(a) => format!("({}", short(a)),
+                Bound::None => "(-inf".into(),
+            };
+            let h = match hi {
+                Bound::Closed(b) => format!("{}]", short(b)),
+                Bound::Open(b) => format!("{})", short(b)),
+                Bound::None => "inf)".into(),
+            };
+            format!("must be in {l}, {h}")
+        }
+    };
+    Err(FieldError::new(field, format!("{why}, got {}", short(value))))
+}
+
+/// `x` as `Display` writes it, but in exponent form far from 1 (`1e308`, not 309 digits).
+fn short(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e16).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// Implemented by settings structs: serde with `#[serde(default, deny_unknown_fields)]` (every
 /// choice a serde enum, so an unknown spelling fails while decoding), plus semantic validation.
 pub trait Settings: Serialize + DeserializeOwned + Default {
@@ -246,6 +316,31 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[rstest::rstest]
+    #[case(1.0, Bound::Open(0.0), Bound::None, None)]
+    #[case(0.0, Bound::Open(0.0), Bound::None, Some("must be finite and > 0, got 0"))]
+    #[case(0.0, Bound::Closed(0.0), Bound::None, None)]
+    #[case(-1e-300, Bound::Closed(0.0), Bound::None, Some("must be finite and >= 0, got -1e-300"))]
+    #[case(f64::INFINITY, Bound::Open(0.0), Bound::None, Some("must be finite and > 0, got inf"))]
+    #[case(f64::NAN, Bound::None, Bound::None, Some("must be finite, got NaN"))]
+    #[case(1.0, Bound::Open(0.0), Bound::Closed(1.0), None)]
+    #[case(1.0, Bound::Open(0.0), Bound::Open(1.0), Some("must be in (0, 1), got 1"))]
+    #[case(0.0, Bound::Open(0.0), Bound::Closed(1.0), Some("must be in (0, 1], got 0"))]
+    #[case(f64::NAN, Bound::Closed(0.0), Bound::Closed(1.0), Some("must be in [0, 1], got NaN"))]
+    #[case(1e308, Bound::Open(0.0), Bound::Open(2.0), Some("must be in (0, 2), got 1e308"))]
+    fn interval_checks_accept_inside_and_name_the_interval(
+        #[case] v: f64,
+        #[case] lo: Bound,
+        #[case] hi: Bound,
+        #[case] why: Option<&str>,
+    ) {
+        let r = check_in("x", v, lo, hi);
+        assert_eq!(r.as_ref().err().map(|e| e.reason.as_str()), why, "{v} in {lo:?}..{hi:?}");
+        if let Err(e) = r {
+            assert_eq!(e.field, "x");
+        }
+    }
 
     #[derive(Debug, Default, Serialize, serde::Deserialize, PartialEq)]
     #[serde(default, deny_unknown_fields)]

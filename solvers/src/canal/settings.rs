@@ -78,27 +78,16 @@ impl Default for CanalSettings {
 
 impl api::Settings for CanalSettings {
     fn validate(&self) -> Result<(), api::FieldError> {
-        let pos = |name: &str, v: f64| {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(api::FieldError::new(name, format!("must be finite and > 0, got {v}")))
-            }
-        };
         api::check_budget("max_al_iterations", self.max_al_iterations)?;
         api::check_budget("max_newton_iterations", self.max_newton_iterations)?;
         api::check_budget("line_search_iterations", self.line_search_iterations)?;
-        pos("al_tolerance", self.al_tolerance)?;
-        pos("newton_tolerance", self.newton_tolerance)?;
-        pos("impulse_tolerance", self.impulse_tolerance)?;
-        pos("beta0", self.beta0)?;
-        pos("beta_max", self.beta_max)?;
-        if !(self.kappa.is_finite() && self.kappa > 1.0) {
-            return Err(api::FieldError::new("kappa", format!("must be finite and > 1, got {}", self.kappa)));
-        }
-        if !(self.zeta > 0.0 && self.zeta < 1.0) {
-            return Err(api::FieldError::new("zeta", format!("must be in (0, 1), got {}", self.zeta)));
-        }
+        api::check_positive("al_tolerance", self.al_tolerance)?;
+        api::check_positive("newton_tolerance", self.newton_tolerance)?;
+        api::check_positive("impulse_tolerance", self.impulse_tolerance)?;
+        api::check_positive("beta0", self.beta0)?;
+        api::check_positive("beta_max", self.beta_max)?;
+        api::check_in("kappa", self.kappa, api::Bound::Open(1.0), api::Bound::None)?;
+        api::check_in("zeta", self.zeta, api::Bound::Open(0.0), api::Bound::Open(1.0))?;
         if self.beta_max < self.beta0 {
             return Err(api::FieldError::new(
                 "beta_max",

@@ -209,34 +209,16 @@ impl DrumwrightSettings {
     }
 }
 
-fn positive(field: &str, v: f64) -> Result<(), api::FieldError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(api::FieldError::new(field, format!("must be finite and > 0, got {v}")))
-    }
-}
-
 impl api::Settings for DrumwrightSettings {
     fn validate(&self) -> Result<(), api::FieldError> {
-        positive("zeta", self.zeta)?;
-        if !(self.tangential_damping_dt.is_finite() && self.tangential_damping_dt >= 0.0) {
-            return Err(api::FieldError::new(
-                "tangential_damping_dt",
-                format!("must be finite and >= 0, got {}", self.tangential_damping_dt),
-            ));
-        }
-        positive("hertz_modulus", self.hertz_modulus)?;
-        positive("hertz_radius", self.hertz_radius)?;
-        positive("hertz_d_min", self.hertz_d_min)?;
-        if !(self.hertz_damping.is_finite() && self.hertz_damping >= 0.0) {
-            return Err(api::FieldError::new(
-                "hertz_damping",
-                format!("must be finite and >= 0, got {}", self.hertz_damping),
-            ));
-        }
+        api::check_positive("zeta", self.zeta)?;
+        api::check_non_negative("tangential_damping_dt", self.tangential_damping_dt)?;
+        api::check_positive("hertz_modulus", self.hertz_modulus)?;
+        api::check_positive("hertz_radius", self.hertz_radius)?;
+        api::check_positive("hertz_d_min", self.hertz_d_min)?;
+        api::check_non_negative("hertz_damping", self.hertz_damping)?;
         api::check_budget("max_iter", self.max_iter as usize)?;
-        positive("tolerance", self.tolerance)?;
+        api::check_positive("tolerance", self.tolerance)?;
         if self.form == Form::Reduced && self.normal_law == NormalLaw::Lcp {
             return Err(api::FieldError::new("normal_law", "\"lcp\" is implemented for form = \"lifted\" only"));
         }

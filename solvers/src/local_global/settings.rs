@@ -83,9 +83,7 @@ impl api::Settings for LocalGlobalSettings {
     fn validate(&self) -> Result<(), api::FieldError> {
         api::check_budget("iterations", self.iterations)?;
         api::check_budget("cr_iterations", self.cr_iterations)?;
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(api::FieldError::new("tolerance", format!("must be finite and >= 0, got {}", self.tolerance)));
-        }
+        api::check_non_negative("tolerance", self.tolerance)?;
         Ok(())
     }
 }

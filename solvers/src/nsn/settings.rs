@@ -146,28 +146,12 @@ impl Default for NsnSettings {
 impl api::Settings for NsnSettings {
     fn validate(&self) -> Result<(), api::FieldError> {
         api::check_budget("max_newton_iterations", self.max_newton_iterations)?;
-        if !(self.tolerance.is_finite() && self.tolerance >= 0.0) {
-            return Err(api::FieldError::new("tolerance", format!("must be finite and >= 0, got {}", self.tolerance)));
-        }
+        api::check_non_negative("tolerance", self.tolerance)?;
         api::check_budget("linear_iterations", self.linear_iterations)?;
-        if !(self.linear_tolerance.is_finite() && self.linear_tolerance >= 0.0) {
-            return Err(api::FieldError::new(
-                "linear_tolerance",
-                format!("must be finite and >= 0, got {}", self.linear_tolerance),
-            ));
-        }
-        if !(self.damping > 0.0 && self.damping <= 1.0) {
-            return Err(api::FieldError::new("damping", format!("must be in (0, 1], got {}", self.damping)));
-        }
-        if !(self.epsilon.is_finite() && self.epsilon >= 0.0) {
-            return Err(api::FieldError::new("epsilon", format!("must be finite and >= 0, got {}", self.epsilon)));
-        }
-        if !(self.fb_smoothing.is_finite() && self.fb_smoothing >= 0.0) {
-            return Err(api::FieldError::new(
-                "fb_smoothing",
-                format!("must be finite and >= 0, got {}", self.fb_smoothing),
-            ));
-        }
+        api::check_non_negative("linear_tolerance", self.linear_tolerance)?;
+        api::check_in("damping", self.damping, api::Bound::Open(0.0), api::Bound::Closed(1.0))?;
+        api::check_non_negative("epsilon", self.epsilon)?;
+        api::check_non_negative("fb_smoothing", self.fb_smoothing)?;
         Ok(())
     }
 }

@@ -85,9 +85,7 @@ impl Default for PgsSettings {
 impl api::Settings for PgsSettings {
     fn validate(&self) -> Result<(), api::FieldError> {
         api::check_budget("max_iterations", self.max_iterations)?;
-        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(api::FieldError::new("tolerance", format!("must be finite and > 0, got {}", self.tolerance)));
-        }
+        api::check_positive("tolerance", self.tolerance)?;
         if self.anderson_memory > 50 {
             return Err(api::FieldError::new(
                 "anderson_memory",
@@ -103,9 +101,7 @@ impl api::Settings for PgsSettings {
                 ),
             ));
         }
-        if !(self.omega > 0.0 && self.omega < 2.0) {
-            return Err(api::FieldError::new("omega", format!("must be in (0, 2), got {}", self.omega)));
-        }
+        api::check_in("omega", self.omega, api::Bound::Open(0.0), api::Bound::Open(2.0))?;
         Ok(())
     }
 }

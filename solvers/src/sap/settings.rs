@@ -131,14 +131,6 @@ impl SapSettings {
     }
 }
 
-fn positive(name: &str, v: f64) -> Result<(), api::FieldError> {
-    if v.is_finite() && v > 0.0 {
-        Ok(())
-    } else {
-        Err(api::FieldError::new(name, format!("must be finite and > 0, got {v}")))
-    }
-}
-
 impl api::Settings for SapSettings {
     fn validate(&self) -> Result<(), api::FieldError> {
         for (name, value, index) in [("theta", self.theta, 0), ("theta_vq", self.theta_vq, 1)] {
@@ -166,49 +158,20 @@ impl api::Settings for SapSettings {
                 }
             }
         }
-        if !(self.rel_tolerance.is_finite() && self.rel_tolerance >= 0.0 && self.rel_tolerance < 1.0) {
-            return Err(api::FieldError::new(
-                "rel_tolerance",
-                format!("must be in [0, 1), got {}", self.rel_tolerance),
-            ));
-        }
-        if !(self.abs_tolerance.is_finite() && self.abs_tolerance >= 0.0) {
-            return Err(api::FieldError::new(
-                "abs_tolerance",
-                format!("must be finite and >= 0, got {}", self.abs_tolerance),
-            ));
-        }
+        api::check_in("rel_tolerance", self.rel_tolerance, api::Bound::Closed(0.0), api::Bound::Open(1.0))?;
+        api::check_non_negative("abs_tolerance", self.abs_tolerance)?;
         if self.rel_tolerance == 0.0 && self.abs_tolerance == 0.0 {
             return Err(api::FieldError::new("rel_tolerance", "rel_tolerance and abs_tolerance cannot both be 0"));
         }
         api::check_budget("max_iterations", self.max_iterations)?;
-        positive("beta", self.beta)?;
-        positive("sigma", self.sigma)?;
-        if !(self.rigid_tau_d_over_dt.is_finite() && self.rigid_tau_d_over_dt >= 0.0) {
-            return Err(api::FieldError::new(
-                "rigid_tau_d_over_dt",
-                format!("must be finite and >= 0, got {}", self.rigid_tau_d_over_dt),
-            ));
-        }
-        if !(self.alpha_max.is_finite() && self.alpha_max >= 1.0) {
-            return Err(api::FieldError::new("alpha_max", format!("must be finite and >= 1, got {}", self.alpha_max)));
-        }
-        if !(self.ls_tolerance.is_finite() && self.ls_tolerance > 0.0 && self.ls_tolerance < 1.0) {
-            return Err(api::FieldError::new("ls_tolerance", format!("must be in (0, 1), got {}", self.ls_tolerance)));
-        }
+        api::check_positive("beta", self.beta)?;
+        api::check_positive("sigma", self.sigma)?;
+        api::check_non_negative("rigid_tau_d_over_dt", self.rigid_tau_d_over_dt)?;
+        api::check_in("alpha_max", self.alpha_max, api::Bound::Closed(1.0), api::Bound::None)?;
+        api::check_in("ls_tolerance", self.ls_tolerance, api::Bound::Open(0.0), api::Bound::Open(1.0))?;
         api::check_budget("ls_max_iterations", self.ls_max_iterations)?;
-        if !(self.cost_abs_tolerance.is_finite() && self.cost_abs_tolerance >= 0.0) {
-            return Err(api::FieldError::new(
-                "cost_abs_tolerance",
-                format!("must be finite and >= 0, got {}", self.cost_abs_tolerance),
-            ));
-        }
-        if !(self.cost_rel_tolerance.is_finite() && self.cost_rel_tolerance >= 0.0) {
-            return Err(api::FieldError::new(
-                "cost_rel_tolerance",
-                format!("must be finite and >= 0, got {}", self.cost_rel_tolerance),
-            ));
-        }
+        api::check_non_negative("cost_abs_tolerance", self.cost_abs_tolerance)?;
+        api::check_non_negative("cost_rel_tolerance", self.cost_rel_tolerance)?;
         Ok(())
     }
 }

@@ -65,24 +65,15 @@ impl Default for SubAdmmSettings {
 impl api::Settings for SubAdmmSettings {
     fn validate(&self) -> Result<(), api::FieldError> {
         api::check_budget("max_iterations", self.max_iterations)?;
-        if !(self.tolerance.is_finite() && self.tolerance > 0.0) {
-            return Err(api::FieldError::new("tolerance", format!("must be finite and > 0, got {}", self.tolerance)));
-        }
-        if !(self.beta0.is_finite() && self.beta0 >= 0.0) {
-            return Err(api::FieldError::new("beta0", format!("must be finite and >= 0, got {}", self.beta0)));
-        }
+        api::check_positive("tolerance", self.tolerance)?;
+        api::check_non_negative("beta0", self.beta0)?;
         if !(self.gamma == 0.0 || (self.gamma.is_finite() && self.gamma > 1.0)) {
             return Err(api::FieldError::new("gamma", format!("must be 0 or > 1, got {}", self.gamma)));
         }
         if self.adapt_interval < 1 {
             return Err(api::FieldError::new("adapt_interval", format!("must be >= 1, got {}", self.adapt_interval)));
         }
-        if !(self.beta_range.is_finite() && self.beta_range >= 1.0) {
-            return Err(api::FieldError::new(
-                "beta_range",
-                format!("must be finite and >= 1, got {}", self.beta_range),
-            ));
-        }
+        api::check_in("beta_range", self.beta_range, api::Bound::Closed(1.0), api::Bound::None)?;
         if !(1..=256).contains(&self.threads) {
             return Err(api::FieldError::new("threads", format!("must be in 1..=256, got {}", self.threads)));
         }
