@@ -1,0 +1,100 @@
+//! Subcommands over run directories: `merge`, `gate`, `report`, `diff-records`, `bench-compare`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+pub(crate) fn merge(out: &Path, dirs: &[PathBuf], partial: bool) -> Result<ExitCode, String> {
+    let report =
+        if partial { harness::cluster::merge_partial(out, dirs)? } else { harness::cluster::merge(out, dirs)? };
+    if !report.missing.is_empty() {
+        outln!("partial merge: {}", report.missing);
+    }
+    for (skipped, kept) in &report.duplicates {
+        eprintln!(
+            "note: {} duplicates {} (same pair and parameters); kept the latter",
+            skipped.display(),
+            kept.display()
+        );
+    }
+    outln!(
+        "merged {} records into {} ({} already there, {} duplicates skipped)",
+        report.written.len(),
+        out.display(),
+        report.kept,
+        report.duplicates.len()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn gate(dir: &Path, gates: &Path) -> Result<ExitCode, String> {
+    let gates = signorini::load_gates(gates, &signorini::registry())?;
+    let rep = reports::gate::check_dir(dir, &gates)?;
+    out!("{}", rep.table());
+    Ok(if rep.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+pub(crate) fn report(
+    dir: PathBuf,
+    out: Option<PathBuf>,
+    criterion: PathBuf,
+    gates: Option<PathBuf>,
+    baseline: Option<String>,
+) -> Result<ExitCode, String> {
+    let out_dir = out.unwrap_or_else(|| dir.join("report"));
+    let reg = signorini::registry();
+    let gates = gates.map(|g| signorini::load_gates(&g, &reg)).transpose()?;
+    let defaults = signorini::defaults(&reg);
+    let opts =
+        reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates, defaults, baseline };
+    let rep = reports::write(&opts)?;
+    outln!(
+        "report of {} records ({} figures): {} and {}",
+        rep.records.len(),
+        rep.figures.len(),
+        opts.out_dir.join("index.html").display(),
+        opts.out_dir.join("summary.md").display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn diff_records(a: &Path, b: &Path, ignore: &[String]) -> Result<ExitCode, String> {
+    let d = reports::diff::diff_dirs(a, b, ignore)?;
+    for name in &d.only_in_a {
+        outln!("only in {}: {name}", a.display());
+    }
+    for name in &d.only_in_b {
+        outln!("only in {}: {name}", b.display());
+    }
+    for (name, paths) in &d.differing {
+        outln!("{name}: {}", paths.join("; "));
+    }
+    outln!(
+        "{} records compared, {} differ, {} missing on one side",
+        d.compared,
+        d.differing.len(),
+        d.only_in_a.len() + d.only_in_b.len()
+    );
+    if d.compared == 0 {
+        return Err(format!("no records in common between {} and {}", a.display(), b.display()));
+    }
+    Ok(if d.identical() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+pub(crate) fn bench_compare(
+    base: &Path,
+    new: &Path,
+    threshold: f64,
+    fail_on_regression: bool,
+) -> Result<ExitCode, String> {
+    if !(threshold.is_finite() && threshold >= 0.0) {
+        return Err(format!("--threshold must be a non-negative number, got {threshold}"));
+    }
+    let rows = reports::compare::compare_sources(
+        &reports::compare::read_source(base)?,
+        &reports::compare::read_source(new)?,
+        threshold,
+    )?;
+    out!("{}", reports::compare::table(&rows));
+    let regressed = rows.iter().any(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0));
+    Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
