@@ -179,7 +179,7 @@ pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
 /// file has one, else the local form. Every error names the file and the field.
 pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibError> {
     let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
-        let prefix = format!("{}: ", path.display());
+        let (e, prefix) = (e.to_string(), format!("{}: ", path.display()));
         hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
     })?;
     let file = File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;

@@ -195,7 +195,7 @@ struct Found {
 }
 
 fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    records::input::json_files(dir)
+    Ok(records::input::json_files(dir)?)
 }
 
 fn read_found(path: &Path, in_out_dir: bool) -> Result<Found, String> {

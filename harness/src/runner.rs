@@ -349,6 +349,66 @@ impl Suite {
     }
 }
 
+/// Why a suite could not be resolved ([`Suite::resolve`]) or prepared ([`prepare_with`]): each
+/// variant names the pair (case label, solver) and the offending value.
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    /// A case label that cannot name a record file.
+    #[error("suite '{suite}': case label {label:?} {why}")]
+    Label {
+        /// The suite.
+        suite: String,
+        /// The label.
+        label: String,
+        /// Why it cannot name a file.
+        why: String,
+    },
+    /// An unknown case or solver name.
+    #[error(transparent)]
+    Unknown(#[from] crate::registry::UnknownName),
+    /// An unknown key or invalid value among a pair's case or solver parameters.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// A case's parameters do not decode, or its scene is invalid.
+    #[error("case '{case}' ({label}): {error}")]
+    Case {
+        /// The case.
+        case: String,
+        /// The variant's label.
+        label: String,
+        /// What is wrong.
+        error: String,
+    },
+    /// Two pairs would write the same record file.
+    #[error(
+        "suite '{suite}': pairs {first} ({first_pair}) and {second} ({second_pair}) would write the same record \
+         {record}; give them different labels"
+    )]
+    SameRecord {
+        /// The suite.
+        suite: String,
+        /// Index of the first pair.
+        first: usize,
+        /// Its `label / solver`.
+        first_pair: String,
+        /// Index of the second pair.
+        second: usize,
+        /// Its `label / solver`.
+        second_pair: String,
+        /// The record file name.
+        record: String,
+    },
+    /// A pair's memory estimate is over the limit (the message names what to reduce).
+    #[error("{0}")]
+    Memory(String),
+}
+
+impl From<SuiteError> for String {
+    fn from(e: SuiteError) -> String {
+        e.to_string()
+    }
+}
+
 /// One pair of a suite, resolved once ([`Suite::resolve`]): names looked up, parameters decoded
 /// and validated, hashes and the record name computed. Everything after resolution (sharding,
 /// shard manifests, gate pins, resume, preparation, the run and its record) reads these fields
@@ -383,43 +443,50 @@ impl Suite {
     /// Resolves every pair once: unknown names, labels that cannot name a file, unknown or invalid
     /// parameters and two pairs that would write the same record are refused here, before any
     /// scene is built. A case variant's parameters are decoded once for all its solvers.
-    pub fn resolve(&self, reg: &Registry) -> Result<Vec<ResolvedPair>, String> {
+    pub fn resolve(&self, reg: &Registry) -> Result<Vec<ResolvedPair>, SuiteError> {
         let mut decoded: BTreeMap<String, Arc<dyn DecodedCase>> = BTreeMap::new();
         let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         let mut out = Vec::with_capacity(self.pairs.len());
         for (index, spec) in self.pairs.iter().enumerate() {
             if let Some(why) = records::input::label_error(&spec.label) {
-                return Err(format!("suite '{}': case label {:?} {why}", self.name, spec.label));
+                return Err(SuiteError::Label { suite: self.name.clone(), label: spec.label.clone(), why });
             }
-            let case = reg.find_case(&spec.case).map_err(|e| e.to_string())?;
-            let solver = reg.find_solver(&spec.solver).map_err(|e| e.to_string())?;
+            let case = reg.find_case(&spec.case)?;
+            let solver = reg.find_solver(&spec.solver)?;
             let mut cp = case.defaults();
             for (k, v) in &spec.case_set {
-                v.apply(&mut cp, k, &format!("case '{}'", spec.case)).map_err(|e| e.to_string())?;
+                v.apply(&mut cp, k, &format!("case '{}'", spec.case))?;
             }
             let key = format!("{}:{}", spec.case, cp.hash());
             let dc = match decoded.get(&key) {
                 Some(dc) => Arc::clone(dc),
                 None => {
-                    let dc: Arc<dyn DecodedCase> =
-                        Arc::from(case.decode(&cp).map_err(|e| format!("case '{}' ({}): {e}", spec.case, spec.label))?);
+                    let dc: Arc<dyn DecodedCase> = Arc::from(case.decode(&cp).map_err(|e| SuiteError::Case {
+                        case: spec.case.clone(),
+                        label: spec.label.clone(),
+                        error: e.to_string(),
+                    })?);
                     decoded.insert(key, Arc::clone(&dc));
                     dc
                 }
             };
             let mut sp = (solver.defaults)();
             for (k, v) in &spec.solver_set {
-                v.apply(&mut sp, k, &format!("solver '{}'", spec.solver)).map_err(|e| e.to_string())?;
+                v.apply(&mut sp, k, &format!("solver '{}'", spec.solver))?;
             }
-            let factory = (solver.prepare)(&sp).map_err(|e: ParamError| e.to_string())?;
+            let factory = (solver.prepare)(&sp)?;
             let solver_defaults_hash = (solver.defaults)().hash();
             let record_name = records::record_file_name(&spec.label, &spec.solver, &sp.hash(), &solver_defaults_hash);
             if let Some(&j) = seen.get(&record_name) {
                 let q = &self.pairs[j];
-                return Err(format!(
-                    "suite '{}': pairs {j} ({} / {}) and {index} ({} / {}) would write the same record {record_name}; give them different labels",
-                    self.name, q.label, q.solver, spec.label, spec.solver
-                ));
+                return Err(SuiteError::SameRecord {
+                    suite: self.name.clone(),
+                    first: j,
+                    first_pair: format!("{} / {}", q.label, q.solver),
+                    second: index,
+                    second_pair: format!("{} / {}", spec.label, spec.solver),
+                    record: record_name,
+                });
             }
             seen.insert(record_name.clone(), index);
             out.push(ResolvedPair {
@@ -474,7 +541,7 @@ pub struct PreparedPair {
 
 /// Resolves `suite` ([`Suite::resolve`]) and prepares its pairs under the machine's available
 /// memory ([`prepare_with`]).
-pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, String> {
+pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, SuiteError> {
     prepare_with(suite.resolve(reg)?, resources::default_limit())
 }
 
@@ -483,7 +550,7 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Strin
 /// whose estimate ([`crate::resources`]) exceeds it is refused, before its scene is built when the
 /// case can tell its size from its parameters. A pair whose solver lacks what the scene needs is
 /// kept, marked to be skipped with the reason.
-pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<PreparedPair>, String> {
+pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<PreparedPair>, SuiteError> {
     let mut out = Vec::with_capacity(pairs.len());
     let mut built: BTreeMap<String, Arc<dyn PreparedCase>> = BTreeMap::new();
     for r in pairs {
@@ -493,10 +560,11 @@ pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<P
         let hint = r.case.size_hint();
         if !built.contains_key(&key) {
             if let Some(size) = &hint {
-                resources::scene_estimate(size).check(memory_limit, &what)?;
+                resources::scene_estimate(size).check(memory_limit, &what).map_err(SuiteError::Memory)?;
             }
-            let pc = r.case.build().map_err(|e| format!("{what}: {e}"))?;
-            pc.scenario().world.validate().map_err(|e| format!("{what}: {e}"))?;
+            let invalid = |e: String| SuiteError::Case { case: spec.case.clone(), label: spec.label.clone(), error: e };
+            let pc = r.case.build().map_err(|e| invalid(e.to_string()))?;
+            pc.scenario().world.validate().map_err(|e| invalid(e.to_string()))?;
             built.insert(key.clone(), Arc::from(pc));
         }
         let prepared_case = Arc::clone(&built[&key]);
@@ -510,7 +578,8 @@ pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<P
             };
             let size = scenario.problem_size(&driver);
             resources::run_estimate(&size, (r.working_memory)(&r.solver_params, &size))
-                .check(memory_limit, &format!("{what} with {}", spec.solver))?;
+                .check(memory_limit, &format!("{what} with {}", spec.solver))
+                .map_err(SuiteError::Memory)?;
         }
         out.push(PreparedPair {
             index: r.index,
@@ -750,7 +819,7 @@ pub fn run_suite_resuming(
                         None => return PairResult { record: old, path: Ok(path), reused: true, not_reused: None },
                         Some(why) => not_reused = Some(why),
                     },
-                    Err(e) => not_reused = Some(e),
+                    Err(e) => not_reused = Some(e.to_string()),
                 }
             }
             let r = run_pair(p, opts.clone(), &provenance, progress);

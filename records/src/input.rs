@@ -7,6 +7,86 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+/// Why an input could not be read, or an output directory not used; every message is one line
+/// naming the path (or the setting) and the reason.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The operating system refused (missing file, no permission, ...).
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The path is a FIFO, a device, a socket or a directory where a regular file was expected.
+    #[error("{}: {kind}, not a regular file; refusing to read it", path.display())]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is ("a FIFO", "a character device", ...).
+        kind: &'static str,
+    },
+    /// The path is not a directory where one was expected.
+    #[error("{}: {kind}, not a directory", path.display())]
+    NotDirectory {
+        /// The path.
+        path: PathBuf,
+        /// What it is.
+        kind: &'static str,
+    },
+    /// The file is larger than the input limit.
+    #[error("{}: {size} bytes, more than the {limit}-byte input limit (SIGNORINI_MAX_INPUT_BYTES raises it)", path.display())]
+    TooLarge {
+        /// The path.
+        path: PathBuf,
+        /// Its size (bytes).
+        size: u64,
+        /// The limit (bytes).
+        limit: u64,
+    },
+    /// The file grew past the limit while it was read.
+    #[error("{}: grew beyond the {limit}-byte input limit while being read", path.display())]
+    Grew {
+        /// The path.
+        path: PathBuf,
+        /// The limit (bytes).
+        limit: u64,
+    },
+    /// A text file is not UTF-8.
+    #[error("{}: not UTF-8 text ({source})", path.display())]
+    NotUtf8 {
+        /// The path.
+        path: PathBuf,
+        /// The decoding error.
+        source: std::string::FromUtf8Error,
+    },
+    /// [`LIMIT_VAR`] is set to something other than a positive whole number.
+    #[error("{LIMIT_VAR}={value:?}: expected a positive whole number of bytes (e.g. 1073741824)")]
+    BadLimit {
+        /// The value as set.
+        value: String,
+    },
+    /// An output directory (`--out`) cannot be used.
+    #[error("--out {}: {why}", path.display())]
+    Output {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        why: String,
+    },
+}
+
+impl From<InputError> for String {
+    fn from(e: InputError) -> String {
+        e.to_string()
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> InputError + '_ {
+    move |source| InputError::Io { path: path.to_path_buf(), source }
+}
+
 /// Largest text input (suite, gates, run record, criterion estimate, trajectory) read by default:
 /// 256 MiB. A run record of a long run with full iteration logs is a few MiB.
 pub const MAX_TEXT_BYTES: u64 = 256 << 20;
@@ -19,12 +99,12 @@ pub const LIMIT_VAR: &str = "SIGNORINI_MAX_INPUT_BYTES";
 /// whole number of bytes, else the one-line reason (`abc`, `-5`, `0`, `1.5`). The CLI checks it
 /// before any command, so that a mistyped value is refused instead of silently replaced by the
 /// default; [`text_limit`] and [`binary_limit`] fall back to the defaults on an invalid value.
-pub fn env_limit() -> Result<Option<u64>, String> {
+pub fn env_limit() -> Result<Option<u64>, InputError> {
     let Some(v) = std::env::var_os(LIMIT_VAR) else { return Ok(None) };
     let text = v.to_string_lossy();
     match text.trim().parse::<u64>() {
         Ok(n) if n > 0 => Ok(Some(n)),
-        _ => Err(format!("{LIMIT_VAR}={text:?}: expected a positive whole number of bytes (e.g. 1073741824)")),
+        _ => Err(InputError::BadLimit { value: text.into_owned() }),
     }
 }
 
@@ -64,17 +144,13 @@ fn kind(meta: &std::fs::Metadata) -> &'static str {
 
 /// Checks that `path` (after following symbolic links) is a regular file of at most `limit`
 /// bytes; returns its size.
-pub fn check_file(path: &Path, limit: u64) -> Result<u64, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn check_file(path: &Path, limit: u64) -> Result<u64, InputError> {
+    let meta = std::fs::metadata(path).map_err(io(path))?;
     if !meta.is_file() {
-        return Err(format!("{}: {}, not a regular file; refusing to read it", path.display(), kind(&meta)));
+        return Err(InputError::NotRegular { path: path.to_path_buf(), kind: kind(&meta) });
     }
     if meta.len() > limit {
-        return Err(format!(
-            "{}: {} bytes, more than the {limit}-byte input limit (SIGNORINI_MAX_INPUT_BYTES raises it)",
-            path.display(),
-            meta.len()
-        ));
+        return Err(InputError::TooLarge { path: path.to_path_buf(), size: meta.len(), limit });
     }
     Ok(meta.len())
 }
@@ -90,36 +166,36 @@ pub fn not_replaceable(path: &Path) -> Option<String> {
 
 /// Reads a regular file of at most `limit` bytes (checked before reading, and again while reading,
 /// in case the file grows).
-pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
     let size = check_file(path, limit)?;
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file = std::fs::File::open(path).map_err(io(path))?;
     let mut bytes = Vec::with_capacity(size as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(io(path))?;
     if bytes.len() as u64 > limit {
-        return Err(format!("{}: grew beyond the {limit}-byte input limit while being read", path.display()));
+        return Err(InputError::Grew { path: path.to_path_buf(), limit });
     }
     Ok(bytes)
 }
 
 /// Reads a UTF-8 text file of at most [`text_limit`] bytes.
-pub fn read_text(path: &Path) -> Result<String, String> {
+pub fn read_text(path: &Path) -> Result<String, InputError> {
     let bytes = read_bytes(path, text_limit())?;
-    String::from_utf8(bytes).map_err(|e| format!("{}: not UTF-8 text ({e})", path.display()))
+    String::from_utf8(bytes).map_err(|source| InputError::NotUtf8 { path: path.to_path_buf(), source })
 }
 
 /// The entries of one directory, sorted, leaving out hidden names (a leading `.`: temporary files
 /// of atomic writes, editor files): `(files, directories)`. A symbolic link to a directory is
 /// neither followed nor listed; a `*.json` entry that is not a regular file (a FIFO, a device, a
 /// link to one) is an error naming it, so that a reader never blocks on it.
-pub fn list_dir(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
-    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn list_dir(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), InputError> {
+    let meta = std::fs::metadata(dir).map_err(io(dir))?;
     if !meta.is_dir() {
-        return Err(format!("{}: {}, not a directory", dir.display(), kind(&meta)));
+        return Err(InputError::NotDirectory { path: dir.to_path_buf(), kind: kind(&meta) });
     }
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let rd = std::fs::read_dir(dir).map_err(io(dir))?;
     let (mut files, mut dirs) = (vec![], vec![]);
     for entry in rd {
-        let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        let entry = entry.map_err(io(dir))?;
         let path = entry.path();
         if entry.file_name().to_string_lossy().starts_with('.') {
             continue;
@@ -135,7 +211,7 @@ pub fn list_dir(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
         } else if meta.is_file() {
             files.push(path);
         } else if path.extension().is_some_and(|x| x == "json") {
-            return Err(format!("{}: {}, not a regular file; refusing to read it", path.display(), kind(&meta)));
+            return Err(InputError::NotRegular { path, kind: kind(&meta) });
         }
     }
     files.sort();
@@ -144,15 +220,15 @@ pub fn list_dir(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
 }
 
 /// The `*.json` files of `dir` (see [`list_dir`]).
-pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>, InputError> {
     Ok(list_dir(dir)?.0.into_iter().filter(|p| p.extension().is_some_and(|x| x == "json")).collect())
 }
 
 /// Every directory below `root` (root included), depth first in name order, without following
 /// symbolic links (so no cycle and no walk out of the tree), at most `max_depth` levels deep.
-pub fn walk_dirs(root: &Path, max_depth: usize) -> Result<Vec<PathBuf>, String> {
+pub fn walk_dirs(root: &Path, max_depth: usize) -> Result<Vec<PathBuf>, InputError> {
     let mut out = vec![];
-    fn go(d: &Path, depth: usize, max_depth: usize, out: &mut Vec<PathBuf>) -> Result<(), String> {
+    fn go(d: &Path, depth: usize, max_depth: usize, out: &mut Vec<PathBuf>) -> Result<(), InputError> {
         out.push(d.to_path_buf());
         if depth == max_depth {
             return Ok(());
@@ -212,15 +288,16 @@ fn tmp_owner(name: &str) -> Option<u32> {
 
 /// Checks that `dir` can be created and written (a probe file is written and removed), before
 /// any work whose results would go there.
-pub fn check_writable_dir(dir: &Path) -> Result<(), String> {
+pub fn check_writable_dir(dir: &Path) -> Result<(), InputError> {
+    let out = |why: String| InputError::Output { path: dir.to_path_buf(), why };
     if let Ok(meta) = std::fs::metadata(dir) {
         if !meta.is_dir() {
-            return Err(format!("--out {}: exists and is {}, not a directory", dir.display(), kind(&meta)));
+            return Err(out(format!("exists and is {}, not a directory", kind(&meta))));
         }
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("--out {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| out(e.to_string()))?;
     let probe = dir.join(format!(".write-probe.{}.tmp", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| format!("--out {}: not writable: {e}", dir.display()))?;
+    std::fs::write(&probe, b"").map_err(|e| out(format!("not writable: {e}")))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
@@ -232,18 +309,21 @@ mod tests {
     #[test]
     fn refuses_devices_fifos_directories_and_big_files() {
         let e = read_bytes(Path::new("/dev/zero"), 1 << 20).unwrap_err();
-        assert!(e.contains("character device"), "{e}");
+        assert!(matches!(e, InputError::NotRegular { kind: "a character device", .. }), "{e}");
+        assert_eq!(e.to_string(), "/dev/zero: a character device, not a regular file; refusing to read it");
         let dir = tempfile::tempdir().unwrap();
-        assert!(read_text(dir.path()).unwrap_err().contains("a directory"));
+        assert!(matches!(read_text(dir.path()).unwrap_err(), InputError::NotRegular { kind: "a directory", .. }));
         let big = dir.path().join("big.json");
         std::fs::write(&big, vec![b' '; 2048]).unwrap();
-        assert!(read_bytes(&big, 1024).unwrap_err().contains("2048 bytes"));
+        let e = read_bytes(&big, 1024).unwrap_err();
+        assert!(matches!(e, InputError::TooLarge { size: 2048, limit: 1024, .. }), "{e}");
+        assert!(e.to_string().contains("2048 bytes, more than the 1024-byte input limit"), "{e}");
         assert_eq!(read_bytes(&big, 4096).unwrap().len(), 2048);
         let fifo = dir.path().join("f.json");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
         let e = json_files(dir.path()).unwrap_err();
-        assert!(e.contains("FIFO"), "{e}");
-        assert!(check_file(&fifo, 10).unwrap_err().contains("FIFO"));
+        assert!(matches!(&e, InputError::NotRegular { path, kind: "a FIFO" } if *path == fifo), "{e}");
+        assert!(matches!(check_file(&fifo, 10).unwrap_err(), InputError::NotRegular { kind: "a FIFO", .. }));
         // an output path that is a FIFO or a directory is not replaced; a file or nothing is fine
         assert!(not_replaceable(&fifo).unwrap().contains("FIFO"));
         assert!(not_replaceable(dir.path()).unwrap().contains("a directory"));

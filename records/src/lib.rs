@@ -20,6 +20,36 @@ use std::io::Write;
 use std::path::Path;
 pub use step_metrics::StepMetrics;
 
+/// Why a run record could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The file could not be read (see [`input::InputError`]).
+    #[error(transparent)]
+    Input(#[from] input::InputError),
+    /// The file is not a run record (not JSON, or a field missing or of the wrong type).
+    #[error("{}: not a run record: {why}", path.display())]
+    NotARecord {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's message (line and column).
+        why: String,
+    },
+    /// A record of another schema version.
+    #[error("{}: schema '{found}' is not '{SCHEMA}'", path.display())]
+    Schema {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its schema tag.
+        found: String,
+    },
+}
+
+impl From<RecordError> for String {
+    fn from(e: RecordError) -> String {
+        e.to_string()
+    }
+}
+
 /// The key of `solver.params` that marks a reference engine's record ([`RunRecord::is_reference`]).
 pub const REFERENCE_KEY: &str = "reference";
 
@@ -356,12 +386,12 @@ impl RunRecord {
     }
 
     /// Reads a record, checking the schema tag.
-    pub fn read(path: &Path) -> Result<RunRecord, String> {
+    pub fn read(path: &Path) -> Result<RunRecord, RecordError> {
         let text = crate::input::read_text(path)?;
-        let r: RunRecord =
-            serde_json::from_str(&text).map_err(|e| format!("{}: not a run record: {e}", path.display()))?;
+        let r: RunRecord = serde_json::from_str(&text)
+            .map_err(|e| RecordError::NotARecord { path: path.to_path_buf(), why: e.to_string() })?;
         if r.schema != SCHEMA {
-            return Err(format!("{}: schema '{}' is not '{SCHEMA}'", path.display(), r.schema));
+            return Err(RecordError::Schema { path: path.to_path_buf(), found: r.schema });
         }
         Ok(r)
     }

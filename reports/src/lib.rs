@@ -95,7 +95,7 @@ pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<St
     for p in paths {
         match RunRecord::read(&p) {
             Ok(r) => records.push((p, r)),
-            Err(e) => errors.push(e),
+            Err(e) => errors.push(e.to_string()),
         }
     }
     unique_pairs(&records)?;

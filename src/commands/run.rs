@@ -108,6 +108,7 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
         all
     } else {
         let text = records::input::read_text(Path::new(&suite)).map_err(|e| {
+            let e = e.to_string();
             let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
             format!("suite '{suite}': {why}")
         })?;
