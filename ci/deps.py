@@ -11,7 +11,8 @@ Two graphs:
 
 Usage: python3 ci/deps.py [--mermaid] [--check]
   --mermaid  prints the crate graph as a Mermaid flowchart (docs/architecture.md holds it);
-  --check    exits 1, naming the loop, if either graph has one (CI runs it).
+  --check    exits 1, naming the loop, if either graph has one, or if the figure of
+             docs/architecture.md is not the crate graph (CI runs it).
 Without flags: prints both graphs as edge lists.
 """
 
@@ -157,6 +158,10 @@ def main():
         report += [f"  {a} -> {b}" for a, b in sorted(edges)]
     if known:
         print("known module loops, not gated:\n  " + "\n  ".join(known), file=sys.stderr)
+    doc = os.path.join(ROOT, "docs", "architecture.md")
+    figure = "flowchart BT\n" + "".join(f"  {a} --> {b}\n" for a, b in sorted(cedges))
+    if os.path.exists(doc) and figure not in open(doc).read():
+        loops.append("docs/architecture.md: its figure is not the graph of the manifests (python3 ci/deps.py --mermaid)")
     if "--check" in args:
         if loops:
             print("error: dependency loop\n  " + "\n  ".join(loops), file=sys.stderr)
