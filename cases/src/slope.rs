@@ -512,6 +512,26 @@ mod tests {
         assert!(!get(&checks, "creep_speed").pass);
     }
 
+    /// The acceleration tolerance is its derivation (module doc): `IMPULSE_REL_TOL g + 2 v_tol /
+    /// T2`, `9.8e-3 + 3.9e-3 m/s^2` at the defaults; a trace off by 0.9 of it passes, one off by
+    /// 1.1 of it fails (a looser or tighter tolerance is caught either way).
+    #[test]
+    fn acceleration_tolerance_is_its_derivation_and_bounds_the_verdict() {
+        let prm = params(&[("mu", "0.1")]);
+        let p: SlopeParams = prm.decode("slope").unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
+        let a = p.expectation().acceleration;
+        let t_half = (sc.steps - sc.steps / 2) as f64 * sc.dt;
+        let derived = IMPULSE_REL_TOL * p.gravity + 2.0 * CREEP_REL_TOL * p.gravity * sc.dt / t_half;
+        assert!((derived - (9.8e-3 + 3.92e-3)).abs() < 1e-4, "the module doc's numbers: {derived}");
+        for (factor, pass) in [(0.9, true), (-0.9, true), (1.1, false), (-1.1, false)] {
+            let checks = crate::test_util::oracle(&Slope, &prm, &sc, &trace(&p, &sc, a + factor * derived, 0.0));
+            let acc = get(&checks, "acceleration");
+            assert!((acc.tolerance - derived).abs() <= 1e-15 * derived, "{acc:?} vs {derived}");
+            assert_eq!(acc.pass, pass, "off by {factor} x tolerance: {acc:?}");
+        }
+    }
+
     #[test]
     fn resting_trace_passes_when_sticking() {
         let prm = Slope.defaults();

@@ -453,3 +453,21 @@ fn maxima_propagate_nan() {
     let contacts_after = set(vec![ground_contact(&world, 0, f64::NAN), ground_contact(&world, 0, -0.1)]);
     assert!(penetration_max(&contacts_after).is_nan());
 }
+
+/// `penetration_max` over every contact, wherever the deepest one is: first, middle, last, alone;
+/// 0 for an empty set and for separated contacts only (it is a depth, never negative).
+#[rstest]
+#[case(&[-0.3, -0.1, -0.2], 0.3)]
+#[case(&[-0.1, -0.3, -0.2], 0.3)]
+#[case(&[-0.1, -0.2, -0.3], 0.3)]
+#[case(&[-0.25], 0.25)]
+#[case(&[0.1, 0.2], 0.0)]
+#[case(&[], 0.0)]
+fn penetration_is_the_deepest_contact_wherever_it_is(#[case] gaps: &[f64], #[case] want: f64) {
+    let mut world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    for k in 1..gaps.len() {
+        world.bodies.push(sphere("ball", Vector3::new(3.0 * k as f64, 0.0, R), Vector3::zeros(), 0.5));
+    }
+    let contacts = set(gaps.iter().enumerate().map(|(k, g)| ground_contact(&world, k, *g)).collect());
+    assert_eq!(penetration_max(&contacts), want, "gaps {gaps:?}");
+}
