@@ -24,6 +24,7 @@ use crate::contact::ContactCompliance;
 use crate::contact::{ColliderId, Contact, ContactKey, ContactSet, JBlock};
 use crate::eval::{ElasticKey, ModelEval, ProjectiveElement, Reevaluation};
 use crate::layout::{BlockKind, DofBlock, DofLayout};
+use crate::params::FieldError;
 use crate::problem::{StepProblem, StepProblemParts};
 use kernels::sparse::Csr;
 use kernels::BlockDiagonal;
@@ -93,41 +94,47 @@ impl LinearProblem {
     /// Jacobian `J = H^T` as triplets `(row, column, value)` with rows `3 i + (0, 1, 2)` =
     /// `(n, t1, t2)` of contact `i` and columns the DOFs, the free momentum `f = M v*`, the normal
     /// bias `w_n` per contact and `mu` per contact. The error names the offending field (`M`, `H`,
-    /// `f`, `w`, `mu`).
+    /// `f`, `w`, `mu`) and what is wrong with it.
     pub fn new(
         mass: BlockDiagonal,
         jacobian: &[(usize, usize, f64)],
         f: Vec<f64>,
         w_normal: &[f64],
         mu: &[f64],
-    ) -> Result<Self, String> {
+    ) -> Result<Self, FieldError> {
         let nv = mass.dim();
         let nc = mu.len();
         if f.len() != nv {
-            return Err(format!("f: length {} != number of DOFs {nv} (size of M)", f.len()));
+            return Err(FieldError::new("f", format!("length {} != number of DOFs {nv} (size of M)", f.len())));
         }
         if w_normal.len() != nc {
-            return Err(format!("w: {} normal entries for {nc} contacts", w_normal.len()));
+            return Err(FieldError::new("w", format!("{} normal entries for {nc} contacts", w_normal.len())));
         }
         if let Some((i, x)) = f.iter().enumerate().find(|(_, x)| !x.is_finite()) {
-            return Err(format!("f: entry {i} is not finite ({x})"));
+            return Err(FieldError::new("f", format!("entry {i} is not finite ({x})")));
         }
         if let Some((i, x)) = w_normal.iter().enumerate().find(|(_, x)| !x.is_finite()) {
-            return Err(format!("w: normal entry of contact {i} is not finite ({x})"));
+            return Err(FieldError::new("w", format!("normal entry of contact {i} is not finite ({x})")));
         }
         if let Some((i, x)) = mu.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
-            return Err(format!("mu: contact {i} has mu = {x}; friction coefficients must be finite and >= 0"));
+            return Err(FieldError::new(
+                "mu",
+                format!("contact {i} has mu = {x}; friction coefficients must be finite and >= 0"),
+            ));
         }
         let mut blocks = vec![];
         let mut block_of = vec![0usize; nv];
         for (k, b) in mass.blocks().iter().enumerate() {
             let off = mass.offset(k);
             if b.nrows() > 6 {
-                return Err(format!(
-                    "M: diagonal block {k} (DOFs {off}..{}) has {} DOFs; the step problem's contact Jacobian \
+                return Err(FieldError::new(
+                    "M",
+                    format!(
+                        "diagonal block {k} (DOFs {off}..{}) has {} DOFs; the step problem's contact Jacobian \
                      blocks hold at most 6",
-                    off + b.nrows(),
-                    b.nrows()
+                        off + b.nrows(),
+                        b.nrows()
+                    ),
                 ));
             }
             block_of[off..off + b.nrows()].fill(k);
@@ -144,10 +151,13 @@ impl LinearProblem {
         let mut per_contact: Vec<Vec<JBlock>> = vec![vec![]; nc];
         for &(r, c, x) in jacobian {
             if r >= 3 * nc || c >= nv {
-                return Err(format!("H: entry (DOF {c}, contact row {r}) outside {nv} x {}", 3 * nc));
+                return Err(FieldError::new(
+                    "H",
+                    format!("entry (DOF {c}, contact row {r}) outside {nv} x {}", 3 * nc),
+                ));
             }
             if !x.is_finite() {
-                return Err(format!("H: entry (DOF {c}, contact row {r}) is not finite ({x})"));
+                return Err(FieldError::new("H", format!("entry (DOF {c}, contact row {r}) is not finite ({x})")));
             }
             let (i, k) = (r / 3, block_of[c]);
             let blk = &layout.blocks[k];
@@ -178,7 +188,7 @@ impl LinearProblem {
             });
         }
         let mut mass = mass;
-        mass.factor().map_err(|e| format!("M: not symmetric positive definite ({e})"))?;
+        mass.factor().map_err(|e| FieldError::new("M", format!("not symmetric positive definite ({e})")))?;
         Ok(Self { contacts: ContactSet { contacts }, layout, mass, forces: f })
     }
 
@@ -272,13 +282,14 @@ mod tests {
     fn bad_data_names_the_field() {
         let mass = || BlockDiagonal::new(vec![DMatrix::identity(3, 3)]);
         let e = LinearProblem::new(mass(), &[], vec![0.0; 3], &[0.0], &[-1.0]).unwrap_err();
-        assert!(e.starts_with("mu:"), "{e}");
+        assert_eq!(e.field, "mu", "{e}");
+        assert!(e.to_string().starts_with("mu: contact 0 has mu = -1"), "{e}");
         let e = LinearProblem::new(mass(), &[], vec![0.0; 2], &[0.0], &[1.0]).unwrap_err();
-        assert!(e.starts_with("f:"), "{e}");
+        assert_eq!(e.field, "f", "{e}");
         let e = LinearProblem::new(mass(), &[(3, 0, 1.0)], vec![0.0; 3], &[0.0], &[1.0]).unwrap_err();
-        assert!(e.starts_with("H:"), "{e}");
+        assert_eq!(e.field, "H", "{e}");
         let big = BlockDiagonal::new(vec![DMatrix::identity(7, 7)]);
         let e = LinearProblem::new(big, &[], vec![0.0; 7], &[], &[]).unwrap_err();
-        assert!(e.starts_with("M:") && e.contains("7 DOFs"), "{e}");
+        assert!(e.field == "M" && e.reason.contains("7 DOFs"), "{e}");
     }
 }

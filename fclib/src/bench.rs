@@ -167,12 +167,12 @@ pub fn run_one(
     // a deadline beyond what `Instant` can hold is no deadline
     let deadline = Instant::now().checked_add(limit);
     match crate::solve_until(prob, s.as_mut(), deadline) {
-        Err(e) if e.starts_with("unsupported") => {
+        Err(e @ crate::SolveFailure::Solver(api::SolveError::Unsupported { .. })) => {
             record.reason = Some(format!("refuses the {} form: {e}", prob.form));
         }
         Err(e) => {
             record.status = RunStatus::Failed;
-            record.reason = Some(e);
+            record.reason = Some(e.to_string());
             record.summary.failures = 1;
         }
         Ok(rep) => {

@@ -68,8 +68,8 @@ pub use export::{export_step, solution_of};
 pub use matrix::{Csc, CscOps};
 pub use problem::{
     from_normal_last, from_step, natmap_residual, to_normal_last, FclibProblem, Form, GlobalProblem, Info,
-    LocalProblem, Solution, LOCAL_LIMIT, LOCAL_VIEW_LIMIT,
+    LocalProblem, ProblemError, Solution, LOCAL_LIMIT, LOCAL_VIEW_LIMIT,
 };
 pub use read::{read, read_as};
-pub use solve::{solve, solve_until, SolveReport};
+pub use solve::{solve, solve_until, SolveFailure, SolveReport};
 pub use write::write;

@@ -2,7 +2,40 @@
 //! doc's table): [`from_step`], the local form `W = H^T M^-1 H`, `q = H^T M^-1 f + w`, the view
 //! as a [`LinearProblem`] and the Siconos natural-map error.
 
+/// Why a step or a file's data cannot be an FCLIB problem, or the problem cannot be given to the
+/// solvers: the offending field (`M`, `H`, `w`, `W`, `f`, `mu`) and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProblemError {
+    /// A field of the problem is invalid.
+    #[error(transparent)]
+    Field(#[from] FieldError),
+    /// The step has no contact.
+    #[error("the step has no contacts: nothing to export")]
+    NoContacts,
+    /// The step has bilateral rows (FCLIB's `G` is not exported).
+    #[error("the step has {rows} bilateral rows; exporting FCLIB's G is not supported")]
+    Bilateral {
+        /// How many.
+        rows: usize,
+    },
+    /// The local problem is too large for the dense Cholesky view.
+    #[error("{rows} rows: the dense Cholesky view of W is limited to {limit}")]
+    LocalViewTooLarge {
+        /// Rows of `W`.
+        rows: usize,
+        /// [`LOCAL_VIEW_LIMIT`].
+        limit: usize,
+    },
+}
+
+impl From<ProblemError> for String {
+    fn from(e: ProblemError) -> String {
+        e.to_string()
+    }
+}
+
 use crate::matrix::{Csc, CscOps};
+use api::FieldError;
 use harness::linear::LinearProblem;
 use harness::problem::StepProblem;
 use kernels::BlockDiagonal;
@@ -120,13 +153,13 @@ pub struct FclibProblem {
 /// The FCLIB problem of one step (rigid reference law), with the local form when `3 nc <=
 /// local_limit`. Fails on a step without contacts or with bilateral rows (FCLIB's `G` is not
 /// exported yet).
-pub fn from_step(p: &StepProblem<'_>, local_limit: usize, info: Info) -> Result<FclibProblem, String> {
+pub fn from_step(p: &StepProblem<'_>, local_limit: usize, info: Info) -> Result<FclibProblem, ProblemError> {
     let (nv, nc) = (p.nv(), p.nc());
     if nc == 0 {
-        return Err("the step has no contacts: nothing to export".into());
+        return Err(ProblemError::NoContacts);
     }
     if p.nb() > 0 {
-        return Err(format!("the step has {} bilateral rows; exporting FCLIB's G is not supported", p.nb()));
+        return Err(ProblemError::Bilateral { rows: p.nb() });
     }
     let m = Csc::from_triplets(nv, nv, &p.mass.triplets());
     let h_t: Vec<(usize, usize, f64)> = p.contacts.jacobian_triplets().into_iter().map(|(r, c, x)| (c, r, x)).collect();
@@ -174,7 +207,7 @@ impl GlobalProblem {
     }
 
     /// The block-diagonal mass matrix (unfactored); errors name `M`.
-    pub fn mass(&self) -> Result<BlockDiagonal, String> {
+    pub fn mass(&self) -> Result<BlockDiagonal, ProblemError> {
         let mut blocks: Vec<DMatrix<f64>> = self.block_sizes.iter().map(|&s| DMatrix::zeros(s, s)).collect();
         let mut owner = vec![(0usize, 0usize); self.nv()];
         let mut off = 0;
@@ -187,14 +220,16 @@ impl GlobalProblem {
         for (r, c, x) in self.m.triplets() {
             let ((kr, jr), (kc, jc)) = (owner[r], owner[c]);
             if kr != kc {
-                return Err(format!("M: entry ({r}, {c}) couples diagonal blocks {kr} and {kc}"));
+                return Err(
+                    FieldError::new("M", format!("entry ({r}, {c}) couples diagonal blocks {kr} and {kc}")).into()
+                );
             }
             blocks[kr][(jr, jc)] = x;
         }
         for (k, b) in blocks.iter().enumerate() {
             let scale = b.amax().max(f64::MIN_POSITIVE);
             if (b - b.transpose()).amax() > 1e-12 * scale {
-                return Err(format!("M: diagonal block {k} is not symmetric"));
+                return Err(FieldError::new("M", format!("diagonal block {k} is not symmetric")).into());
             }
         }
         Ok(BlockDiagonal::new(blocks))
@@ -202,36 +237,40 @@ impl GlobalProblem {
 
     /// The problem as a [`LinearProblem`] (see `harness::linear` for the mapping and limits).
     /// Errors name the field.
-    pub fn to_linear(&self) -> Result<LinearProblem, String> {
+    pub fn to_linear(&self) -> Result<LinearProblem, ProblemError> {
         let nc = self.nc();
         let mut w_n = Vec::with_capacity(nc);
         for i in 0..nc {
             let wi = &self.w[3 * i..3 * i + 3];
             if wi[1] != 0.0 || wi[2] != 0.0 {
-                return Err(format!(
-                    "w: contact {i} has a tangential bias ({}, {}); signorini's step problem has a normal bias only",
-                    wi[1], wi[2]
-                ));
+                return Err(FieldError::new(
+                    "w",
+                    format!(
+                        "contact {i} has a tangential bias ({}, {}); signorini's step problem has a normal bias only",
+                        wi[1], wi[2]
+                    ),
+                )
+                .into());
             }
             w_n.push(wi[0]);
         }
         let j: Vec<(usize, usize, f64)> = self.h.triplets().into_iter().map(|(r, c, x)| (c, r, x)).collect();
-        LinearProblem::new(self.mass()?, &j, self.f.clone(), &w_n, &self.mu)
+        Ok(LinearProblem::new(self.mass()?, &j, self.f.clone(), &w_n, &self.mu)?)
     }
 
     /// `q = H^T M^-1 f + w`, the constant term of the local problem.
-    pub fn q(&self) -> Result<Vec<f64>, String> {
+    pub fn q(&self) -> Result<Vec<f64>, ProblemError> {
         let mut mass = self.mass()?;
-        mass.factor().map_err(|e| format!("M: {e}"))?;
+        mass.factor().map_err(|e| FieldError::new("M", e.to_string()))?;
         let mut vstar = self.f.clone();
         mass.solve_in_place(&mut vstar);
         Ok(self.h.tr_mul(&vstar).iter().zip(&self.w).map(|(a, b)| a + b).collect())
     }
 
     /// `v = M^-1 (f + H r)`, the velocity that balances impulses `r`.
-    pub fn velocity_of(&self, r: &[f64]) -> Result<Vec<f64>, String> {
+    pub fn velocity_of(&self, r: &[f64]) -> Result<Vec<f64>, ProblemError> {
         let mut mass = self.mass()?;
-        mass.factor().map_err(|e| format!("M: {e}"))?;
+        mass.factor().map_err(|e| FieldError::new("M", e.to_string()))?;
         let mut v: Vec<f64> = self.h.mul(r).iter().zip(&self.f).map(|(a, b)| a + b).collect();
         mass.solve_in_place(&mut v);
         Ok(v)
@@ -245,7 +284,7 @@ impl GlobalProblem {
     /// The natural-map error of `(v, r)` relative to `||q||_2`: [`natmap_residual`]`(u, r) /
     /// ||q||_2` (absolute when `||q||_2 <= f64::EPSILON`), `u = H^T v + w`. This is what `signorini
     /// fclib solve` prints; `signorini fclib bench` reports `||F|| / (1 + ||q||)` beside it.
-    pub fn natmap_error(&self, v: &[f64], r: &[f64]) -> Result<f64, String> {
+    pub fn natmap_error(&self, v: &[f64], r: &[f64]) -> Result<f64, ProblemError> {
         let f = natmap_residual(&self.contact_velocity(v), r, &self.mu);
         Ok(relative(f, norm(&self.q()?)))
     }
@@ -277,19 +316,23 @@ impl LocalProblem {
     /// for a dense `W`; every solver that takes FCLIB takes a contact on any number of blocks,
     /// docs/fclib.md). Refused above
     /// [`LOCAL_VIEW_LIMIT`] rows or when no `epsilon <= 1e-6 max_i W_ii` works.
-    pub fn global_view(&self, info: Info) -> Result<(GlobalProblem, f64), String> {
+    pub fn global_view(&self, info: Info) -> Result<(GlobalProblem, f64), ProblemError> {
         let n = 3 * self.nc();
         if self.w.rows() != n || self.w.cols() != n || self.q.len() != n {
-            return Err(format!(
-                "W is {} x {}, q has {}: expected {n} for {} contacts",
-                self.w.rows(),
-                self.w.cols(),
-                self.q.len(),
-                self.nc()
-            ));
+            return Err(FieldError::new(
+                "W",
+                format!(
+                    "{} x {}, q has {}: expected {n} for {} contacts",
+                    self.w.rows(),
+                    self.w.cols(),
+                    self.q.len(),
+                    self.nc()
+                ),
+            )
+            .into());
         }
         if n > LOCAL_VIEW_LIMIT {
-            return Err(format!("{n} rows: the dense Cholesky view of W is limited to {LOCAL_VIEW_LIMIT}"));
+            return Err(ProblemError::LocalViewTooLarge { rows: n, limit: LOCAL_VIEW_LIMIT });
         }
         let mut ws = vec![0.0; n * n];
         for (r, c, x) in self.w.triplets() {
@@ -298,7 +341,7 @@ impl LocalProblem {
         }
         let dmax = (0..n).map(|i| ws[i * n + i]).fold(0.0f64, f64::max);
         if dmax.is_nan() || dmax <= 0.0 {
-            return Err("W has no positive diagonal entry".into());
+            return Err(FieldError::new("W", "has no positive diagonal entry").into());
         }
         let mut eps = 0.0;
         let l = loop {
@@ -311,10 +354,11 @@ impl LocalProblem {
             }
             eps = if eps == 0.0 { 1e-14 * dmax } else { eps * 10.0 };
             if eps > 1e-6 * dmax {
-                return Err(format!(
-                    "W + epsilon I has no Cholesky factor for epsilon up to 1e-6 x max W_ii = {:.3e}",
-                    1e-6 * dmax
-                ));
+                return Err(FieldError::new(
+                    "W + epsilon I",
+                    format!("has no Cholesky factor for epsilon up to 1e-6 x max W_ii = {:.3e}", 1e-6 * dmax),
+                )
+                .into());
             }
         };
         // factor_in_place leaves L strictly below the diagonal and 1 / L_ii on it; H = R = L^T.

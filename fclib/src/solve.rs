@@ -39,9 +39,40 @@ pub struct SolveReport {
     pub log: harness::IterationLog,
 }
 
+/// Why an FCLIB problem could not be solved and graded.
+#[derive(Debug, thiserror::Error)]
+pub enum SolveFailure {
+    /// The problem cannot be given to the solvers, or graded ([`crate::ProblemError`]).
+    #[error(transparent)]
+    Problem(#[from] crate::ProblemError),
+    /// The solver produced nothing usable.
+    #[error(transparent)]
+    Solver(#[from] api::SolveError),
+    /// The solver panicked (a bug in it), with the panic message.
+    #[error("solver panicked: {0}")]
+    Panic(String),
+    /// The answer has the wrong size.
+    #[error("solver returned {velocities} velocities and {impulses} impulses")]
+    WrongSize {
+        /// Velocities returned.
+        velocities: usize,
+        /// Impulse components returned (3 per contact expected).
+        impulses: usize,
+    },
+    /// A file read as local form lacks its local problem.
+    #[error("a local-form problem without its local problem")]
+    MissingLocal,
+}
+
+impl From<SolveFailure> for String {
+    fn from(e: SolveFailure) -> String {
+        e.to_string()
+    }
+}
+
 /// Solves `prob` with `solver` through the [`LinearProblem`] view and compares with the stored
 /// solution and guesses (velocities of a stored `r` without `v` are `M^-1 (f + H r)`).
-pub fn solve(prob: &FclibProblem, solver: &mut dyn harness::Solver) -> Result<SolveReport, String> {
+pub fn solve(prob: &FclibProblem, solver: &mut dyn harness::Solver) -> Result<SolveReport, SolveFailure> {
     solve_until(prob, solver, None)
 }
 
@@ -51,23 +82,22 @@ pub fn solve_until(
     prob: &FclibProblem,
     solver: &mut dyn harness::Solver,
     deadline: Option<Instant>,
-) -> Result<SolveReport, String> {
+) -> Result<SolveReport, SolveFailure> {
     let g = &prob.global;
     let lin = g.to_linear()?;
     let p = lin.step_problem();
     let mut log = harness::IterationLog::with_deadline(deadline);
     let t = Instant::now();
     let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(&p, &mut log)))
-        .map_err(|e| format!("solver panicked: {}", harness::stepper::panic_message(e.as_ref())))?
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| SolveFailure::Panic(harness::stepper::panic_message(e.as_ref())))??;
     let wall_s = t.elapsed().as_secs_f64();
     let r: Vec<f64> = sol.impulses.iter().flatten().copied().collect();
     if sol.v.len() != g.nv() || r.len() != 3 * g.nc() {
-        return Err(format!("solver returned {} velocities and {} impulses", sol.v.len(), r.len()));
+        return Err(SolveFailure::WrongSize { velocities: sol.v.len(), impulses: r.len() });
     }
     // the problem graded: the file's local form, or the global one
     let local = match prob.form {
-        Form::Local => Some(prob.local.as_ref().ok_or("a local-form problem without its local problem")?),
+        Form::Local => Some(prob.local.as_ref().ok_or(SolveFailure::MissingLocal)?),
         Form::Global => None,
     };
     let (u, q_norm) = match local {
@@ -76,7 +106,7 @@ pub fn solve_until(
     };
     let residual = natmap_residual(&u, &r, &g.mu);
     let error = if q_norm <= f64::EPSILON { residual } else { residual / q_norm };
-    let err_of = |s: &Solution| -> Result<Option<f64>, String> {
+    let err_of = |s: &Solution| -> Result<Option<f64>, crate::ProblemError> {
         if s.r.is_empty() {
             return Ok(None);
         }
