@@ -471,3 +471,39 @@ fn penetration_is_the_deepest_contact_wherever_it_is(#[case] gaps: &[f64], #[cas
     let contacts = set(gaps.iter().enumerate().map(|(k, g)| ground_contact(&world, k, *g)).collect());
     assert_eq!(penetration_max(&contacts), want, "gaps {gaps:?}");
 }
+
+/// The total energy is the sum of its four terms, each measured separately and all nonzero and
+/// distinct here (a moving sphere above the origin under gravity, on a stretched spring, and a
+/// compressed FEM box): a sign or operator slip in the sum changes `total`.
+#[test]
+fn energy_total_is_the_sum_of_its_four_terms() {
+    use crate::model::{DeformableBody, ElasticMaterial, ElasticModel};
+    let mut world = World::new();
+    world.bodies.push(sphere("ball", Vector3::new(0.0, 0.0, 2.0), Vector3::new(0.0, 3.0, 0.0), 0.5));
+    world.springs.push(Spring {
+        body: 0,
+        local_point: Vector3::zeros(),
+        anchor: Vector3::new(0.0, 0.0, 1.0),
+        stiffness: 100.0,
+        rest_length: 0.5,
+        axis: None,
+    });
+    let mat = ElasticMaterial { model: ElasticModel::Arap, youngs_modulus: 1e5, poisson_ratio: 0.3 };
+    let size = Vector3::new(0.1, 0.1, 0.1);
+    let mut b =
+        DeformableBody::box_mesh("box", Vector3::new(1.0, 0.0, 0.5), size, [1; 3], 1000.0, mat, Material::rigid(0.5));
+    for p in &mut b.positions {
+        p.z *= 0.9; // squeezed along z: elastic energy > 0
+    }
+    world.deformables.push(b);
+    let e = EnergyTerms::of(&world);
+    // each term is the world's own measure: 1/2 m v^2, -m g.x over bodies and nodes, 1/2 k (l - l0)^2
+    assert_eq!(e.kinetic, world.kinetic_energy());
+    assert_eq!(e.gravity, world.gravity_energy());
+    assert!((e.spring - 0.5 * 100.0 * 0.5 * 0.5).abs() < 1e-12, "{e:?}");
+    assert_eq!(e.elastic, world.elastic_energy());
+    let terms = [e.kinetic, e.gravity, e.spring, e.elastic];
+    assert!(terms.iter().all(|t| t.abs() > 1e-6), "every term nonzero: {e:?}");
+    let sum: f64 = terms.iter().sum();
+    assert!((e.total - sum).abs() <= 1e-12 * sum.abs(), "{e:?}");
+}
