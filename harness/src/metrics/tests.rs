@@ -6,6 +6,7 @@
 //! `(n, t1, t2) = (z, x, y)` and, for a non-rotating sphere, `u = (v_z + phi0/dt, v_x, v_y)`.
 
 use super::*;
+use crate::case::Trace;
 use crate::contact::{ColliderId, Contact, ContactKey};
 use crate::model::{Material, RigidBody, Shape, Spring, StaticCollider, StaticShape};
 use crate::solver::SolveStatus;
@@ -506,4 +507,192 @@ fn energy_total_is_the_sum_of_its_four_terms() {
     assert!(terms.iter().all(|t| t.abs() > 1e-6), "every term nonzero: {e:?}");
     let sum: f64 = terms.iter().sum();
     assert!((e.total - sum).abs() <= 1e-12 * sum.abs(), "{e:?}");
+}
+
+/// A sphere in free space, ball-jointed to the world at its centre (G = [I 0] on its twist), then
+/// moved by `offset` so that the joint is violated by exactly `offset` (in either sign convention,
+/// read back from the rows), with the joint rigid or a spring–damper `(k, b)`.
+fn jointed_sphere(offset: Vector3<f64>, compliance: Option<(f64, f64)>) -> World {
+    use crate::model::{Joint, JointCompliance};
+    let mut w = World::new();
+    w.gravity = Vector3::zeros();
+    w.bodies.push(sphere("ball", Vector3::zeros(), Vector3::zeros(), 0.5));
+    let mut j = Joint::ball_at(&w, 0, None, Vector3::zeros());
+    j.compliance = compliance.map(|(stiffness, damping)| JointCompliance { stiffness, damping });
+    w.joints.push(j);
+    w.bodies[0].position += offset;
+    w
+}
+
+/// The joint-law residual is `max_k |G_k v + C_k/dt|` for rigid rows and
+/// `max_k |G_k v - v_hat_k + r_k gamma_k|` with `v_hat = -k C/(dt k + b)`, `r = 1/(dt (dt k + b))`
+/// for a spring–damper (numbers worked by hand below), and the drift after the step is `max |C|`.
+#[test]
+fn bilateral_metrics_follow_the_joint_law_and_the_drift() {
+    let offset = Vector3::new(0.01, -0.02, 0.0);
+    let v = vec![0.5, 0.3, -0.2, 0.0, 0.0, 0.0];
+    // rigid: rows x, y, z with |C| = (0.01, 0.02, 0): |v_k + C_k/dt| with C's sign read from the rows
+    let w = jointed_sphere(offset, None);
+    let contacts = ContactSet::default();
+    let p = w.step_problem(&contacts, DT, None).unwrap();
+    assert_eq!(p.nb(), 3);
+    let c: Vec<f64> = p.bilateral.rows.iter().map(|r| r.violation).collect();
+    assert_eq!(c.iter().map(|x| x.abs()).collect::<Vec<_>>(), [0.01, 0.02, 0.0]);
+    let want = (0..3).map(|k| (v[k] + c[k] / DT).abs()).fold(0.0, f64::max);
+    assert!((bilateral_residual_max(&p, &v, &[]) - want).abs() < 1e-12, "{want}");
+    assert!(want > 1.0, "the bias C/dt dominates: {want}");
+    // rigid rows ignore gamma (r = 0)
+    assert_eq!(bilateral_residual_max(&p, &v, &[5.0, 5.0, 5.0]), bilateral_residual_max(&p, &v, &[]));
+    // compliant, k = 1000 N/m, b = 10 N s/m, dt = 0.01: dt k + b = 20, v_hat = -50 C,
+    // r = 1/(0.01 * 20) = 5; gamma = (0.1, 0, -0.04) cancels nothing in particular
+    let w = jointed_sphere(offset, Some((1000.0, 10.0)));
+    let p = w.step_problem(&contacts, DT, None).unwrap();
+    let gamma = [0.1, 0.0, -0.04];
+    let want = (0..3).map(|k| (v[k] + 50.0 * c[k] + 5.0 * gamma[k]).abs()).fold(0.0, f64::max);
+    assert!((bilateral_residual_max(&p, &v, &gamma) - want).abs() < 1e-12, "{want}");
+    // the impulse that zeroes every row's law: gamma_k = -(v_k + 50 C_k) / 5
+    let zero: Vec<f64> = (0..3).map(|k| -(v[k] + 50.0 * c[k]) / 5.0).collect();
+    assert!(bilateral_residual_max(&p, &v, &zero) < 1e-12);
+    // drift after the step: the largest |C| of the world's joint rows
+    assert_eq!(bilateral_violation_max(&jointed_sphere(offset, None)), 0.02);
+    assert_eq!(bilateral_violation_max(&jointed_sphere(Vector3::zeros(), None)), 0.0);
+}
+
+/// The natural map's projection: a frictionless contact separating with no impulse, or a sliding
+/// one, is at the solution (0); an impulse strictly inside the cone with zero velocity is too.
+/// (`kernels::cone::project` with `mu = 0` would return a purely normal negative point unchanged,
+/// which the metric's guard exists to avoid.)
+#[rstest]
+#[case([0.0, 0.0, 0.0], [0.5, 0.0, 0.0], 0.0)]
+#[case([0.0, 0.0, 0.0], [0.5, 0.3, -0.1], 0.0)]
+#[case([1.0, 0.2, 0.0], [0.0, 0.0, 0.0], 0.5)]
+#[case([1.0, 0.0, 0.2], [0.0, 0.0, 0.0], 0.5)]
+fn natural_map_vanishes_at_solutions(#[case] lambda: [f64; 3], #[case] u: [f64; 3], #[case] mu: f64) {
+    let f = complementarity::natural_map_one(lambda, u, mu);
+    assert!(f.iter().all(|x| x.abs() < 1e-15), "F = {f:?} for lambda {lambda:?}, u {u:?}, mu {mu}");
+}
+
+/// A solution with fewer impulses than contacts is a shape error, not a shorter sum.
+#[test]
+#[should_panic(expected = "1 impulses for 2 contacts")]
+fn natural_map_refuses_a_wrong_number_of_impulses() {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0), ground_contact(&world, 0, 0.0)]);
+    let _ = complementarity::natural_map_with(&contacts, &[[0.0; 3]], &[[0.0; 3], [0.0; 3]]);
+}
+
+/// Stick versus slip scales with the normal impulse: `||lambda_t|| < (1 - STICK_MARGIN) mu
+/// lambda_n`, here with `lambda_n = 2` so that `mu lambda_n` and `mu / lambda_n` differ.
+#[test]
+fn stick_and_slip_scale_with_the_normal_impulse() {
+    assert_eq!(classify([2.0, 0.7, 0.0], 0.5), ContactState::Stick); // 0.7 < 0.999
+    assert_eq!(classify([2.0, 0.0, 1.0], 0.5), ContactState::Slip); // on the boundary
+    assert_eq!(classify([0.5, 0.3, 0.0], 0.5), ContactState::Slip); // 0.3 > 0.25 x 0.999
+    assert_eq!(classify([0.5, 0.2, 0.0], 0.5), ContactState::Stick); // 0.2 < 0.25 x 0.999
+}
+
+/// The momentum error with joints: an answer that balances `M (v+ - v*) = G^T gamma` is exact (0)
+/// only when `gamma` is counted; a `gamma` of the wrong length is ignored (as none).
+#[test]
+fn momentum_counts_the_joint_impulses() {
+    let w = jointed_sphere(Vector3::zeros(), None);
+    let contacts = ContactSet::default();
+    let p = w.step_problem(&contacts, DT, None).unwrap();
+    let gamma = [0.2, -0.1, 0.05];
+    // G = [I 0] on the sphere: v+ = v* + M^-1 G^T gamma = gamma / M on the linear part
+    let mut v = p.free_velocity();
+    for k in 0..3 {
+        v[k] += gamma[k] / M;
+    }
+    let v_star = p.free_velocity();
+    assert!(momentum::momentum_rel_with(&p, &v, &[], &gamma, &v_star) < 1e-15);
+    let without = momentum::momentum_rel_with(&p, &v, &[], &[], &v_star);
+    assert!(without > 0.1, "the joint impulse is the whole balance: {without}");
+    assert_eq!(momentum::momentum_rel_with(&p, &v, &[], &gamma[..1], &v_star), without);
+}
+
+/// Standing still under gravity with no impulse: nothing balances the weight, and nothing scales
+/// the error (`||M v+|| = ||J^T lambda|| = 0`), so the relative error is infinite, not 0.
+#[test]
+fn momentum_error_of_an_unbalanced_rest_is_infinite() {
+    let world = sphere_on_ground(0.5, 0.1, Vector3::zeros());
+    let contacts = ContactSet::default();
+    let p = world.step_problem(&contacts, DT, None).unwrap();
+    assert_eq!(momentum_rel(&p, &[0.0; 6], &[]), f64::INFINITY);
+    assert_eq!(momentum_rel(&p, &p.free_velocity(), &[]), 0.0, "free flight is exact");
+}
+
+/// Momentum drift of a closed system is the largest change from the first state of the trace, for
+/// the linear and the angular momentum apart; a system with gravity, or an empty trace, has none.
+#[test]
+fn momentum_drift_is_measured_from_the_first_state() {
+    let mut w = World::new();
+    w.gravity = Vector3::zeros();
+    w.bodies.push(sphere("ball", Vector3::new(1.0, 0.0, 0.0), Vector3::zeros(), 0.5));
+    assert!(w.is_closed());
+    let q0 = w.positions();
+    // v = (vx, vy, vz, wx, wy, wz): p = M v, L = x x M v + I w with x = (1, 0, 0)
+    let states = [[0.0, 1.0, 0.0, 0.0, 0.0, 0.0], [0.0, 1.5, 0.0, 0.0, 0.0, 0.0], [0.0, 0.8, 0.0, 0.0, 0.0, 2.0]];
+    let trace = Trace {
+        dt: DT,
+        q: vec![q0.clone(); 3],
+        v: states.iter().map(|s| s.to_vec()).collect(),
+        metrics: vec![],
+        completed: true,
+    };
+    let d = momentum::drift(&w, &trace).expect("closed");
+    // p: (0, 2, 0) -> (0, 3, 0) -> (0, 1.6, 0): max |p - p0| = 1
+    assert!((d.linear - 1.0).abs() < 1e-12, "{d:?}");
+    // L_z = x v_y M + I w_z: 2 -> 3 -> 1.6 + 2 I: max |L - L0| = 1
+    let l2 = 1.6 + 2.0 * I;
+    assert!((d.angular - (1.0f64).max((l2 - 2.0).abs())).abs() < 1e-12, "{d:?}");
+    let empty = Trace { dt: DT, q: vec![], v: vec![], metrics: vec![], completed: true };
+    assert!(momentum::drift(&w, &empty).is_none());
+    assert!(momentum::drift(&sphere_on_ground(0.5, 0.0, Vector3::zeros()), &trace).is_none(), "gravity");
+}
+
+/// The direction error of sliding friction: 0 opposite to the slip, 1 perpendicular, 2 along it,
+/// for tangential magnitudes other than 1; none at or below the slip-speed threshold.
+#[rstest]
+#[case([1.0, 2.0, 0.0], [0.0, -0.5, 0.0], Some(0.0))]
+#[case([1.0, 0.0, 3.0], [0.0, -0.5, 0.0], Some(1.0))]
+#[case([1.0, 2.0, 0.0], [0.0, 0.5, 0.0], Some(2.0))]
+#[case([1.0, 2.0, 2.0], [0.0, -0.25, 0.0], Some(1.0 - 0.5f64.sqrt()))]
+#[case([1.0, 2.0, 0.0], [0.0, -SLIP_SPEED_THRESHOLD, 0.0], None)]
+fn mdp_violation_is_one_minus_the_cosine(#[case] lambda: [f64; 3], #[case] u: [f64; 3], #[case] want: Option<f64>) {
+    let got = mdp_violation(lambda, u);
+    match (got, want) {
+        (Some(g), Some(w)) => assert!((g - w).abs() < 1e-12, "{got:?} vs {want:?}"),
+        _ => assert_eq!(got, want),
+    }
+}
+
+/// The yardstick on every iterate: the rigid NCP's natural map, the contact model's own natural
+/// map (equal to the first for rigid contact, with the same normalisation) and the momentum
+/// error, each equal to the step metric of that iterate; an iterate of the wrong size gives NaN.
+#[test]
+fn yardstick_columns_are_the_step_metrics_of_each_iterate() {
+    use crate::metrics::yardstick::{evaluate as columns, Iterate, MODEL_NATMAP, MOMENTUM, NATMAP};
+    let world = sphere_on_ground(0.5, 0.0, Vector3::new(0.3, 0.0, 0.0));
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let p = world.step_problem(&contacts, DT, None).unwrap();
+    let exact =
+        Iterate { v: vec![0.1, 0.0, 0.0, 0.0, 0.0, 0.0], impulses: vec![[M * G * DT, -0.4, 0.0]], bilateral: vec![] };
+    let free = Iterate { v: p.free_velocity(), impulses: vec![[0.0; 3]], bilateral: vec![] };
+    let short_v = Iterate { v: vec![0.0; 5], impulses: vec![[0.0; 3]], bilateral: vec![] };
+    let short_l = Iterate { v: vec![0.0; 6], impulses: vec![], bilateral: vec![] };
+    let its = [exact.clone(), free.clone(), short_v, short_l];
+    let cols = columns(&p, &its);
+    assert_eq!(cols.iter().map(|c| c.0).collect::<Vec<_>>(), [NATMAP, MODEL_NATMAP, MOMENTUM]);
+    for (k, it) in [exact, free].iter().enumerate() {
+        let sol = solution(it.v.clone(), it.impulses.clone());
+        let natmap = natural_map_norms(&p, &sol).rel_l2;
+        assert!(natmap > 0.0 || k == 0, "iterate {k}");
+        assert!((cols[0].1[k] - natmap).abs() <= 1e-14 * natmap.max(1.0), "iterate {k}: {:?} vs {natmap}", cols[0].1);
+        assert!((cols[1].1[k] - natmap).abs() <= 1e-12 * natmap.max(1e-12), "rigid contact: model = NCP ({k})");
+        assert_eq!(cols[2].1[k], momentum_rel(&p, &sol.v, &sol.impulses), "iterate {k}");
+    }
+    for c in &cols {
+        assert!(c.1[2].is_nan() && c.1[3].is_nan(), "{}: wrong sizes give NaN: {:?}", c.0, c.1);
+    }
 }
