@@ -980,3 +980,40 @@ mod tests {
         assert!(evaluate(&parse("", "g.toml").unwrap(), &same, Scope::Suite).passed());
     }
 }
+
+/// Tests written against the mutants cargo-mutants left alive in this file (ci/mutants.sh gate;
+/// docs/mutation-testing.md).
+#[cfg(test)]
+mod mutant_tests {
+    use super::*;
+
+    /// `"*"` names every pair and lists none; one name or a list lists exactly those.
+    #[test]
+    fn names_list_and_match() {
+        let all = Names::One("*".into());
+        assert!(all.is_all() && all.listed().is_empty() && all.matches("anything"));
+        let one = Names::One("pgs".into());
+        assert!(!one.is_all() && one.listed() == ["pgs"] && one.matches("pgs") && !one.matches("sap"));
+        let many = Names::Many(vec!["pgs".into(), "sap".into()]);
+        assert!(many.listed() == ["pgs", "sap"] && many.matches("sap") && !many.matches("nsn"));
+        // a list that happens to hold "*" is a list, not the wildcard
+        let odd = Names::Many(vec!["*".into()]);
+        assert!(!odd.is_all() && odd.listed() == ["*"] && !odd.matches("pgs"));
+    }
+
+    /// Only gates on an oracle check itself (`oracle.CHECK`) are refused as redundant; a
+    /// two-part metric path of any other kind, or a deeper oracle path, is a gate like any other.
+    #[test]
+    fn only_oracle_checks_themselves_are_redundant_gates() {
+        let gate = |metric: &str| {
+            format!("[[gate]]\nsolver = \"pgs\"\ncase = \"c\"\nmetric = \"{metric}\"\nmax = 1\nwhy = \"w\"\n")
+        };
+        for ok in ["unconverged_steps", "metrics.natmap_rel_l2", "oracle.slides.error"] {
+            assert!(parse(&gate(ok), "g.toml").is_ok(), "{ok}");
+        }
+        for refused in ["oracle", "oracle.slides"] {
+            let e = parse(&gate(refused), "g.toml").unwrap_err();
+            assert!(e.contains("gated already"), "{refused}: {e}");
+        }
+    }
+}
