@@ -1016,4 +1016,18 @@ mod mutant_tests {
             assert!(e.contains("gated already"), "{refused}: {e}");
         }
     }
+
+    /// `min = max` pins one value and is a valid gate; an empty list of solvers or of cases (either
+    /// one alone) names nothing and is refused.
+    #[test]
+    fn bounds_may_meet_and_name_lists_may_not_be_empty() {
+        let gate = |names: &str, bounds: &str| {
+            format!("[[gate]]\n{names}\nmetric = \"unconverged_steps\"\n{bounds}\nwhy = \"w\"\n")
+        };
+        assert!(parse(&gate("solver = \"pgs\"\ncase = \"c\"", "min = 1\nmax = 1"), "g.toml").is_ok());
+        for names in ["solver = []\ncase = \"c\"", "solver = \"pgs\"\ncase = []"] {
+            let e = parse(&gate(names, "max = 1"), "g.toml").unwrap_err();
+            assert!(e.contains("empty list of names"), "{names}: {e}");
+        }
+    }
 }
