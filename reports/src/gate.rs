@@ -1030,4 +1030,78 @@ mod mutant_tests {
             assert!(e.contains("empty list of names"), "{names}: {e}");
         }
     }
+
+    /// `"*"` for solver and case is a valid gate (the wildcard is not an empty list).
+    #[test]
+    fn wildcards_are_not_empty_lists() {
+        let g = "[[gate]]\nsolver = \"*\"\ncase = \"*\"\nmetric = \"unconverged_steps\"\nmax = 0\nwhy = \"w\"\n";
+        assert!(parse(g, "g.toml").is_ok());
+    }
+
+    /// An expected failure needs both a reason and a `see`; either one missing is refused.
+    #[test]
+    fn expected_failures_need_a_reason_and_a_see() {
+        let entry = |reason: &str, see: &str| {
+            format!(
+                "[[expected_failure]]\nsolver = \"pgs\"\ncase = \"c\"\ncheck = \"slides\"\nmeasured = 1.0\n\
+                 reason = \"{reason}\"\nsee = \"{see}\"\n"
+            )
+        };
+        assert!(parse(&entry("r", "s"), "g.toml").is_ok());
+        for (reason, see) in [("", "s"), ("r", " "), ("", "")] {
+            let e = parse(&entry(reason, see), "g.toml").unwrap_err();
+            assert!(e.contains("needs a reason and a see"), "{reason:?} {see:?}: {e}");
+        }
+    }
+
+    /// `load` reads the file and pins it to the suite it names, that path taken relative to the
+    /// gates file's folder.
+    #[test]
+    fn load_pins_the_suite_named_relative_to_the_gates_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub").join("g.toml");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "suite = \"s.toml\"\n").unwrap();
+        let mut asked = None;
+        let g = load(&path, |suite| {
+            asked = Some(suite.to_path_buf());
+            let mut pins = ExpectedHashes::new();
+            pins.insert(("pgs".into(), "a".into()), ("h".into(), "k".into()));
+            Ok(pins)
+        })
+        .unwrap();
+        assert_eq!(asked, Some(dir.path().join("sub").join("s.toml")));
+        assert_eq!(g.suite.as_deref(), Some("s.toml"));
+        assert_eq!(g.pins.map(|p| p.len()), Some(1));
+        assert!(g.source.ends_with("g.toml"));
+        let e = load(&path, |_| Err("no such suite".into())).unwrap_err();
+        assert!(e.contains("no such suite") && e.contains("g.toml"), "{e}");
+    }
+
+    /// The counts split the metric gates into passed and failed.
+    #[test]
+    fn counts_split_passing_and_failing_gates() {
+        let records =
+            vec![super::tests_support::record("pgs", "a", 1e-7), super::tests_support::record("sap", "a", 1e-3)];
+        let g = parse(
+            "[[gate]]\nsolver = \"*\"\ncase = \"*\"\nmetric = \"metrics.natmap_rel_l2.max\"\nmax = 1e-6\nwhy = \"w\"\n",
+            "g.toml",
+        )
+        .unwrap();
+        let c = evaluate(&g, &records, Scope::Directory).counts();
+        assert_eq!((c.gates_passed, c.gates_failed), (1, 1), "{c:?}");
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    use super::*;
+    use records::MetricStat;
+
+    /// A record of `solver` on `case` at `run/CASE__SOLVER.json` with `natmap_rel_l2.max`.
+    pub(super) fn record(solver: &str, case: &str, natmap_max: f64) -> (PathBuf, RunRecord) {
+        let mut r = crate::test_records::record(case, solver, RunStatus::Ok, 0.0, &[]);
+        r.summary.metrics.insert("natmap_rel_l2".into(), MetricStat { max: natmap_max, mean: 0.0, last: 0.0 });
+        (PathBuf::from(format!("run/{case}__{solver}.json")), r)
+    }
 }
