@@ -90,8 +90,13 @@ fn run_in_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
 /// Asserts a refusal: exit 2, exactly one line on stderr starting `error: ` and containing every
 /// needle, and no file left behind in `cwd` beyond `keep`. Returns the line.
 fn refused_in(cwd: &Path, args: &[&str], needles: &[&str]) -> String {
+    refused_in_env(cwd, args, &[], needles)
+}
+
+/// [`refused_in`] with environment variables `env` set.
+fn refused_in_env(cwd: &Path, args: &[&str], env: &[(&str, &str)], needles: &[&str]) -> String {
     let before = listing(cwd);
-    let o = run_in(cwd, args);
+    let o = run_in_env(cwd, args, env);
     assert_eq!(o.code, Some(2), "{args:?}: {}", o.all());
     let lines: Vec<&str> = o.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{args:?}: exactly one error line, got {lines:?}");
@@ -153,6 +158,9 @@ fn write(path: &Path, text: &str) {
 #[case::negative_step_timeout(&["run", "--case", "slope", "--step-timeout", "-1"], &["--step-timeout"])]
 #[case::negative_memory(&["run", "--case", "slope", "--max-memory", "-5"], &["--max-memory", "positive"])]
 #[case::negative_memory_unit(&["run", "--case", "slope", "--max-memory", "-5G"], &["--max-memory"])]
+// 44.6: a record with 100,000 logged steps of sphere_stack is thinned to the readers' 256 MiB,
+// and its logs and text counted in the memory estimate (it was estimated at 19.6 MiB, peaked at 411 MB)
+#[case::logged_iterations_memory(&["run", "--case", "sphere_stack", "--solver", "pgs", "--set", "n=50", "--set", "duration=25", "--logged-steps", "100000", "--max-memory", "100M"], &["record", "--logged-steps", "more than the memory limit"])]
 #[case::negative_logged_steps(&["run", "--case", "slope", "--logged-steps", "-1"], &["--logged-steps", "non-negative"])]
 fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
     refused(args, needles);
@@ -542,4 +550,38 @@ fn a_record_that_could_not_be_written_counts_as_failed() {
     assert!(o.stdout.contains("1 pairs: 0 ok, 1 failed (1 not written)"), "{}", o.stdout);
     assert!(o.stderr.contains("error: could not write run record"), "{}", o.stderr);
     assert!(dir.path().join("o/slope__pgs.json/taken").is_dir(), "the folder in the way is left alone");
+}
+
+/// 44.6: a record larger than its own readers accept is never written. With the readers' limit
+/// lowered to 2 MB, 100,000 logged steps of slope / pgs (budget 500 iterations: up to 0.3 MB per
+/// logged step) are thinned to what fits, with one line saying so, and the record reads back;
+/// at 100 kB even the step records do not fit and the run is refused before anything runs.
+#[test]
+fn records_stay_below_their_readers_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let limit = [("SIGNORINI_MAX_INPUT_BYTES", "2000000")];
+    let args = ["run", "--case", "slope", "--solver", "pgs", "--logged-steps", "100000", "--out", "o"];
+    let o = run_in_env(d, &args, &limit);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    let notes: Vec<&str> = o.stderr.lines().filter(|l| l.contains("--logged-steps 100000")).collect();
+    assert_eq!(notes.len(), 1, "{}", o.stderr);
+    assert!(notes[0].contains("slope / pgs keep the iteration logs of 5 steps"), "{}", notes[0]);
+    assert!(notes[0].contains("2000000-byte limit"), "{}", notes[0]);
+    let file = d.join("o/slope__pgs.json");
+    assert!(std::fs::metadata(&file).unwrap().len() <= 2_000_000);
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(record["iterations"].as_array().unwrap().len(), 5);
+    let o = run_in_env(d, &["report", "o", "--out", "rep"], &limit);
+    assert_eq!(o.code, Some(0), "the record reads back: {}", o.all());
+    // logged steps that fit: no note
+    let o = run_in_env(d, &["run", "--case", "slope", "--solver", "pgs", "--logged-steps", "5", "--out", "p"], &limit);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(!o.stderr.contains("--logged-steps"), "{}", o.stderr);
+    refused_in_env(
+        d,
+        &["run", "--case", "slope", "--solver", "pgs", "--out", "q"],
+        &[("SIGNORINI_MAX_INPUT_BYTES", "100000")],
+        &["slope", "101 step records", "100000-byte limit", "SIGNORINI_MAX_INPUT_BYTES"],
+    );
 }
