@@ -585,3 +585,34 @@ fn records_stay_below_their_readers_limit() {
         &["slope", "101 step records", "100000-byte limit", "SIGNORINI_MAX_INPUT_BYTES"],
     );
 }
+
+/// 44.7: `gate` on a directory without records passed when the gates file named no suite; a base
+/// time of 0 against 13 µs was "within noise" and passed `bench-compare --fail-on-regression`.
+#[test]
+fn nothing_to_gate_and_a_zero_base_do_not_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    write(&d.join("g.toml"), "");
+    refused_in(d, &["gate", "empty", "--gates", "g.toml"], &["empty", "no run records"]);
+    let est = |root: &str, ns: f64| {
+        let p = d.join(root).join("step/x/new");
+        std::fs::create_dir_all(&p).unwrap();
+        write(
+            &p.join("estimates.json"),
+            &format!(
+                r#"{{"mean":{{"point_estimate":{ns},"confidence_interval":{{"lower_bound":{ns},"upper_bound":{ns}}}}}}}"#
+            ),
+        );
+        write(&p.join("benchmark.json"), r#"{"full_id":"step/x"}"#);
+    };
+    est("zero", 0.0);
+    est("some", 13000.0);
+    let o = run_in(d, &["bench-compare", "zero", "some", "--fail-on-regression"]);
+    assert_eq!(o.code, Some(1), "{}", o.all());
+    assert!(o.stdout.contains("INCOMPARABLE (base time 0 s") && !o.stdout.contains("within noise"), "{}", o.stdout);
+    // without the flag the table says so and the command succeeds
+    let o = run_in(d, &["bench-compare", "zero", "some"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("1 incomparable"), "{}", o.stdout);
+}

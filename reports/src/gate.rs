@@ -772,9 +772,15 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
     rep
 }
 
-/// Reads the run directory `dir` and checks it against `gates` under [`Scope::Suite`].
+/// Reads the run directory `dir` and checks it against `gates` under [`Scope::Suite`]. A
+/// directory without run records is an error: with no suite named by the gates, nothing would be
+/// checked and the gate would pass.
 pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, String> {
-    Ok(evaluate(gates, &crate::read_run_dir_files(dir)?, Scope::Suite))
+    let files = crate::read_run_dir_files(dir)?;
+    if files.is_empty() {
+        return Err(format!("{}: no run records (*.json) to gate", dir.display()));
+    }
+    Ok(evaluate(gates, &files, Scope::Suite))
 }
 
 #[cfg(test)]
