@@ -616,3 +616,75 @@ fn nothing_to_gate_and_a_zero_base_do_not_pass() {
     assert_eq!(o.code, Some(0), "{}", o.all());
     assert!(o.stdout.contains("1 incomparable"), "{}", o.stdout);
 }
+
+/// A synthetic record of `solver` on case variant `label` with two recorded steps (enough for a
+/// physics figure), written with the records crate's one constructor.
+fn synthetic_record(label: &str, solver: &str) -> records::RunRecord {
+    let provenance = records::Provenance {
+        commit: "c".into(),
+        version: "v".into(),
+        machine: "m".into(),
+        threads: 1,
+        started: "t".into(),
+        backend: "cpu".into(),
+    };
+    let case = records::CaseRecord::new("slope", label, Default::default());
+    let solver = records::SolverRecord::new(solver, Default::default(), "", String::new());
+    let mut r = records::RunRecord::new(provenance, case, solver);
+    r.status = records::RunStatus::Ok;
+    r.summary.steps = 2;
+    r.summary.stage_times.solve_s = 1e-3;
+    r.steps = (0..2)
+        .map(|k| records::StepRecord {
+            step: k,
+            status: api::SolveStatus::Solved,
+            iterations: 3,
+            wall_s: 1e-4,
+            metrics: records::StepMetrics { t: 0.01 * (k + 1) as f64, ..Default::default() },
+        })
+        .collect();
+    r
+}
+
+/// 44.9: `report` on 100,000 records ran past 300 s with no progress line, drawing two figures
+/// per case label (~6 GB). With 3,000 records of 1,485 labels (one label with 30 records), the
+/// report prints progress, stays within the figure budget (per-case figures for at most
+/// `MAX_CASE_LABELS` labels, `MAX_SERIES` records each), says what it left out, and completes in
+/// seconds.
+#[test]
+fn a_report_on_thousands_of_records_is_bounded_and_says_what_it_left_out() {
+    use reports::report::{MAX_CASE_LABELS, MAX_SERIES};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = d.join("r");
+    std::fs::create_dir_all(&runs).unwrap();
+    let mut n = 0;
+    for k in 0..1485 {
+        for solver in ["pgs", "sap"] {
+            synthetic_record(&format!("v{k:04}"), solver).write_atomic(&runs).unwrap();
+            n += 1;
+        }
+    }
+    for s in 0..30 {
+        synthetic_record("v0000", &format!("s{s:02}")).write_atomic(&runs).unwrap();
+        n += 1;
+    }
+    assert_eq!(n, 3000);
+    let start = Instant::now();
+    let o = run_in(d, &["report", "r", "--out", "rep"]);
+    let took = start.elapsed();
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert!(o.stdout.contains("report of 3000 records"), "{}", o.stdout);
+    let progress: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("report: ")).collect();
+    assert!(progress.contains(&"report: read 3000 of 3000 record files"), "{}", o.stderr);
+    assert!(progress.iter().any(|l| l.contains(&format!("of {MAX_CASE_LABELS} case labels"))), "{}", o.stderr);
+    let svgs = std::fs::read_dir(d.join("rep/figures")).unwrap().count();
+    assert!(svgs <= 2 * MAX_CASE_LABELS + 10, "{svgs} figures");
+    let summary = std::fs::read_to_string(d.join("rep/summary.md")).unwrap();
+    assert!(summary.contains(&format!("first {MAX_CASE_LABELS} of 1485 case labels")), "{summary}");
+    assert!(summary.contains(&format!("more than {MAX_SERIES} records")), "{summary}");
+    let html = std::fs::read_to_string(d.join("rep/index.html")).unwrap();
+    assert!(html.contains("Left out of the figures"));
+    eprintln!("report of 3000 records: {took:?}, {svgs} figures");
+}

@@ -87,16 +87,27 @@ pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>),
 
 /// [`read_run_dir_partial`] with the file each record came from.
 pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<String>), String> {
+    read_run_dir_partial_files_with(dir, &mut |_| {})
+}
+
+/// [`read_run_dir_partial_files`], telling `progress` about every file read
+/// ([`report::Progress::Read`]).
+pub fn read_run_dir_partial_files_with(
+    dir: &Path,
+    progress: &mut dyn FnMut(report::Progress),
+) -> Result<(Vec<RecordFile>, Vec<String>), String> {
     let mut paths = records::input::json_files(dir)?;
     for d in records::input::list_dir(dir)?.1 {
         paths.extend(records::input::json_files(&d)?);
     }
     let (mut records, mut errors) = (vec![], vec![]);
-    for p in paths {
+    let total = paths.len();
+    for (k, p) in paths.into_iter().enumerate() {
         match RunRecord::read(&p) {
             Ok(r) => records.push((p, r)),
             Err(e) => errors.push(e.to_string()),
         }
+        progress(report::Progress::Read { done: k + 1, total });
     }
     unique_pairs(&records)?;
     Ok((records, errors))
@@ -104,7 +115,16 @@ pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<St
 
 /// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.
 pub fn write(opts: &report::Options) -> Result<report::Report, String> {
-    let report = report::build(opts)?;
+    write_with(opts, &mut |_| {})
+}
+
+/// [`write`], telling `progress` how far the reading and the drawing are
+/// ([`report::build_with`]).
+pub fn write_with(
+    opts: &report::Options,
+    progress: &mut dyn FnMut(report::Progress),
+) -> Result<report::Report, String> {
+    let report = report::build_with(opts, progress)?;
     for (name, text) in [("index.html", html::index(&report)), ("summary.md", markdown::summary(&report))] {
         let path = opts.out_dir.join(name);
         records::write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
