@@ -688,3 +688,49 @@ fn a_report_on_thousands_of_records_is_bounded_and_says_what_it_left_out() {
     assert!(html.contains("Left out of the figures"));
     eprintln!("report of 3000 records: {took:?}, {svgs} figures");
 }
+
+/// 44.10, the smaller ones: a copy of a record is one pair, not "different solver parameters";
+/// `case.mu` and `mu` in one grid, or in two `--set`, are one parameter given twice; a JSON
+/// trajectory with Python's `NaN` is explained; a 255-byte output name can be written; a TOML
+/// error does not echo a 200 KB line.
+#[test]
+fn smaller_hostile_inputs_of_issue_44() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = run_dir(d, "r", &[]);
+    std::fs::copy(runs.join("slope__pgs.json"), runs.join("copy.json")).unwrap();
+    let o = run_in(d, &["report", "r", "--out", "rep"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("report of 2 records"), "the copy counts once: {}", o.stdout);
+    let o = run_in(d, &["bench-compare", "r", "r"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+
+    write(
+        &d.join("grid.toml"),
+        "solvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\n[grid.params]\n\"case.mu\" = [0.2]\nmu = [0.3]\n",
+    );
+    refused_in(d, &["run", "--suite", "grid.toml"], &["case.mu and mu are the same parameter"]);
+    refused_in(
+        d,
+        &["run", "--case", "slope", "--solver", "pgs", "--set", "case.mu=0.2", "--set", "mu=0.3"],
+        &["--set case.mu=0.2 and --set mu=0.3", "twice"],
+    );
+
+    let nan = slope_trajectory("pgs").replacen("\"dt\":", "\"wall_s_bogus\": NaN, \"dt\":", 1);
+    assert!(nan.contains("NaN"));
+    write(&d.join("nan.json"), &nan);
+    refused_in(
+        d,
+        &["grade", "nan.json", "--case", "slope", "--engine", "e", "--out", "g"],
+        &["JSON has no NaN", "null"],
+    );
+
+    let long = format!("{}.hdf5", "x".repeat(250));
+    let o = run_in(d, &["fclib", "export", "--case", "slope", &long]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(d.join(&long).is_file());
+
+    write(&d.join("wide.toml"), &format!("name = \"s\"\nsolvers = [{}", "\"pgs\", ".repeat(40_000)));
+    let line = refused_in(d, &["run", "--suite", "wide.toml"], &["wide.toml", "more characters)"]);
+    assert!(line.len() < 1000, "{} bytes", line.len());
+}

@@ -131,6 +131,22 @@ impl GridEntry {
             return Err(format!("{source}: [[grid]] on '{}' has no [grid.params]", self.case));
         }
         let mut points = vec![GridPoint { label: prefix, case_set: typed(&self.set), solver_set: vec![] }];
+        // `KEY` and `case.KEY` name one case parameter: both in one grid would label each point
+        // with one value and run the other
+        let mut names: BTreeMap<(bool, &str), &str> = BTreeMap::new();
+        for key in self.params.keys() {
+            let name = match key.split_once('.') {
+                Some(("solver", k)) => (true, k),
+                Some(("case", k)) => (false, k),
+                _ => (false, key.as_str()),
+            };
+            if let Some(first) = names.insert(name, key) {
+                return Err(format!(
+                    "{source}: [[grid]] on '{}': {first} and {key} are the same parameter; give it once",
+                    self.case
+                ));
+            }
+        }
         for (key, values) in &self.params {
             if values.is_empty() {
                 return Err(format!("{source}: [[grid]] on '{}': {key} has no values", self.case));
@@ -251,7 +267,7 @@ impl Suite {
         solvers_override: Option<&[String]>,
     ) -> Result<Suite, String> {
         let f: SuiteFile =
-            toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+            toml::from_str(text).map_err(|e| format!("{source}: {}", crate::params::toml_message(&e)))?;
         let solvers: Vec<String> = match solvers_override {
             Some(names) => names.to_vec(),
             None => f.solvers.unwrap_or_else(|| reg.solvers.iter().map(|s| s.name.to_string()).collect()),

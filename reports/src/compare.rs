@@ -79,8 +79,8 @@ pub fn read_source(dir: &Path) -> Result<Source, String> {
         return Err(format!("{}: not a directory", dir.display()));
     }
     if !records::input::json_files(dir)?.is_empty() {
-        let records = crate::read_run_dir_files(dir)?;
-        crate::unique_pairs(&records)?;
+        let mut records = crate::read_run_dir_files(dir)?;
+        crate::unique_pairs(&mut records)?;
         let timings = records
             .into_iter()
             .filter(|(_, r)| r.summary.steps > 0)

@@ -163,8 +163,7 @@ struct GatesFile {
 
 /// Parses a gates file (no pinning); `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<Gates, String> {
-    let f: GatesFile =
-        toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+    let f: GatesFile = toml::from_str(text).map_err(|e| format!("{source}: {}", api::params::toml_message(&e)))?;
     for (i, g) in f.gate.iter().enumerate() {
         let err =
             |msg: &str| Err(format!("{source}: gate {} ({} on {}, {}): {msg}", i + 1, g.solver, g.case, g.metric));
