@@ -90,8 +90,13 @@ fn run_in_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Outcome {
 /// Asserts a refusal: exit 2, exactly one line on stderr starting `error: ` and containing every
 /// needle, and no file left behind in `cwd` beyond `keep`. Returns the line.
 fn refused_in(cwd: &Path, args: &[&str], needles: &[&str]) -> String {
+    refused_in_env(cwd, args, &[], needles)
+}
+
+/// [`refused_in`] with environment variables `env` set.
+fn refused_in_env(cwd: &Path, args: &[&str], env: &[(&str, &str)], needles: &[&str]) -> String {
     let before = listing(cwd);
-    let o = run_in(cwd, args);
+    let o = run_in_env(cwd, args, env);
     assert_eq!(o.code, Some(2), "{args:?}: {}", o.all());
     let lines: Vec<&str> = o.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{args:?}: exactly one error line, got {lines:?}");
@@ -153,6 +158,9 @@ fn write(path: &Path, text: &str) {
 #[case::negative_step_timeout(&["run", "--case", "slope", "--step-timeout", "-1"], &["--step-timeout"])]
 #[case::negative_memory(&["run", "--case", "slope", "--max-memory", "-5"], &["--max-memory", "positive"])]
 #[case::negative_memory_unit(&["run", "--case", "slope", "--max-memory", "-5G"], &["--max-memory"])]
+// 44.6: a record with 100,000 logged steps of sphere_stack is thinned to the readers' 256 MiB,
+// and its logs and text counted in the memory estimate (it was estimated at 19.6 MiB, peaked at 411 MB)
+#[case::logged_iterations_memory(&["run", "--case", "sphere_stack", "--solver", "pgs", "--set", "n=50", "--set", "duration=25", "--logged-steps", "100000", "--max-memory", "100M"], &["record", "--logged-steps", "more than the memory limit"])]
 #[case::negative_logged_steps(&["run", "--case", "slope", "--logged-steps", "-1"], &["--logged-steps", "non-negative"])]
 fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
     refused(args, needles);
@@ -542,4 +550,187 @@ fn a_record_that_could_not_be_written_counts_as_failed() {
     assert!(o.stdout.contains("1 pairs: 0 ok, 1 failed (1 not written)"), "{}", o.stdout);
     assert!(o.stderr.contains("error: could not write run record"), "{}", o.stderr);
     assert!(dir.path().join("o/slope__pgs.json/taken").is_dir(), "the folder in the way is left alone");
+}
+
+/// 44.6: a record larger than its own readers accept is never written. With the readers' limit
+/// lowered to 2 MB, 100,000 logged steps of slope / pgs (budget 500 iterations: up to 0.3 MB per
+/// logged step) are thinned to what fits, with one line saying so, and the record reads back;
+/// at 100 kB even the step records do not fit and the run is refused before anything runs.
+#[test]
+fn records_stay_below_their_readers_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let limit = [("SIGNORINI_MAX_INPUT_BYTES", "2000000")];
+    let args = ["run", "--case", "slope", "--solver", "pgs", "--logged-steps", "100000", "--out", "o"];
+    let o = run_in_env(d, &args, &limit);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    let notes: Vec<&str> = o.stderr.lines().filter(|l| l.contains("--logged-steps 100000")).collect();
+    assert_eq!(notes.len(), 1, "{}", o.stderr);
+    assert!(notes[0].contains("slope / pgs keep the iteration logs of 5 steps"), "{}", notes[0]);
+    assert!(notes[0].contains("2000000-byte limit"), "{}", notes[0]);
+    let file = d.join("o/slope__pgs.json");
+    assert!(std::fs::metadata(&file).unwrap().len() <= 2_000_000);
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(record["iterations"].as_array().unwrap().len(), 5);
+    let o = run_in_env(d, &["report", "o", "--out", "rep"], &limit);
+    assert_eq!(o.code, Some(0), "the record reads back: {}", o.all());
+    // logged steps that fit: no note
+    let o = run_in_env(d, &["run", "--case", "slope", "--solver", "pgs", "--logged-steps", "5", "--out", "p"], &limit);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(!o.stderr.contains("--logged-steps"), "{}", o.stderr);
+    refused_in_env(
+        d,
+        &["run", "--case", "slope", "--solver", "pgs", "--out", "q"],
+        &[("SIGNORINI_MAX_INPUT_BYTES", "100000")],
+        &["slope", "101 step records", "100000-byte limit", "SIGNORINI_MAX_INPUT_BYTES"],
+    );
+}
+
+/// 44.7: `gate` on a directory without records passed when the gates file named no suite; a base
+/// time of 0 against 13 µs was "within noise" and passed `bench-compare --fail-on-regression`.
+#[test]
+fn nothing_to_gate_and_a_zero_base_do_not_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("empty")).unwrap();
+    write(&d.join("g.toml"), "");
+    refused_in(d, &["gate", "empty", "--gates", "g.toml"], &["empty", "no run records"]);
+    let est = |root: &str, ns: f64| {
+        let p = d.join(root).join("step/x/new");
+        std::fs::create_dir_all(&p).unwrap();
+        write(
+            &p.join("estimates.json"),
+            &format!(
+                r#"{{"mean":{{"point_estimate":{ns},"confidence_interval":{{"lower_bound":{ns},"upper_bound":{ns}}}}}}}"#
+            ),
+        );
+        write(&p.join("benchmark.json"), r#"{"full_id":"step/x"}"#);
+    };
+    est("zero", 0.0);
+    est("some", 13000.0);
+    let o = run_in(d, &["bench-compare", "zero", "some", "--fail-on-regression"]);
+    assert_eq!(o.code, Some(1), "{}", o.all());
+    assert!(o.stdout.contains("INCOMPARABLE (base time 0 s") && !o.stdout.contains("within noise"), "{}", o.stdout);
+    // without the flag the table says so and the command succeeds
+    let o = run_in(d, &["bench-compare", "zero", "some"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("1 incomparable"), "{}", o.stdout);
+}
+
+/// A synthetic record of `solver` on case variant `label` with two recorded steps (enough for a
+/// physics figure), written with the records crate's one constructor.
+fn synthetic_record(label: &str, solver: &str) -> records::RunRecord {
+    let provenance = records::Provenance {
+        commit: "c".into(),
+        version: "v".into(),
+        machine: "m".into(),
+        threads: 1,
+        started: "t".into(),
+        backend: "cpu".into(),
+    };
+    let case = records::CaseRecord::new("slope", label, Default::default());
+    let solver = records::SolverRecord::new(solver, Default::default(), "", String::new());
+    let mut r = records::RunRecord::new(provenance, case, solver);
+    r.status = records::RunStatus::Ok;
+    r.summary.steps = 2;
+    r.summary.stage_times.solve_s = 1e-3;
+    r.steps = (0..2)
+        .map(|k| records::StepRecord {
+            step: k,
+            status: api::SolveStatus::Solved,
+            iterations: 3,
+            wall_s: 1e-4,
+            metrics: records::StepMetrics { t: 0.01 * (k + 1) as f64, ..Default::default() },
+        })
+        .collect();
+    r
+}
+
+/// 44.9: `report` on 100,000 records ran past 300 s with no progress line, drawing two figures
+/// per case label (~6 GB). With 3,000 records of 1,485 labels (one label with 30 records), the
+/// report prints progress, stays within the figure budget (per-case figures for at most
+/// `MAX_CASE_LABELS` labels, `MAX_SERIES` records each), says what it left out, and completes in
+/// seconds.
+#[test]
+fn a_report_on_thousands_of_records_is_bounded_and_says_what_it_left_out() {
+    use reports::report::{MAX_CASE_LABELS, MAX_SERIES};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = d.join("r");
+    std::fs::create_dir_all(&runs).unwrap();
+    let mut n = 0;
+    for k in 0..1485 {
+        for solver in ["pgs", "sap"] {
+            synthetic_record(&format!("v{k:04}"), solver).write_atomic(&runs).unwrap();
+            n += 1;
+        }
+    }
+    for s in 0..30 {
+        synthetic_record("v0000", &format!("s{s:02}")).write_atomic(&runs).unwrap();
+        n += 1;
+    }
+    assert_eq!(n, 3000);
+    let start = Instant::now();
+    let o = run_in(d, &["report", "r", "--out", "rep"]);
+    let took = start.elapsed();
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    assert!(o.stdout.contains("report of 3000 records"), "{}", o.stdout);
+    let progress: Vec<&str> = o.stderr.lines().filter(|l| l.starts_with("report: ")).collect();
+    assert!(progress.contains(&"report: read 3000 of 3000 record files"), "{}", o.stderr);
+    assert!(progress.iter().any(|l| l.contains(&format!("of {MAX_CASE_LABELS} case labels"))), "{}", o.stderr);
+    let svgs = std::fs::read_dir(d.join("rep/figures")).unwrap().count();
+    assert!(svgs <= 2 * MAX_CASE_LABELS + 10, "{svgs} figures");
+    let summary = std::fs::read_to_string(d.join("rep/summary.md")).unwrap();
+    assert!(summary.contains(&format!("first {MAX_CASE_LABELS} of 1485 case labels")), "{summary}");
+    assert!(summary.contains(&format!("more than {MAX_SERIES} records")), "{summary}");
+    let html = std::fs::read_to_string(d.join("rep/index.html")).unwrap();
+    assert!(html.contains("Left out of the figures"));
+    eprintln!("report of 3000 records: {took:?}, {svgs} figures");
+}
+
+/// 44.10, the smaller ones: a copy of a record is one pair, not "different solver parameters";
+/// `case.mu` and `mu` in one grid, or in two `--set`, are one parameter given twice; a JSON
+/// trajectory with Python's `NaN` is explained; a 255-byte output name can be written; a TOML
+/// error does not echo a 200 KB line.
+#[test]
+fn smaller_hostile_inputs_of_issue_44() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = run_dir(d, "r", &[]);
+    std::fs::copy(runs.join("slope__pgs.json"), runs.join("copy.json")).unwrap();
+    let o = run_in(d, &["report", "r", "--out", "rep"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("report of 2 records"), "the copy counts once: {}", o.stdout);
+    let o = run_in(d, &["bench-compare", "r", "r"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+
+    write(
+        &d.join("grid.toml"),
+        "solvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\n[grid.params]\n\"case.mu\" = [0.2]\nmu = [0.3]\n",
+    );
+    refused_in(d, &["run", "--suite", "grid.toml"], &["case.mu and mu are the same parameter"]);
+    refused_in(
+        d,
+        &["run", "--case", "slope", "--solver", "pgs", "--set", "case.mu=0.2", "--set", "mu=0.3"],
+        &["--set case.mu=0.2 and --set mu=0.3", "twice"],
+    );
+
+    let nan = slope_trajectory("pgs").replacen("\"dt\":", "\"wall_s_bogus\": NaN, \"dt\":", 1);
+    assert!(nan.contains("NaN"));
+    write(&d.join("nan.json"), &nan);
+    refused_in(
+        d,
+        &["grade", "nan.json", "--case", "slope", "--engine", "e", "--out", "g"],
+        &["JSON has no NaN", "null"],
+    );
+
+    let long = format!("{}.hdf5", "x".repeat(250));
+    let o = run_in(d, &["fclib", "export", "--case", "slope", &long]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(d.join(&long).is_file());
+
+    write(&d.join("wide.toml"), &format!("name = \"s\"\nsolvers = [{}", "\"pgs\", ".repeat(40_000)));
+    let line = refused_in(d, &["run", "--suite", "wide.toml"], &["wide.toml", "more characters)"]);
+    assert!(line.len() < 1000, "{} bytes", line.len());
 }

@@ -167,13 +167,30 @@ pub fn choice<T: DeserializeOwned>(spelling: &str) -> Result<T, String> {
     serde_json::from_value(Value::String(spelling.to_string())).map_err(|e| e.to_string())
 }
 
+/// Longest input line a TOML error message echoes (characters); the rest is counted, not shown.
+pub const MAX_ECHOED_LINE: usize = 200;
+
+/// A TOML parser error as one line: its lines joined by spaces, and each echoed input line cut
+/// at [`MAX_ECHOED_LINE`] characters (a 200 KB line used to be echoed whole).
+pub fn toml_message(e: &toml::de::Error) -> String {
+    e.to_string()
+        .trim()
+        .lines()
+        .map(|line| match line.char_indices().nth(MAX_ECHOED_LINE) {
+            Some((cut, _)) => {
+                format!("{}… ({} more characters)", &line[..cut], line[cut..].chars().count())
+            }
+            None => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 impl Params {
     /// Parses TOML text (top-level keys only) as parameters.
     pub fn from_toml(text: &str, source_name: &str) -> Result<Params, ParamError> {
-        let v: toml::Table = toml::from_str(text).map_err(|e| ParamError::Toml {
-            source_name: source_name.into(),
-            why: e.to_string().trim().replace('\n', " "),
-        })?;
+        let v: toml::Table = toml::from_str(text)
+            .map_err(|e| ParamError::Toml { source_name: source_name.into(), why: toml_message(&e) })?;
         let json = serde_json::to_value(v)
             .map_err(|e| ParamError::Toml { source_name: source_name.into(), why: e.to_string() })?;
         match json {
@@ -316,6 +333,18 @@ impl Params {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 44.10: a TOML error echoed a 200 KB input line whole.
+    #[test]
+    fn toml_errors_echo_at_most_a_few_hundred_characters_of_a_line() {
+        let text = format!("a = [{}", "1, ".repeat(70_000));
+        let e = toml::from_str::<toml::Table>(&text).unwrap_err();
+        let msg = toml_message(&e);
+        assert!(!msg.contains('\n') && msg.len() < 1000, "{} bytes", msg.len());
+        assert!(msg.contains("more characters)"), "{msg}");
+        let e = Params::from_toml(&text, "s.toml").unwrap_err().to_string();
+        assert!(e.len() < 1000, "{} bytes", e.len());
+    }
 
     #[rstest::rstest]
     #[case(1.0, Bound::Open(0.0), Bound::None, None)]

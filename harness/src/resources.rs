@@ -48,10 +48,10 @@ impl Estimate {
         }
         let parts: Vec<String> = self.parts.iter().map(|(n, b)| format!("{n} {}", fmt_bytes(*b))).collect();
         let largest = self.parts.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| *n);
-        let hint = if largest == Some("solver") {
-            " (the solver's working memory dominates: another solver or solver setting may fit)"
-        } else {
-            ""
+        let hint = match largest {
+            Some("solver") => " (the solver's working memory dominates: another solver or solver setting may fit)",
+            Some("record") => " (the iteration logs dominate: fewer --logged-steps or a smaller iteration budget fit)",
+            _ => "",
         };
         Err(format!(
             "{what}: needs about {} ({}), more than the memory limit {} (--max-memory); reduce {}{hint}",
@@ -74,13 +74,98 @@ pub fn scene_estimate(size: &ProblemSize) -> Estimate {
     }
 }
 
-/// The memory of running `size` with a solver that needs `solver_bytes` of working memory.
-pub fn run_estimate(size: &ProblemSize, solver_bytes: f64) -> Estimate {
+/// The memory of running `size` with a solver that needs `solver_bytes` of working memory and
+/// keeping `record` (its iteration logs and the record's text, [`RecordShape::memory`]).
+pub fn run_estimate(size: &ProblemSize, solver_bytes: f64, record: &RecordShape) -> Estimate {
     let scene =
         3.0 * (size.dofs * BYTES_PER_DOF + size.elements * BYTES_PER_ELEMENT) + size.contacts * BYTES_PER_CONTACT;
     // positions (<= 7 per 6 DOFs of a rigid body, 1 per DOF of a node) and velocities, per step
     let trace = (size.steps + 1.0) * (2.2 * 8.0 * size.dofs + BYTES_PER_STEP);
-    Estimate { parts: vec![("scene", scene), ("trace", trace), ("solver", solver_bytes)], driver: size.driver.clone() }
+    Estimate {
+        parts: vec![("scene", scene), ("trace", trace), ("solver", solver_bytes), ("record", record.memory())],
+        driver: size.driver.clone(),
+    }
+}
+
+/// Columns assumed per iteration-log row when sizing a record before the run: the time, a
+/// solver's own columns (4 for pgs, 7 for nsn) and the three yardstick columns of the logged
+/// steps, with room to spare.
+pub const LOG_COLUMNS: f64 = 16.0;
+/// Bytes of one logged number in a record's JSON (pretty-printed: 12 spaces of indentation, up to
+/// 22 characters of shortest round-trip digits, a comma and a newline).
+pub const BYTES_PER_LOGGED_NUMBER: f64 = 40.0;
+/// Bytes of one step record in JSON (about 30 metrics, each a named number on its own line):
+/// measured at 1.7 KB on `run --case slope --solver pgs`.
+pub const BYTES_PER_STEP_RECORD: f64 = 2560.0;
+/// Bytes of a record besides its steps and logs (provenance, parameters, summary).
+const RECORD_OVERHEAD: f64 = 64.0 * 1024.0;
+
+/// What a run keeps for its record, sized before the run: the step records, and the iteration
+/// logs of the logged steps at their largest (every logged step running its whole iteration
+/// budget, at most [`api::log::MAX_LOG_ROWS`] rows, [`LOG_COLUMNS`] columns).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecordShape {
+    /// Step records kept (every `stride`-th step of the run, the last one included).
+    pub recorded_steps: f64,
+    /// Steps whose iteration logs are kept.
+    pub logged_steps: usize,
+    /// Rows of one iteration log at most.
+    pub rows_per_log: f64,
+}
+
+impl RecordShape {
+    /// The record of a run of `steps` steps keeping about `max_recorded_steps` step records and
+    /// the logs of `logged_steps` steps (at most one per step), with an outer iteration budget
+    /// of `budget` (`None`: unknown, [`api::log::MAX_LOG_ROWS`] rows assumed).
+    pub fn new(steps: usize, max_recorded_steps: usize, logged_steps: usize, budget: Option<usize>) -> Self {
+        let stride = steps.div_ceil(max_recorded_steps.max(1)).max(1);
+        let max_rows = api::log::MAX_LOG_ROWS;
+        // a solver may record one row more than its budget (the state before the first iteration)
+        let rows = budget.map_or(max_rows, |b| b.saturating_add(1).min(max_rows));
+        RecordShape {
+            recorded_steps: (steps.div_ceil(stride) + 1) as f64,
+            logged_steps: logged_steps.min(steps),
+            rows_per_log: rows as f64,
+        }
+    }
+
+    /// Bytes of one kept iteration log in the record's JSON.
+    fn log_bytes(&self) -> f64 {
+        1024.0 + self.rows_per_log * LOG_COLUMNS * BYTES_PER_LOGGED_NUMBER
+    }
+
+    /// Bytes of the record's JSON at most.
+    pub fn record_bytes(&self) -> f64 {
+        RECORD_OVERHEAD + self.recorded_steps * BYTES_PER_STEP_RECORD + self.logged_steps as f64 * self.log_bytes()
+    }
+
+    /// Memory of the kept logs and of the record: the logs' numbers twice (in the run's outcome
+    /// and in the copy of the record the summary reads; 8 bytes each) and the record's JSON text
+    /// while it is written.
+    pub fn memory(&self) -> f64 {
+        let numbers = self.logged_steps as f64 * self.rows_per_log * LOG_COLUMNS;
+        2.0 * 8.0 * numbers + self.record_bytes()
+    }
+
+    /// This shape with as many logged steps as fit a record of at most `limit` bytes (the
+    /// readers' input limit; a larger record could be written but never read back). `Err` with
+    /// one line when even the step records alone do not fit.
+    pub fn fit(self, limit: f64) -> Result<Self, String> {
+        let bare = RecordShape { logged_steps: 0, ..self };
+        if bare.record_bytes() > limit {
+            return Err(format!(
+                "its record would hold {} step records, about {}, more than the {}-byte limit of the record \
+                 readers ({}); shorten the run or raise the limit",
+                bare.recorded_steps,
+                fmt_bytes(bare.record_bytes()),
+                limit,
+                records::input::LIMIT_VAR
+            ));
+        }
+        let room = ((limit - bare.record_bytes()) / self.log_bytes()).floor();
+        let fits = if room >= self.logged_steps as f64 { self.logged_steps } else { room as usize };
+        Ok(RecordShape { logged_steps: fits, ..self })
+    }
 }
 
 /// The memory the machine can give now (`MemAvailable` of `/proc/meminfo`), if known.
@@ -157,14 +242,47 @@ mod tests {
         let e = scene_estimate(&huge).check(24.0 * (1u64 << 30) as f64, "twisting_bar").unwrap_err();
         assert!(e.contains("reduce nx, ny, nz") && e.contains("--max-memory"), "{e}");
         let small = size(3.0 * 11.0 * 3.0 * 3.0, 6.0 * 10.0 * 2.0 * 2.0, 400.0);
-        assert!(run_estimate(&small, sparse_working_memory(&small)).bytes() < 64.0 * 1024.0 * 1024.0);
+        let record = RecordShape::new(400, 2000, 8, Some(500));
+        assert!(run_estimate(&small, sparse_working_memory(&small), &record).bytes() < 64.0 * 1024.0 * 1024.0);
     }
 
     #[test]
     fn the_trace_grows_with_the_steps() {
         let long = size(6.0, 0.0, 1e7);
-        let b = run_estimate(&long, 0.0).bytes();
+        let b = run_estimate(&long, 0.0, &RecordShape::new(10_000_000, 2000, 0, None)).bytes();
         // 1e7 steps of a 6-DOF body: about 1e10 bytes (the issue measured ~4 KB per step)
         assert!(b > 1e9 && b < 1e11, "{b}");
+    }
+
+    /// Issue 44.6: `run --case sphere_stack --set n=50 --set duration=25 --logged-steps 100000`
+    /// (2500 steps, pgs's budget of 500 iterations) wrote a 309 MB record that no reader accepts,
+    /// and its memory was estimated at 19.6 MiB (peak 411 MB): the record's shape is now sized
+    /// before the run, thinned to fit the readers' limit, and counted in the memory estimate.
+    #[test]
+    fn a_record_is_sized_and_thinned_to_fit_its_readers() {
+        let limit = 256.0 * 1024.0 * 1024.0;
+        let shape = RecordShape::new(2500, 2000, 100_000, Some(500));
+        assert_eq!((shape.logged_steps, shape.recorded_steps, shape.rows_per_log), (2500, 1251.0, 501.0));
+        // the worst case is of the size measured (309 MB for the steps that ran their budget)
+        assert!(shape.record_bytes() > 300e6, "{}", shape.record_bytes());
+        let fit = shape.fit(limit).unwrap();
+        assert!(fit.logged_steps > 100 && fit.logged_steps < 2500, "{fit:?}");
+        assert!(fit.record_bytes() <= limit);
+        assert!(RecordShape { logged_steps: fit.logged_steps + 1, ..fit }.record_bytes() > limit);
+        // what fits is kept as asked
+        let few = RecordShape::new(2500, 2000, 8, Some(500));
+        assert_eq!(few.fit(limit).unwrap(), few);
+        // the memory estimate counts the logs and the record's text
+        let size = ProblemSize { dofs: 300.0, elements: 0.0, contacts: 500.0, steps: 2500.0, driver: "n".into() };
+        let e = run_estimate(&size, 0.0, &fit);
+        let record = e.parts.iter().find(|(n, _)| *n == "record").unwrap().1;
+        assert!(record > 256e6, "{record}");
+        let refusal = e.check(100.0 * 1024.0 * 1024.0, "sphere_stack with pgs").unwrap_err();
+        assert!(refusal.contains("--logged-steps"), "{refusal}");
+        // step records alone above the limit: refused in one line naming the limit's variable
+        let e = RecordShape::new(1_000_000, 2000, 0, None).fit(1e6).unwrap_err();
+        assert!(e.contains("SIGNORINI_MAX_INPUT_BYTES") && !e.contains('\n'), "{e}");
+        // an unknown budget is sized at the log's row limit
+        assert_eq!(RecordShape::new(10, 10, 1, None).rows_per_log, api::log::MAX_LOG_ROWS as f64);
     }
 }

@@ -131,6 +131,22 @@ impl GridEntry {
             return Err(format!("{source}: [[grid]] on '{}' has no [grid.params]", self.case));
         }
         let mut points = vec![GridPoint { label: prefix, case_set: typed(&self.set), solver_set: vec![] }];
+        // `KEY` and `case.KEY` name one case parameter: both in one grid would label each point
+        // with one value and run the other
+        let mut names: BTreeMap<(bool, &str), &str> = BTreeMap::new();
+        for key in self.params.keys() {
+            let name = match key.split_once('.') {
+                Some(("solver", k)) => (true, k),
+                Some(("case", k)) => (false, k),
+                _ => (false, key.as_str()),
+            };
+            if let Some(first) = names.insert(name, key) {
+                return Err(format!(
+                    "{source}: [[grid]] on '{}': {first} and {key} are the same parameter; give it once",
+                    self.case
+                ));
+            }
+        }
         for (key, values) in &self.params {
             if values.is_empty() {
                 return Err(format!("{source}: [[grid]] on '{}': {key} has no values", self.case));
@@ -251,7 +267,7 @@ impl Suite {
         solvers_override: Option<&[String]>,
     ) -> Result<Suite, String> {
         let f: SuiteFile =
-            toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+            toml::from_str(text).map_err(|e| format!("{source}: {}", crate::params::toml_message(&e)))?;
         let solvers: Vec<String> = match solvers_override {
             Some(names) => names.to_vec(),
             None => f.solvers.unwrap_or_else(|| reg.solvers.iter().map(|s| s.name.to_string()).collect()),
@@ -401,6 +417,10 @@ pub enum SuiteError {
     /// A pair's memory estimate is over the limit (the message names what to reduce).
     #[error("{0}")]
     Memory(String),
+    /// A pair's record would be larger than its readers accept, even without iteration logs
+    /// ([`resources::RecordShape::fit`]).
+    #[error("{0}")]
+    Record(String),
 }
 
 impl From<SuiteError> for String {
@@ -433,6 +453,9 @@ pub struct ResolvedPair {
     pub capabilities: api::Capabilities,
     /// The solver's working-memory estimate ([`api::SolverDef::working_memory`]).
     pub working_memory: fn(&Params, &api::ProblemSize) -> f64,
+    /// The solver's outer iteration budget in these settings ([`api::SolverDef::BUDGET`]; `None`
+    /// when it is not a whole number), which bounds the rows of its iteration logs.
+    pub iteration_budget: Option<usize>,
     /// Makes the solver from the settings decoded and validated here.
     pub solver: SolverFactory,
     /// The file name of its run record ([`records::record_file_name`]).
@@ -489,6 +512,7 @@ impl Suite {
                 });
             }
             seen.insert(record_name.clone(), index);
+            let iteration_budget = sp.0.get(solver.budget).and_then(|v| v.as_u64()).map(|b| b as usize);
             out.push(ResolvedPair {
                 index,
                 spec: spec.clone(),
@@ -499,6 +523,7 @@ impl Suite {
                 paper: solver.paper,
                 capabilities: solver.capabilities,
                 working_memory: solver.working_memory,
+                iteration_budget,
                 solver: factory,
                 record_name,
             });
@@ -537,6 +562,10 @@ pub struct PreparedPair {
     pub skip: Option<String>,
     /// The file name of its run record ([`RunRecord::file_name`]).
     pub record_name: String,
+    /// The most steps whose iteration logs its record can keep and stay below the record
+    /// readers' input limit ([`resources::RecordShape::fit`]); [`run_pair`] keeps the logs of at
+    /// most this many steps whatever `RunOptions::logged_steps` asks.
+    pub max_logged_steps: usize,
 }
 
 /// Resolves `suite` ([`Suite::resolve`]) and prepares its pairs under the machine's available
@@ -545,12 +574,51 @@ pub fn prepare(reg: &Registry, suite: &Suite) -> Result<Vec<PreparedPair>, Suite
     prepare_with(suite.resolve(reg)?, resources::default_limit())
 }
 
+/// [`prepare_run`] for runs with the default [`RunOptions`] and records below the readers' input
+/// limit ([`records::input::text_limit`]).
+pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<PreparedPair>, SuiteError> {
+    prepare_run(pairs, memory_limit, &RunOptions::default(), records::input::text_limit() as f64)
+}
+
+/// One line saying which pairs keep fewer logged steps than `requested`
+/// (`--logged-steps`) so that their records stay readable ([`PreparedPair::max_logged_steps`]),
+/// or `None` when every pair keeps what was asked.
+pub fn thinning_note(pairs: &[PreparedPair], requested: usize) -> Option<String> {
+    let thinned: Vec<&PreparedPair> =
+        pairs.iter().filter(|p| p.skip.is_none() && requested.min(p.scenario.steps) > p.max_logged_steps).collect();
+    let first = thinned.first()?;
+    let kept = thinned.iter().map(|p| p.max_logged_steps);
+    let (lo, hi) = (kept.clone().min().unwrap_or(0), kept.max().unwrap_or(0));
+    let kept = if lo == hi { format!("{lo}") } else { format!("{lo} to {hi}") };
+    let which = if thinned.len() == 1 {
+        format!("{} / {}", first.spec.label, first.spec.solver)
+    } else {
+        format!("{} pairs (first {} / {})", thinned.len(), first.spec.label, first.spec.solver)
+    };
+    Some(format!(
+        "note: --logged-steps {requested}: {which} keep the iteration logs of {kept} steps, so that each record \
+         stays below the {}-byte limit of the record readers ({})",
+        records::input::text_limit(),
+        records::input::LIMIT_VAR
+    ))
+}
+
 /// Builds each resolved pair's scene (once per distinct case parameters), validates it and checks
 /// the memory the pair needs against `memory_limit` (bytes; `signorini run --max-memory`): a pair
 /// whose estimate ([`crate::resources`]) exceeds it is refused, before its scene is built when the
 /// case can tell its size from its parameters. A pair whose solver lacks what the scene needs is
 /// kept, marked to be skipped with the reason.
-pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<PreparedPair>, SuiteError> {
+///
+/// Each pair's record is sized before the run ([`resources::RecordShape`]: the step records
+/// `opts` keeps and the logs of the logged steps at their largest): the logged steps are thinned
+/// so that the record stays below `max_record_bytes` (the readers' input limit), and a pair whose
+/// step records alone exceed it is refused. The memory estimate counts the logs and the record.
+pub fn prepare_run(
+    pairs: Vec<ResolvedPair>,
+    memory_limit: f64,
+    opts: &RunOptions,
+    max_record_bytes: f64,
+) -> Result<Vec<PreparedPair>, SuiteError> {
     let mut out = Vec::with_capacity(pairs.len());
     let mut built: BTreeMap<String, Arc<dyn PreparedCase>> = BTreeMap::new();
     for r in pairs {
@@ -571,13 +639,22 @@ pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<P
         let scenario = prepared_case.scenario().clone();
         let missing = r.capabilities.missing(&scenario.needs);
         let skip = (!missing.is_empty()).then(|| format!("{} does not support {}", spec.solver, missing.join(", ")));
+        let mut max_logged_steps = opts.logged_steps;
         if skip.is_none() {
+            let steps = scenario.steps;
+            let widest = resources::RecordShape::new(steps, opts.max_recorded_steps, steps, r.iteration_budget);
+            let room = widest
+                .fit(max_record_bytes)
+                .map_err(|e| SuiteError::Record(format!("{what} with {}: {e}", spec.solver)))?
+                .logged_steps;
+            max_logged_steps = room;
+            let record = resources::RecordShape { logged_steps: opts.logged_steps.min(room), ..widest };
             let driver = match &hint {
                 Some(h) => format!("duration (steps = duration / dt = {}) or {}", scenario.steps, h.driver),
                 None => format!("duration (steps = duration / dt = {}) or the scene's size", scenario.steps),
             };
             let size = scenario.problem_size(&driver);
-            resources::run_estimate(&size, (r.working_memory)(&r.solver_params, &size))
+            resources::run_estimate(&size, (r.working_memory)(&r.solver_params, &size), &record)
                 .check(memory_limit, &format!("{what} with {}", spec.solver))
                 .map_err(SuiteError::Memory)?;
         }
@@ -593,6 +670,7 @@ pub fn prepare_with(pairs: Vec<ResolvedPair>, memory_limit: f64) -> Result<Vec<P
             scenario,
             skip,
             record_name: r.record_name,
+            max_logged_steps,
         });
     }
     Ok(out)
@@ -626,6 +704,7 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
         return record;
     }
     progress.pair_started(pair);
+    let opts = RunOptions { logged_steps: opts.logged_steps.min(pair.max_logged_steps), ..opts };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut solver = (pair.solver)(&opts.solver_context());
         Ok::<RunOutcome, String>(simulate_with(&pair.scenario, solver.as_mut(), opts.clone(), &mut |d| {

@@ -264,9 +264,17 @@ pub fn label_error(label: &str) -> Option<String> {
 /// Longest case label (record file names stay well below the 255-byte limit of file systems).
 pub const MAX_LABEL_LEN: usize = 100;
 
-/// Removes the temporary files (`.NAME.PID.tmp`) that an earlier process, killed mid-write, left
-/// in `dir`; files of a process still running on this machine are kept. Returns how many were
-/// removed.
+/// A fresh temporary file name of this process, `.tmp.PID.N` (`N` counts up): short, so that it
+/// fits wherever the final name fits; hidden, so that no reader lists it.
+pub fn tmp_name() -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!(".tmp.{}.{n}", std::process::id())
+}
+
+/// Removes the temporary files (`.tmp.PID.N`, [`tmp_name`], or the older `.NAME.PID.tmp`) that
+/// an earlier process, killed mid-write, left in `dir`; files of a process still running on this
+/// machine are kept. Returns how many were removed.
 pub fn remove_stale_tmp(dir: &Path) -> usize {
     let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
     let mut removed = 0;
@@ -280,8 +288,13 @@ pub fn remove_stale_tmp(dir: &Path) -> usize {
     removed
 }
 
-/// The process id in a temporary file name `.NAME.PID.tmp`.
+/// The process id in a temporary file name `.tmp.PID.N` or `.NAME.PID.tmp`.
 fn tmp_owner(name: &str) -> Option<u32> {
+    if let Some((pid, n)) = name.strip_prefix(".tmp.").and_then(|rest| rest.split_once('.')) {
+        if n.parse::<u64>().is_ok() {
+            return pid.parse().ok();
+        }
+    }
     let stem = name.strip_prefix('.')?.strip_suffix(".tmp")?;
     stem.rsplit_once('.')?.1.parse().ok()
 }
@@ -361,10 +374,13 @@ mod tests {
         let stale = dir.path().join(".x__pgs.json.2147483647.tmp");
         let live = dir.path().join(format!(".y__pgs.json.{}.tmp", std::process::id()));
         let other = dir.path().join("keep.json");
-        for p in [&stale, &live, &other] {
+        let stale_short = dir.path().join(".tmp.2147483647.3");
+        let live_short = dir.path().join(tmp_name());
+        for p in [&stale, &live, &other, &stale_short, &live_short] {
             std::fs::write(p, b"{").unwrap();
         }
-        assert_eq!(remove_stale_tmp(dir.path()), 1);
+        assert_eq!(remove_stale_tmp(dir.path()), 2);
         assert!(!stale.exists() && live.exists() && other.exists());
+        assert!(!stale_short.exists() && live_short.exists());
     }
 }

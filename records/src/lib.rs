@@ -423,14 +423,14 @@ pub fn record_file_name(label: &str, solver: &str, params_hash: &str, defaults_h
 }
 
 /// Writes `bytes` to `path` atomically: a temporary sibling file is written, synced and renamed.
+/// The temporary name is short, `.tmp.PID.N` ([`input::tmp_name`]), so that any name the file
+/// system accepts for `path` (up to 255 bytes) can be written; it used to be `.NAME.PID.tmp`, 14
+/// bytes longer than the name itself.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("record"),
-        std::process::id()
-    ));
+    let tmp = dir.join(input::tmp_name());
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -533,6 +533,16 @@ mod tests {
         write_atomic(&p, b"first version, long").unwrap();
         write_atomic(&p, b"second").unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "second");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left behind");
+    }
+
+    /// Issue 44.10: an output name of 255 bytes failed because the temporary name was longer.
+    #[test]
+    fn the_longest_file_name_can_be_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(format!("{}.json", "x".repeat(250)));
+        write_atomic(&p, b"{}").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"{}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left behind");
     }
 }

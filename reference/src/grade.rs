@@ -68,8 +68,8 @@ pub struct Trajectory {
     pub q: Vec<Vec<f64>>,
     /// `v[k]`: velocities after `k` steps.
     pub v: Vec<Vec<f64>>,
-    /// Wall time of each step (s).
-    #[serde(default)]
+    /// Wall time of each step (s); `null` for an unknown one.
+    #[serde(default, deserialize_with = "nullable_series")]
     pub wall_s: Vec<f64>,
     /// Contacts of each step, as the engine counts them.
     #[serde(default)]
@@ -77,15 +77,43 @@ pub struct Trajectory {
     /// Solver iterations of each step.
     #[serde(default)]
     pub iterations: Vec<usize>,
-    /// Sum of the normal contact impulses of each step (N s), as the engine reports them.
-    #[serde(default)]
+    /// Sum of the normal contact impulses of each step (N s), as the engine reports them;
+    /// `null` for a step it did not report.
+    #[serde(default, deserialize_with = "nullable_series")]
     pub normal_impulse_total: Vec<f64>,
+}
+
+/// A series whose missing or non-finite entries are written `null` (JSON has no NaN), read as NaN.
+fn nullable_series<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    let v: Vec<Option<f64>> = Deserialize::deserialize(d)?;
+    Ok(v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())
+}
+
+/// Why `text` failed to parse as JSON at `e`, when the cause is a non-standard number token
+/// (`NaN`, `Infinity`, `-Infinity`: Python's `json.dump` writes them by default, JSON has none).
+fn non_json_number(text: &str, e: &serde_json::Error) -> Option<String> {
+    if !e.is_syntax() {
+        return None;
+    }
+    let line = text.lines().nth(e.line().checked_sub(1)?)?;
+    let at = e.column().saturating_sub(1).min(line.len());
+    let lo = (0..=at.saturating_sub(12)).rev().find(|&i| line.is_char_boundary(i)).unwrap_or(0);
+    let hi = (at.saturating_add(12).min(line.len())..=line.len()).find(|&i| line.is_char_boundary(i))?;
+    let around = &line[lo..hi];
+    let token = ["NaN", "Infinity"].into_iter().find(|t| around.contains(t))?;
+    Some(format!(
+        "not a trajectory file: {token} at line {} column {}: JSON has no {token}; write a missing or \
+         non-finite number as null (Python: json.dump(..., allow_nan=False) finds them; replace them with None)",
+        e.line(),
+        e.column()
+    ))
 }
 
 impl Trajectory {
     /// Parses a trajectory file's text; the error is one line.
     pub fn parse(text: &str) -> Result<Trajectory, String> {
-        let t: Trajectory = serde_json::from_str(text).map_err(|e| format!("not a trajectory file: {e}"))?;
+        let t: Trajectory = serde_json::from_str(text)
+            .map_err(|e| non_json_number(text, &e).unwrap_or_else(|| format!("not a trajectory file: {e}")))?;
         if t.schema != TRAJECTORY_SCHEMA {
             return Err(format!("schema '{}' is not '{TRAJECTORY_SCHEMA}'", t.schema));
         }
@@ -271,5 +299,31 @@ pub fn from_trace(trace: &Trace, engine: Engine, case: &str, params: &Params, wa
         contacts: trace.metrics.iter().map(|m| m.n_contacts).collect(),
         iterations: vec![],
         normal_impulse_total: trace.metrics.iter().map(|m| m.normal_impulse_total).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 44.10: a trajectory with Python's default `NaN` token gave "expected value at line 1
+    /// column 134"; the message now says JSON has no NaN and how to write it, and `null` reads.
+    #[test]
+    fn nan_tokens_are_explained_and_null_reads_as_nan() {
+        let text = |x: &str| {
+            format!(
+                r#"{{"schema": "{TRAJECTORY_SCHEMA}", "engine": {{"name": "e", "version": "1"}}, "dt": 0.01,
+                "q": [[0.0], [1.0]], "v": [[0.0], [0.0]], "wall_s": [{x}], "normal_impulse_total": [{x}]}}"#
+            )
+        };
+        let e = Trajectory::parse(&text("NaN")).unwrap_err();
+        assert!(e.contains("JSON has no NaN") && e.contains("as null") && e.contains("line 2"), "{e}");
+        let e = Trajectory::parse(&text("-Infinity")).unwrap_err();
+        assert!(e.contains("JSON has no Infinity"), "{e}");
+        let t = Trajectory::parse(&text("null")).unwrap();
+        assert!(t.wall_s[0].is_nan() && t.normal_impulse_total[0].is_nan());
+        // other syntax errors keep serde's message
+        let e = Trajectory::parse("{\"schema\": ").unwrap_err();
+        assert!(e.starts_with("not a trajectory file: EOF"), "{e}");
     }
 }

@@ -79,8 +79,8 @@ pub fn read_source(dir: &Path) -> Result<Source, String> {
         return Err(format!("{}: not a directory", dir.display()));
     }
     if !records::input::json_files(dir)?.is_empty() {
-        let records = crate::read_run_dir_files(dir)?;
-        crate::unique_pairs(&records)?;
+        let mut records = crate::read_run_dir_files(dir)?;
+        crate::unique_pairs(&mut records)?;
         let timings = records
             .into_iter()
             .filter(|(_, r)| r.summary.steps > 0)
@@ -161,6 +161,17 @@ pub struct Row {
     pub ratio: Option<f64>,
     /// Whether the change is beyond noise (see the module doc).
     pub beyond_noise: bool,
+    /// Why the two timings cannot be compared, when both exist but no ratio can be formed (a
+    /// base time of 0: any new time is infinitely slower, never "within noise").
+    pub incomparable: Option<String>,
+}
+
+impl Row {
+    /// Whether this row fails `bench-compare --fail-on-regression`: slower beyond noise, or not
+    /// comparable at all (a base of 0).
+    pub fn is_regression(&self) -> bool {
+        self.incomparable.is_some() || (self.beyond_noise && self.ratio.is_some_and(|q| q > 1.0))
+    }
 }
 
 /// Compares two sets of timings.
@@ -181,7 +192,20 @@ pub fn compare(base: &[Timing], new: &[Timing], threshold: f64) -> Vec<Row> {
                 _ => true,
             };
             let beyond_noise = ratio.is_some_and(|r| (r - 1.0).abs() > threshold) && separated;
-            Row { id: id.to_string(), base_s: b.map(|t| t.value_s), new_s: n.map(|t| t.value_s), ratio, beyond_noise }
+            let incomparable = match (b, n) {
+                (Some(b), Some(_)) if ratio.is_none() => {
+                    Some(format!("base time {} s: no ratio to the new time", b.value_s))
+                }
+                _ => None,
+            };
+            Row {
+                id: id.to_string(),
+                base_s: b.map(|t| t.value_s),
+                new_s: n.map(|t| t.value_s),
+                ratio,
+                beyond_noise,
+                incomparable,
+            }
         })
         .collect()
 }
@@ -198,7 +222,7 @@ fn fmt_time(s: Option<f64>) -> String {
 }
 
 /// The table: id, base, new, ratio, verdict (`slower`/`faster` beyond noise, `~` within noise,
-/// `added`/`removed`).
+/// `added`/`removed`, `INCOMPARABLE` with the reason).
 pub fn table(rows: &[Row]) -> String {
     let cells: Vec<[String; 5]> = rows
         .iter()
@@ -206,6 +230,9 @@ pub fn table(rows: &[Row]) -> String {
             let verdict = match (r.base_s, r.new_s, r.ratio) {
                 (None, Some(_), _) => "added".to_string(),
                 (Some(_), None, _) => "removed".to_string(),
+                _ if r.incomparable.is_some() => {
+                    format!("INCOMPARABLE ({})", r.incomparable.as_deref().unwrap_or_default())
+                }
                 (_, _, Some(q)) if r.beyond_noise && q > 1.0 => format!("SLOWER {:+.1}%", (q - 1.0) * 100.0),
                 (_, _, Some(q)) if r.beyond_noise => format!("faster {:+.1}%", (q - 1.0) * 100.0),
                 _ => "~ (within noise)".to_string(),
@@ -242,8 +269,11 @@ pub fn table(rows: &[Row]) -> String {
         out += &line(c);
     }
     let slower = rows.iter().filter(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0)).count();
-    let both = rows.iter().filter(|r| r.base_s.is_some() && r.new_s.is_some()).count();
-    out += &format!("{both} compared, {slower} slower beyond noise\n");
+    let incomparable = rows.iter().filter(|r| r.incomparable.is_some()).count();
+    let both = rows.iter().filter(|r| r.base_s.is_some() && r.new_s.is_some()).count() - incomparable;
+    let incomparable =
+        if incomparable > 0 { format!(", {incomparable} incomparable (a base time of 0)") } else { String::new() };
+    out += &format!("{both} compared, {slower} slower beyond noise{incomparable}\n");
     out
 }
 
@@ -288,5 +318,19 @@ mod tests {
     fn records_without_intervals_use_the_threshold_alone() {
         let rows = compare(&[t("x", 1.0, None)], &[t("x", 1.2, None)], 0.05);
         assert!(rows[0].beyond_noise);
+    }
+
+    /// Issue 44.7: a base time of 0 against 13 µs was "within noise" and passed
+    /// `--fail-on-regression`; it is incomparable and fails.
+    #[test]
+    fn a_zero_base_is_incomparable_not_within_noise() {
+        let rows = compare(&[t("z", 0.0, None), t("ok", 1.0, None)], &[t("z", 13e-6, None), t("ok", 1.0, None)], 0.05);
+        let z = rows.iter().find(|r| r.id == "z").unwrap();
+        assert!(z.is_regression() && z.incomparable.as_deref().is_some_and(|w| w.contains("base time 0 s")), "{z:?}");
+        assert!(!rows.iter().find(|r| r.id == "ok").unwrap().is_regression());
+        let table = table(&rows);
+        let line = table.lines().find(|l| l.starts_with("z ")).unwrap();
+        assert!(line.contains("INCOMPARABLE (base time 0 s") && !line.contains("within noise"), "{table}");
+        assert!(table.contains("1 compared, 0 slower beyond noise, 1 incomparable"), "{table}");
     }
 }

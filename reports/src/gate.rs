@@ -163,8 +163,7 @@ struct GatesFile {
 
 /// Parses a gates file (no pinning); `source` names it in errors.
 pub fn parse(text: &str, source: &str) -> Result<Gates, String> {
-    let f: GatesFile =
-        toml::from_str(text).map_err(|e| format!("{source}: {}", e.to_string().trim().replace('\n', " ")))?;
+    let f: GatesFile = toml::from_str(text).map_err(|e| format!("{source}: {}", api::params::toml_message(&e)))?;
     for (i, g) in f.gate.iter().enumerate() {
         let err =
             |msg: &str| Err(format!("{source}: gate {} ({} on {}, {}): {msg}", i + 1, g.solver, g.case, g.metric));
@@ -772,9 +771,15 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
     rep
 }
 
-/// Reads the run directory `dir` and checks it against `gates` under [`Scope::Suite`].
+/// Reads the run directory `dir` and checks it against `gates` under [`Scope::Suite`]. A
+/// directory without run records is an error: with no suite named by the gates, nothing would be
+/// checked and the gate would pass.
 pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, String> {
-    Ok(evaluate(gates, &crate::read_run_dir_files(dir)?, Scope::Suite))
+    let files = crate::read_run_dir_files(dir)?;
+    if files.is_empty() {
+        return Err(format!("{}: no run records (*.json) to gate", dir.display()));
+    }
+    Ok(evaluate(gates, &files, Scope::Suite))
 }
 
 #[cfg(test)]

@@ -285,6 +285,13 @@ pub fn index(rep: &Report) -> String {
         }
         figs.into_iter().map(figure).collect()
     };
+    if !rep.left_out.is_empty() {
+        body += "<p class=\"muted\"><b>Left out of the figures:</b></p>\n<ul>\n";
+        for n in &rep.left_out {
+            body += &format!("<li>{}</li>\n", esc(n));
+        }
+        body += "</ul>\n";
+    }
     body += "<h2 id=\"profiles\">Performance profiles</h2>\n";
     body += &section("profile");
     if let Some((headers, rows)) = crate::table::fclib_regularised(&rep.records) {

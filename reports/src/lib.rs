@@ -51,28 +51,46 @@ pub fn read_run_dir_files(dir: &Path) -> Result<Vec<RecordFile>, String> {
     Ok(files)
 }
 
-/// Checks that no two records of `files` are the same (case label, solver) pair run with
-/// different parameters: a gate, a report row or a timing comparison would otherwise depend on
-/// which file is read last. The error names both files and the first differing parameter hash.
-pub fn unique_pairs(files: &[RecordFile]) -> Result<(), String> {
-    let mut seen: std::collections::BTreeMap<(&str, &str, Option<&Path>), &RecordFile> = Default::default();
-    for f in files {
-        let (path, r) = f;
-        let key = (r.case.label.as_str(), r.solver.name.as_str(), path.parent());
-        if let Some((first, fr)) = seen.get(&key).copied() {
-            let what = if fr.case.params_hash != r.case.params_hash { "case" } else { "solver" };
-            return Err(format!(
-                "{} and {}: the same pair ({} / {}) with different {what} parameters in one directory; \
-                 move one of them to its own directory",
-                first.display(),
-                path.display(),
-                r.case.label,
-                r.solver.name
-            ));
-        }
-        seen.insert(key, f);
+/// Checks that no two records of `files` in one directory are the same (case label, solver)
+/// pair run with different parameters: a gate, a report row or a timing comparison would
+/// otherwise depend on which file is read last. The error names both files and whether the case
+/// or the solver parameters differ. A copy of a record (the same content under another name) is
+/// the same pair once: the later copies are removed from `files` and counted in the result. The
+/// same pair and parameters recorded twice with different results is an error too (which run
+/// would a table show?).
+pub fn unique_pairs(files: &mut Vec<RecordFile>) -> Result<usize, String> {
+    let mut seen: std::collections::BTreeMap<(String, String, Option<PathBuf>), usize> = Default::default();
+    let mut copies = vec![];
+    for (k, (path, r)) in files.iter().enumerate() {
+        let key = (r.case.label.clone(), r.solver.name.clone(), path.parent().map(Path::to_path_buf));
+        let Some(&j) = seen.get(&key) else {
+            seen.insert(key, k);
+            continue;
+        };
+        let (first, fr) = &files[j];
+        let what = if fr.case.params_hash != r.case.params_hash {
+            "different case parameters"
+        } else if fr.solver.params_hash != r.solver.params_hash {
+            "different solver parameters"
+        } else if serde_json::to_value(fr).ok() != serde_json::to_value(r).ok() {
+            "the same parameters but different results (two runs)"
+        } else {
+            copies.push(k);
+            continue;
+        };
+        return Err(format!(
+            "{} and {}: the same pair ({} / {}) with {what} in one directory; move one of them to its own \
+             directory",
+            first.display(),
+            path.display(),
+            r.case.label,
+            r.solver.name
+        ));
     }
-    Ok(())
+    for &k in copies.iter().rev() {
+        files.remove(k);
+    }
+    Ok(copies.len())
 }
 
 /// Like [`read_run_dir`], but a file that is not a readable run record is returned as an error
@@ -87,27 +105,73 @@ pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>),
 
 /// [`read_run_dir_partial`] with the file each record came from.
 pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<String>), String> {
+    read_run_dir_partial_files_with(dir, &mut |_| {})
+}
+
+/// [`read_run_dir_partial_files`], telling `progress` about every file read
+/// ([`report::Progress::Read`]).
+pub fn read_run_dir_partial_files_with(
+    dir: &Path,
+    progress: &mut dyn FnMut(report::Progress),
+) -> Result<(Vec<RecordFile>, Vec<String>), String> {
     let mut paths = records::input::json_files(dir)?;
     for d in records::input::list_dir(dir)?.1 {
         paths.extend(records::input::json_files(&d)?);
     }
     let (mut records, mut errors) = (vec![], vec![]);
-    for p in paths {
+    let total = paths.len();
+    for (k, p) in paths.into_iter().enumerate() {
         match RunRecord::read(&p) {
             Ok(r) => records.push((p, r)),
             Err(e) => errors.push(e.to_string()),
         }
+        progress(report::Progress::Read { done: k + 1, total });
     }
-    unique_pairs(&records)?;
+    unique_pairs(&mut records)?;
     Ok((records, errors))
 }
 
 /// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.
 pub fn write(opts: &report::Options) -> Result<report::Report, String> {
-    let report = report::build(opts)?;
+    write_with(opts, &mut |_| {})
+}
+
+/// [`write`], telling `progress` how far the reading and the drawing are
+/// ([`report::build_with`]).
+pub fn write_with(
+    opts: &report::Options,
+    progress: &mut dyn FnMut(report::Progress),
+) -> Result<report::Report, String> {
+    let report = report::build_with(opts, progress)?;
     for (name, text) in [("index.html", html::index(&report)), ("summary.md", markdown::summary(&report))] {
         let path = opts.out_dir.join(name);
         records::write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 44.10: a copy of a record under another name was "different solver parameters".
+    #[test]
+    fn a_copy_of_a_record_is_one_pair_and_real_differences_are_named() {
+        let r = test_records::record("slope", "pgs", records::RunStatus::Ok, 1.0, &[]);
+        let file = |name: &str, r: &RunRecord| (PathBuf::from(format!("run/{name}")), r.clone());
+        let mut files = vec![file("a.json", &r), file("copy.json", &r)];
+        assert_eq!(unique_pairs(&mut files), Ok(1));
+        assert_eq!(files.len(), 1);
+        let mut other = r.clone();
+        other.summary.stage_times.solve_s = 2.0;
+        let e = unique_pairs(&mut vec![file("a.json", &r), file("b.json", &other)]).unwrap_err();
+        assert!(e.contains("the same parameters but different results"), "{e}");
+        let mut tuned = r.clone();
+        tuned.solver.params_hash = "other".into();
+        let e = unique_pairs(&mut vec![file("a.json", &r), file("b.json", &tuned)]).unwrap_err();
+        assert!(e.contains("with different solver parameters"), "{e}");
+        // another directory is another pair
+        let mut files = vec![file("a.json", &r), (PathBuf::from("run/sub/a.json"), tuned)];
+        assert_eq!(unique_pairs(&mut files), Ok(0));
+    }
 }

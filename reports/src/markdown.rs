@@ -251,5 +251,11 @@ pub fn summary(rep: &Report) -> String {
             out += &format!("- {}: `{}` ({} series)\n", f.title, f.file, f.series);
         }
     }
+    if !rep.left_out.is_empty() {
+        out += "\n**Left out of the figures:**\n\n";
+        for n in &rep.left_out {
+            out += &format!("- {n}\n");
+        }
+    }
     out
 }

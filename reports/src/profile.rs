@@ -96,12 +96,18 @@ pub fn cost_table(records: &[RunRecord], measure: Measure) -> CostTable {
     problems.dedup();
     solvers.sort();
     solvers.dedup();
+    // the first record of each pair, indexed once (a search per cell was quadratic: 100,000
+    // records took minutes)
+    let mut first: std::collections::HashMap<(&str, &str), &RunRecord> = Default::default();
+    for r in records {
+        first.entry((r.case.label.as_str(), r.solver.name.as_str())).or_insert(r);
+    }
     let costs = problems
         .iter()
         .map(|p| {
             solvers
                 .iter()
-                .map(|s| match records.iter().find(|r| &r.case.label == p && &r.solver.name == s) {
+                .map(|s| match first.get(&(p.as_str(), s.as_str())).copied() {
                     None => Cost::Excluded,
                     Some(r) if r.status == RunStatus::Skipped => Cost::Excluded,
                     Some(r) if r.status == RunStatus::Failed => Cost::Failed,

@@ -50,6 +50,50 @@ pub struct Report {
     pub baseline: Option<String>,
     /// Links to the claims tables of the solvers that ran ([`crate::claims`]).
     pub claims: Vec<crate::claims::ClaimsLink>,
+    /// What the figure budget left out ([`MAX_CASE_LABELS`], [`MAX_SERIES`]), one sentence each;
+    /// empty when every figure was drawn.
+    pub left_out: Vec<String>,
+}
+
+/// Most case labels drawn with their own figures (convergence and physics, two per label): a
+/// report of 100,000 records of distinct labels would otherwise draw 200,000 SVGs (about 6 GB).
+/// The labels beyond it are in the tables, not in per-case figures; the report says so.
+pub const MAX_CASE_LABELS: usize = 40;
+
+/// Most records (series) drawn in one per-case figure; the others are in the tables, and the
+/// figure's notes and the report say how many were left out.
+pub const MAX_SERIES: usize = 24;
+
+/// How far a report is, for a progress line on long reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// `done` of `total` record files read.
+    Read {
+        /// Files read so far.
+        done: usize,
+        /// Files to read.
+        total: usize,
+    },
+    /// `done` figures drawn; per-case figures drawn for `labels_done` of `labels` case labels.
+    Figures {
+        /// Figures drawn so far.
+        done: usize,
+        /// Case labels whose per-case figures are drawn so far.
+        labels_done: usize,
+        /// Case labels that get per-case figures (at most [`MAX_CASE_LABELS`]).
+        labels: usize,
+    },
+}
+
+impl std::fmt::Display for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Progress::Read { done, total } => write!(f, "read {done} of {total} record files"),
+            Progress::Figures { done, labels_done, labels } => {
+                write!(f, "drew {done} figures (per-case figures of {labels_done} of {labels} case labels)")
+            }
+        }
+    }
 }
 
 impl Report {
@@ -80,8 +124,14 @@ pub fn case_labels(records: &[RunRecord]) -> Vec<String> {
     out
 }
 
-/// Draws every figure of `records` into `out_dir/figures`.
-pub fn draw_figures(records: &[RunRecord], out_dir: &Path) -> Result<Vec<Figure>, String> {
+/// Draws the figures of `records` into `out_dir/figures` within the figure budget: per-case
+/// figures for the first [`MAX_CASE_LABELS`] case labels, each with at most [`MAX_SERIES`]
+/// records. Returns the figures and one sentence per thing the budget left out.
+pub fn draw_figures(
+    records: &[RunRecord],
+    out_dir: &Path,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<(Vec<Figure>, Vec<String>), String> {
     let order = figures::solver_order(records);
     let mut out = vec![];
     out.extend(figures::profiles::figure(out_dir, records, &order)?);
@@ -91,17 +141,60 @@ pub fn draw_figures(records: &[RunRecord], out_dir: &Path) -> Result<Vec<Figure>
     out.extend(figures::work_precision::figures(out_dir, records, &order)?);
     out.extend(figures::order::figures(out_dir, records, &order)?);
     out.extend(figures::setting_convergence::figures(out_dir, records)?);
-    for label in case_labels(records) {
-        let rs: Vec<&RunRecord> = records.iter().filter(|r| r.case.label == label).collect();
-        out.extend(figures::convergence::figure(out_dir, &label, &rs, &order)?);
-        out.extend(figures::physics::figure(out_dir, &label, &rs, &order)?);
+    let mut left_out = vec![];
+    let mut labels = case_labels(records);
+    if labels.len() > MAX_CASE_LABELS {
+        left_out.push(format!(
+            "Per-case figures (convergence, physics) are drawn for the first {MAX_CASE_LABELS} of {} case labels \
+             (figure budget); the other {} labels ({} … {}) are in the tables only.",
+            labels.len(),
+            labels.len() - MAX_CASE_LABELS,
+            labels[MAX_CASE_LABELS],
+            labels[labels.len() - 1]
+        ));
+        labels.truncate(MAX_CASE_LABELS);
     }
-    Ok(out)
+    // records by label in one pass (a filter per label is quadratic in the records)
+    let mut by_label: std::collections::HashMap<&str, Vec<&RunRecord>> = Default::default();
+    for r in records {
+        by_label.entry(r.case.label.as_str()).or_default().push(r);
+    }
+    let mut thinned = (0, 0);
+    progress(Progress::Figures { done: out.len(), labels_done: 0, labels: labels.len() });
+    for (k, label) in labels.iter().enumerate() {
+        let mut rs = by_label.remove(label.as_str()).unwrap_or_default();
+        let extra = rs.len().saturating_sub(MAX_SERIES);
+        rs.truncate(MAX_SERIES);
+        let drawn = out.len();
+        out.extend(figures::convergence::figure(out_dir, label, &rs, &order)?);
+        out.extend(figures::physics::figure(out_dir, label, &rs, &order)?);
+        if extra > 0 {
+            thinned = (thinned.0 + 1, thinned.1 + extra);
+            for f in &mut out[drawn..] {
+                f.notes.push(format!("{extra} more record(s) of {label} not drawn (at most {MAX_SERIES} per figure)"));
+            }
+        }
+        progress(Progress::Figures { done: out.len(), labels_done: k + 1, labels: labels.len() });
+    }
+    if thinned.0 > 0 {
+        left_out.push(format!(
+            "{} case label(s) have more than {MAX_SERIES} records: their per-case figures show the first \
+             {MAX_SERIES} (by file name), {} record(s) in all are in the tables only.",
+            thinned.0, thinned.1
+        ));
+    }
+    Ok((out, left_out))
 }
 
 /// Reads the inputs and draws the figures (writes only `out_dir/figures`).
 pub fn build(opts: &Options) -> Result<Report, String> {
-    let (files, unreadable) = crate::read_run_dir_partial_files(&opts.run_dir)?;
+    build_with(opts, &mut |_| {})
+}
+
+/// [`build`], telling `progress` about every record file read and every case label drawn (the
+/// CLI prints a line now and then on long reports).
+pub fn build_with(opts: &Options, progress: &mut dyn FnMut(Progress)) -> Result<Report, String> {
+    let (files, unreadable) = crate::read_run_dir_partial_files_with(&opts.run_dir, progress)?;
     if files.is_empty() {
         if let Some(first) = unreadable.first() {
             return Err(first.clone());
@@ -134,7 +227,7 @@ pub fn build(opts: &Options) -> Result<Report, String> {
             }
         }
     }
-    let figures = draw_figures(&records, &opts.out_dir)?;
+    let (figures, left_out) = draw_figures(&records, &opts.out_dir, progress)?;
     let claims = crate::claims::links(&records, &crate::claims::source_root(), &opts.out_dir);
     Ok(Report {
         run_dir: opts.run_dir.clone(),
@@ -146,6 +239,7 @@ pub fn build(opts: &Options) -> Result<Report, String> {
         defaults: opts.defaults.clone(),
         baseline: opts.baseline.clone(),
         claims,
+        left_out,
     })
 }
 

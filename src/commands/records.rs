@@ -46,7 +46,7 @@ pub(crate) fn report(
     let defaults = signorini::defaults(&reg);
     let opts =
         reports::report::Options { run_dir: dir, out_dir, criterion: Some(criterion), gates, defaults, baseline };
-    let rep = reports::write(&opts)?;
+    let rep = reports::write_with(&opts, &mut progress_lines())?;
     outln!(
         "report of {} records ({} figures): {} and {}",
         rep.records.len(),
@@ -55,6 +55,33 @@ pub(crate) fn report(
         opts.out_dir.join("summary.md").display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Record files read between two progress lines of a long report.
+const PROGRESS_RECORDS: usize = 1000;
+/// Case labels drawn between two progress lines of a report with many labels.
+const PROGRESS_LABELS: usize = 10;
+/// Longest silence on stderr while a report is built.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Prints `report: ...` progress lines on stderr: every [`PROGRESS_RECORDS`] record files read
+/// (reports of at least that many), every [`PROGRESS_LABELS`] case labels drawn (reports of at
+/// least twice that many), and whenever [`PROGRESS_EVERY`] passed without a line.
+fn progress_lines() -> impl FnMut(reports::report::Progress) {
+    use reports::report::Progress;
+    let mut last = std::time::Instant::now();
+    move |p| {
+        let milestone = match p {
+            Progress::Read { done, total } => total >= PROGRESS_RECORDS && done % PROGRESS_RECORDS == 0,
+            Progress::Figures { labels_done, labels, .. } => {
+                labels >= 2 * PROGRESS_LABELS && labels_done > 0 && labels_done % PROGRESS_LABELS == 0
+            }
+        };
+        if milestone || last.elapsed() >= PROGRESS_EVERY {
+            eprintln!("report: {p}");
+            last = std::time::Instant::now();
+        }
+    }
 }
 
 pub(crate) fn diff_records(a: &Path, b: &Path, ignore: &[String]) -> Result<ExitCode, String> {
@@ -95,6 +122,7 @@ pub(crate) fn bench_compare(
         threshold,
     )?;
     out!("{}", reports::compare::table(&rows));
-    let regressed = rows.iter().any(|r| r.beyond_noise && r.ratio.is_some_and(|q| q > 1.0));
+    // slower beyond noise, or not comparable (a base time of 0 is never "within noise")
+    let regressed = rows.iter().any(reports::compare::Row::is_regression);
     Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

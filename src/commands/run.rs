@@ -139,7 +139,11 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
         Some((i, n)) => runner::shard(resolved, i, n),
         None => resolved,
     };
-    let pairs = runner::prepare_with(resolved, memory_limit)?;
+    // records are sized before the run: logged steps thinned so that a record stays readable
+    let pairs = runner::prepare_run(resolved, memory_limit, &opts, records::input::text_limit() as f64)?;
+    if let Some(note) = runner::thinning_note(&pairs, opts.logged_steps) {
+        eprintln!("{note}");
+    }
     records::input::check_writable_dir(&out)?;
     let stale = records::input::remove_stale_tmp(&out);
     if stale > 0 {
