@@ -1083,6 +1083,19 @@ mod mutant_tests {
         assert!(e.contains("no such suite") && e.contains("g.toml"), "{e}");
     }
 
+    /// A listed expected failure that passes reads as an unexpected pass in the pair's cell.
+    #[test]
+    fn an_unexpected_pass_is_named_in_the_pair_cell() {
+        let g = parse(
+            "[[expected_failure]]\nsolver = \"pgs\"\ncase = \"a\"\ncheck = \"slides\"\nmeasured = 1.0\nreason = \"r\"\nsee = \"s\"\n",
+            "g.toml",
+        )
+        .unwrap();
+        let r = crate::test_records::record("a", "pgs", RunStatus::Ok, 0.0, &[("slides", true)]);
+        let rep = evaluate(&g, &[(PathBuf::from("run/a__pgs.json"), r)], Scope::Directory);
+        assert_eq!(rep.pair_cell("pgs", "a"), Some(("FAIL 1/1: slides (unexpected pass)".into(), false)));
+    }
+
     /// The counts split the metric gates into passed and failed.
     #[test]
     fn counts_split_passing_and_failing_gates() {
