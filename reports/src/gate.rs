@@ -1096,6 +1096,21 @@ mod mutant_tests {
         assert_eq!(rep.pair_cell("pgs", "a"), Some(("FAIL 1/1: slides (unexpected pass)".into(), false)));
     }
 
+    /// The problems list names the failing gates and only them.
+    #[test]
+    fn problems_list_only_the_failing_gates() {
+        let records =
+            vec![super::tests_support::record("pgs", "a", 1e-7), super::tests_support::record("sap", "a", 1e-3)];
+        let g = parse(
+            "[[gate]]\nsolver = \"*\"\ncase = \"*\"\nmetric = \"metrics.natmap_rel_l2.max\"\nmax = 1e-6\nwhy = \"w\"\n",
+            "g.toml",
+        )
+        .unwrap();
+        let problems = evaluate(&g, &records, Scope::Directory).problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("a / sap: metrics.natmap_rel_l2.max"), "{problems:?}");
+    }
+
     /// The counts split the metric gates into passed and failed.
     #[test]
     fn counts_split_passing_and_failing_gates() {
