@@ -543,3 +543,50 @@ fn a_record_that_could_not_be_written_counts_as_failed() {
     assert!(o.stderr.contains("error: could not write run record"), "{}", o.stderr);
     assert!(dir.path().join("o/slope__pgs.json/taken").is_dir(), "the folder in the way is left alone");
 }
+
+/// A `[[grid]]` whose expansion would exhaust memory (10^10 and 9·10^6 pairs; they aborted or ran
+/// past 6 GB) is refused from its pair count, computed before the grid is expanded: one line, in
+/// well under a second, in a few MB. `--max-pairs` raises or lowers the bound.
+#[test]
+fn grids_beyond_max_pairs_are_refused_before_expansion() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let values =
+        |n: usize| format!("[{}]", (0..n).map(|i| format!("{}", 0.1 + i as f64 * 1e-3)).collect::<Vec<_>>().join(", "));
+    let five =
+        ["mu", "k", "tau_d", "mass", "edge"].iter().map(|k| format!("{k} = {}\n", values(100))).collect::<String>();
+    write(
+        &d.join("huge.toml"),
+        &format!("name = \"s\"\nsolvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\n[grid.params]\n{five}"),
+    );
+    write(
+        &d.join("nine.toml"),
+        &format!(
+            "name = \"s\"\nsolvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\n[grid.params]\nmu = {}\ndt = {}\n",
+            values(3000),
+            values(3000)
+        ),
+    );
+    for (file, count) in [("huge.toml", "10000000000 pairs"), ("nine.toml", "9000000 pairs")] {
+        let start = Instant::now();
+        let before = listing(d);
+        let o = run_in(d, &["run", "--suite", file]);
+        let took = start.elapsed();
+        assert_eq!(o.code, Some(2), "{}", o.all());
+        let lines: Vec<&str> = o.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        for needle in ["error: ", file, count, "--max-pairs 100000"] {
+            assert!(lines[0].contains(needle), "'{}' should name '{needle}'", lines[0]);
+        }
+        assert_eq!(listing(d), before, "nothing written");
+        assert!(took < Duration::from_secs(1), "{file} refused in {took:?}");
+        assert!(o.max_rss_kib < 64 * 1024, "{file}: peak memory {} KiB", o.max_rss_kib);
+    }
+    // the bound is the flag's: 3 pairs pass 3 and are refused under 2
+    write(&d.join("three.toml"), "name = \"s\"\nsolvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\nset = { duration = 0.02 }\n[grid.params]\nmu = [0.1, 0.2, 0.3]\n");
+    refused_in(d, &["run", "--suite", "three.toml", "--max-pairs", "2"], &["3 pairs", "--max-pairs 2"]);
+    refused_in(d, &["run", "--suite", "three.toml", "--max-pairs", "0"], &["--max-pairs"]);
+    let o = run_in(d, &["run", "--suite", "three.toml", "--max-pairs", "3", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 3);
+}
