@@ -213,6 +213,11 @@ pub(crate) struct RunArgs {
     /// changes).
     #[arg(long, requires = "resume")]
     pub(crate) resume_any_commit: bool,
+    /// Replace records in the output directory that another run wrote under the same file name
+    /// with other case parameters, for another case, or by `grade` (without it, or --resume, such
+    /// a run is refused before anything runs, naming the file and both parameter hashes).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
     /// Gates file (e.g. ci/gates.toml) whose expected failures the summary's matrix marks as
     /// such (`xfail`); it does not change the exit status (`signorini gate` checks a run).
     #[arg(long, value_name = "FILE")]

@@ -590,3 +590,78 @@ fn grids_beyond_max_pairs_are_refused_before_expansion() {
     assert_eq!(o.code, Some(0), "{}", o.all());
     assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 3);
 }
+
+/// Two pairs of one suite whose record names differ only in letter case (one file on macOS and
+/// Windows), or a label equal to another case's name, are refused naming both pairs.
+#[test]
+fn record_names_equal_ignoring_case_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let suite = |name: &str, body: &str| {
+        write(&d.join(name), &format!("name = \"s\"\nsolvers = [\"pgs\"]\n{body}"));
+    };
+    suite(
+        "case.toml",
+        "[[case]]\nname = \"slope\"\nlabel = \"a\"\n[[case]]\nname = \"slope\"\nlabel = \"A\"\nset = { mu = 0.5 }\n",
+    );
+    refused_in(
+        d,
+        &["run", "--suite", "case.toml"],
+        &["pairs 0 (a / pgs) and 1 (A / pgs)", "a__pgs.json / A__pgs.json", "letter case"],
+    );
+    suite("name.toml", "[[case]]\nname = \"slope\"\n[[case]]\nname = \"sphere_stack\"\nlabel = \"Slope\"\n");
+    refused_in(
+        d,
+        &["run", "--suite", "name.toml"],
+        &["(slope / pgs)", "(Slope / pgs)", "slope__pgs.json / Slope__pgs.json"],
+    );
+}
+
+/// A record already in `--out` under a pair's file name, written with other case parameters (they
+/// are not part of the name) or for another case under the same label, is not silently replaced:
+/// the run is refused naming the file and both hashes, unless `--overwrite` (or `--resume`, which
+/// runs it again and says why).
+#[test]
+fn records_of_other_case_parameters_are_not_replaced_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    let path = d.join("o/slope__pgs.json");
+    let first = std::fs::read(&path).unwrap();
+    let hash = |bytes: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        v["case"]["params_hash"].as_str().unwrap().to_string()
+    };
+    let old = hash(&first);
+    let line = refused_in(
+        d,
+        &["run", "--case", "slope", "--solver", "pgs", "--set", "mu=0.5", "--out", "o"],
+        &["slope__pgs.json", "other case parameters", &old, "--overwrite"],
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), first, "kept: {line}");
+    // the same parameters run again into the same directory, as before
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    // another case under the label 'slope'
+    write(
+        &d.join("other.toml"),
+        "name = \"s\"\nsolvers = [\"pgs\"]\n[[case]]\nname = \"sphere_stack\"\nlabel = \"slope\"\n",
+    );
+    refused_in(
+        d,
+        &["run", "--suite", "other.toml", "--out", "o"],
+        &["slope__pgs.json", "case 'slope', not of 'sphere_stack'"],
+    );
+    // --overwrite replaces it; the new hash is the one the refusal named
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--set", "mu=0.5", "--out", "o", "--overwrite"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    let new = hash(&std::fs::read(&path).unwrap());
+    assert_ne!(new, old);
+    assert!(line.contains(&new), "{line} names the new hash {new}");
+    // --resume keeps its meaning: a record of other parameters is run again, with the reason
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o", "--resume", "--resume-any-commit"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stderr.contains("resume: ran slope__pgs.json again: case parameters differ"), "{}", o.stderr);
+    assert_eq!(hash(&std::fs::read(&path).unwrap()), old);
+}

@@ -502,7 +502,7 @@ impl Suite {
     /// scene is built. A case variant's parameters are decoded once for all its solvers.
     pub fn resolve(&self, reg: &Registry) -> Result<Vec<ResolvedPair>, SuiteError> {
         let mut decoded: BTreeMap<String, Arc<dyn DecodedCase>> = BTreeMap::new();
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        let mut seen: BTreeMap<String, (usize, String)> = BTreeMap::new();
         let mut out = Vec::with_capacity(self.pairs.len());
         for (index, spec) in self.pairs.iter().enumerate() {
             if let Some(why) = records::input::label_error(&spec.label) {
@@ -534,18 +534,25 @@ impl Suite {
             let factory = (solver.prepare)(&sp)?;
             let solver_defaults_hash = (solver.defaults)().hash();
             let record_name = records::record_file_name(&spec.label, &spec.solver, &sp.hash(), &solver_defaults_hash);
-            if let Some(&j) = seen.get(&record_name) {
-                let q = &self.pairs[j];
+            // Compared in lower case: `a__pgs.json` and `A__pgs.json` are one file on the
+            // case-insensitive file systems of macOS and Windows.
+            if let Some((j, earlier)) = seen.get(&record_name.to_lowercase()) {
+                let q = &self.pairs[*j];
+                let record = if *earlier == record_name {
+                    record_name
+                } else {
+                    format!("{earlier} / {record_name} (equal ignoring letter case: one file on macOS and Windows)")
+                };
                 return Err(SuiteError::SameRecord {
                     suite: self.name.clone(),
-                    first: j,
+                    first: *j,
                     first_pair: format!("{} / {}", q.label, q.solver),
                     second: index,
                     second_pair: format!("{} / {}", spec.label, spec.solver),
-                    record: record_name,
+                    record,
                 });
             }
-            seen.insert(record_name.clone(), index);
+            seen.insert(record_name.to_lowercase(), (index, record_name.clone()));
             out.push(ResolvedPair {
                 index,
                 spec: spec.clone(),
@@ -840,6 +847,41 @@ pub fn reuse_refusal(
         return Some("solver settings differ".into());
     }
     None
+}
+
+/// Why running `pairs` into `out_dir` would silently replace a record of another run, or `None`:
+/// a record already under a pair's file name (or, on a case-insensitive file system, under a name
+/// differing only in letter case) that belongs to another case, label or solver, is a reference
+/// engine's grade, or holds the same pair run with other case parameters (case parameters, unlike
+/// solver settings, are not part of the file name). The message names the file and both case
+/// parameter hashes. Unreadable files (a truncated record) are not considered: a run replaces
+/// them, as before. `signorini run` refuses such a run unless `--overwrite` or `--resume` is given.
+pub fn overwrite_refusal(pairs: &[PreparedPair], out_dir: &Path) -> Option<String> {
+    pairs.iter().find_map(|p| {
+        let path = out_dir.join(&p.record_name);
+        if !path.is_file() {
+            return None;
+        }
+        let old = RunRecord::read(&path).ok()?;
+        let (spec, hash) = (&p.spec, p.case_params.hash());
+        let why = if old.is_reference() {
+            format!("holds the reference engine '{}' graded on '{}'", old.solver.name, old.case.label)
+        } else if old.case.label != spec.label || old.solver.name != spec.solver {
+            format!("holds the record of {} / {}", old.case.label, old.solver.name)
+        } else if old.case.name != spec.case {
+            format!("holds label '{}' of case '{}', not of '{}'", old.case.label, old.case.name, spec.case)
+        } else if old.case.params_hash != hash {
+            "holds this pair run with other case parameters".to_string()
+        } else {
+            return None;
+        };
+        Some(format!(
+            "{}: {why} (case parameters {}, this run's {hash}); refusing to replace it: pass --overwrite, \
+             --resume, or another --out",
+            path.display(),
+            old.case.params_hash
+        ))
+    })
 }
 
 /// The outcome of one pair of [`run_suite_resuming`].

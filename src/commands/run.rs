@@ -76,7 +76,9 @@ impl Progress for Bar {
 }
 
 pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, String> {
-    let RunArgs { suite, case, solver, set, out, shard, resume, resume_any_commit, gates, max_pairs, .. } = args;
+    let RunArgs {
+        suite, case, solver, set, out, shard, resume, resume_any_commit, gates, max_pairs, overwrite, ..
+    } = args;
     let resume = match (resume, resume_any_commit) {
         (false, _) => runner::Resume::Off,
         (true, false) => runner::Resume::SameCommit,
@@ -148,6 +150,13 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
         None => resolved,
     };
     let pairs = runner::prepare_with(resolved, memory_limit)?;
+    // a record of other case parameters (or of another case under the same label) is not replaced
+    // silently: case parameters are not part of the file name
+    if !overwrite && resume == runner::Resume::Off {
+        if let Some(why) = runner::overwrite_refusal(&pairs, &out) {
+            return Err(why);
+        }
+    }
     records::input::check_writable_dir(&out)?;
     let stale = records::input::remove_stale_tmp(&out);
     if stale > 0 {
