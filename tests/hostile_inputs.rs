@@ -665,3 +665,47 @@ fn records_of_other_case_parameters_are_not_replaced_silently() {
     assert!(o.stderr.contains("resume: ran slope__pgs.json again: case parameters differ"), "{}", o.stderr);
     assert_eq!(hash(&std::fs::read(&path).unwrap()), old);
 }
+
+/// `grade` refuses impossible motion (it passed all three slope checks): zero or norm-10
+/// quaternions, a position of 1e308, a box rising 1 m per step at rest, a box 0.98 m inside the
+/// plane from its first state on, negative wall times; the line names the first bad step.
+#[test]
+fn grade_refuses_impossible_trajectories() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good: serde_json::Value = serde_json::from_str(&slope_trajectory("fake")).unwrap();
+    let grade = ["grade", "t.json", "--case", "slope", "--engine", "fake", "--out", "g"];
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit, &[&str]); 6] = [
+        ("zero quaternion", |t| (3..7).for_each(|j| t["q"][7][j] = 0.0.into()), &["state 7", "quaternion of length 0"]),
+        ("norm 10", |t| t["q"][4][3] = 10.0.into(), &["state 4", "quaternion", "1e-6"]),
+        ("1e308", |t| t["q"][9][2] = 1e308.into(), &["step 8", "positions and velocities disagree"]),
+        (
+            "rising",
+            |t| {
+                for (k, q) in t["q"].as_array_mut().unwrap().iter_mut().enumerate() {
+                    q[2] = (q[2].as_f64().unwrap() + k as f64).into();
+                }
+            },
+            &["step 0", "moves 1.000e0 m", "disagree"],
+        ),
+        (
+            "inside",
+            |t| t["q"].as_array_mut().unwrap().iter_mut().for_each(|q| q[2] = (q[2].as_f64().unwrap() - 0.98).into()),
+            &["state 0", "initial configuration"],
+        ),
+        ("negative wall", |t| t["wall_s"][3] = (-1.0).into(), &["step 3", "wall time -1"]),
+    ];
+    for (what, edit, needles) in cases {
+        let mut t = good.clone();
+        edit(&mut t);
+        write(&d.join("t.json"), &t.to_string());
+        let line = refused_in(d, &grade, needles);
+        assert!(line.contains("t.json"), "{what}: {line}");
+        std::fs::remove_file(d.join("t.json")).unwrap();
+    }
+    // the untouched trajectory grades
+    write(&d.join("t.json"), &good.to_string());
+    let o = run_in(d, &grade);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+}
