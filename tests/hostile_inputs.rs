@@ -153,6 +153,9 @@ fn write(path: &Path, text: &str) {
 #[case::negative_step_timeout(&["run", "--case", "slope", "--step-timeout", "-1"], &["--step-timeout"])]
 #[case::negative_memory(&["run", "--case", "slope", "--max-memory", "-5"], &["--max-memory", "positive"])]
 #[case::negative_memory_unit(&["run", "--case", "slope", "--max-memory", "-5G"], &["--max-memory"])]
+// one step of the whole duration (dt = 2, duration = 1 read "pass*"; dt = 2.1 was refused)
+#[case::one_step(&["run", "--case", "slope", "--solver", "pgs", "--set", "dt=2", "--set", "duration=1"], &["duration", "at least 2 steps of dt = 2"])]
+#[case::one_step_exact(&["run", "--case", "slope", "--solver", "pgs", "--set", "duration=0.01"], &["duration", "at least 2 steps"])]
 #[case::negative_logged_steps(&["run", "--case", "slope", "--logged-steps", "-1"], &["--logged-steps", "non-negative"])]
 fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
     refused(args, needles);
