@@ -712,3 +712,37 @@ fn grade_refuses_impossible_trajectories() {
     let o = run_in(d, &grade);
     assert_eq!(o.code, Some(0), "{}", o.all());
 }
+
+/// `gate` recomputes each check's verdict from the record's numbers: a stored `pass = true` with
+/// `error > tolerance` (it counted as passed) and an emptied `"oracle": {}` beside records of the
+/// same case that have checks (they were silently dropped) fail the gate with the file named.
+#[test]
+fn gate_recomputes_stored_verdicts_and_misses_no_dropped_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = run_dir(d, "r", &[]);
+    write(&d.join("g.toml"), "");
+    let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
+    assert_eq!(o.code, Some(0), "the untouched run passes: {}", o.all());
+    let edit = |file: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let path = runs.join(file);
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        f(&mut v);
+        write(&path, &v.to_string());
+    };
+    edit("slope__pgs.json", &|v| {
+        let (name, c) = v["summary"]["oracle"].as_object_mut().unwrap().iter_mut().next().unwrap();
+        assert!(!name.is_empty());
+        c["measured"] = 5.0.into();
+        c["error"] = 5.0.into();
+        c["tolerance"] = 0.0.into();
+        c["pass"] = true.into();
+    });
+    let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
+    assert_ne!(o.code, Some(0), "{}", o.all());
+    assert!(o.all().contains("slope__pgs.json: oracle.") && o.all().contains("stores pass = true"), "{}", o.all());
+    edit("slope__pgs.json", &|v| v["summary"]["oracle"] = serde_json::json!({}));
+    let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
+    assert_ne!(o.code, Some(0), "{}", o.all());
+    assert!(o.all().contains("slope__pgs.json: completed without oracle checks, but"), "{}", o.all());
+}
