@@ -213,10 +213,21 @@ pub(crate) struct RunArgs {
     /// changes).
     #[arg(long, requires = "resume")]
     pub(crate) resume_any_commit: bool,
+    /// Replace records in the output directory that another run wrote under the same file name
+    /// with other case parameters, for another case, or by `grade` (without it, or --resume, such
+    /// a run is refused before anything runs, naming the file and both parameter hashes).
+    #[arg(long)]
+    pub(crate) overwrite: bool,
     /// Gates file (e.g. ci/gates.toml) whose expected failures the summary's matrix marks as
     /// such (`xfail`); it does not change the exit status (`signorini gate` checks a run).
     #[arg(long, value_name = "FILE")]
     pub(crate) gates: Option<PathBuf>,
+    /// Largest number of (case, solver) pairs a suite may hold (counted from the suite file before
+    /// its [[grid]] entries are expanded; a larger suite is refused at once). Every pair is resolved
+    /// and prepared before the first runs, about 40 KB each for the small cases (more for meshed
+    /// scenes): the default 100000 keeps that phase near 4 GB.
+    #[arg(long, default_value_t = harness::runner::DEFAULT_MAX_PAIRS, value_name = "N", allow_negative_numbers = true, value_parser = positive_count)]
+    pub(crate) max_pairs: usize,
     #[command(flatten)]
     pub(crate) limits: Limits,
 }
@@ -250,6 +261,14 @@ pub(crate) fn positive_seconds(s: &str) -> Result<f64, String> {
 /// Value parser of a count (`--logged-steps`): a non-negative integer.
 pub(crate) fn count(s: &str) -> Result<usize, String> {
     s.trim().parse().map_err(|_| "expected a non-negative integer".to_string())
+}
+
+/// Value parser of a positive count (`--max-pairs`).
+pub(crate) fn positive_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a whole number from 1 to {}", usize::MAX)),
+    }
 }
 
 /// Parses the command line. A value refused by a value parser is reported in one line (`error:

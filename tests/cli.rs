@@ -184,7 +184,8 @@ fn gate_detects_parameter_drift_and_untrue_expected_failures() {
     assert_eq!(stale.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&stale.stdout).contains("stale expected_failure slope / pgs / no_such_check"));
 
-    run(&["--set", "mu=0.25"]);
+    // replacing a record of other case parameters needs --overwrite (it is refused otherwise)
+    run(&["--set", "mu=0.25", "--overwrite"]);
     let drifted = gate("");
     assert_eq!(drifted.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&drifted.stdout).contains("case parameters differ from s.toml"));

@@ -283,5 +283,5 @@ fn merge_refuses_shards_of_different_shard_counts() {
     let out = signorini(&merge_args("merged", &dirs, &[]), d);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("different suites or shard counts") && err.contains("shard-1-of-2.manifest"), "{err}");
+    assert!(err.contains("different shard counts (4 vs 2)") && err.contains("shard-1-of-2.manifest"), "{err}");
 }

@@ -161,6 +161,9 @@ fn write(path: &Path, text: &str) {
 // 44.6: a record with 100,000 logged steps of sphere_stack is thinned to the readers' 256 MiB,
 // and its logs and text counted in the memory estimate (it was estimated at 19.6 MiB, peaked at 411 MB)
 #[case::logged_iterations_memory(&["run", "--case", "sphere_stack", "--solver", "pgs", "--set", "n=50", "--set", "duration=25", "--logged-steps", "100000", "--max-memory", "100M"], &["record", "--logged-steps", "more than the memory limit"])]
+// one step of the whole duration (dt = 2, duration = 1 read "pass*"; dt = 2.1 was refused)
+#[case::one_step(&["run", "--case", "slope", "--solver", "pgs", "--set", "dt=2", "--set", "duration=1"], &["duration", "at least 2 steps of dt = 2"])]
+#[case::one_step_exact(&["run", "--case", "slope", "--solver", "pgs", "--set", "duration=0.01"], &["duration", "at least 2 steps"])]
 #[case::negative_logged_steps(&["run", "--case", "slope", "--logged-steps", "-1"], &["--logged-steps", "non-negative"])]
 fn refused_before_any_work(#[case] args: &[&str], #[case] needles: &[&str]) {
     refused(args, needles);
@@ -733,4 +736,240 @@ fn smaller_hostile_inputs_of_issue_44() {
     write(&d.join("wide.toml"), &format!("name = \"s\"\nsolvers = [{}", "\"pgs\", ".repeat(40_000)));
     let line = refused_in(d, &["run", "--suite", "wide.toml"], &["wide.toml", "more characters)"]);
     assert!(line.len() < 1000, "{} bytes", line.len());
+}
+
+/// A `[[grid]]` whose expansion would exhaust memory (10^10 and 9·10^6 pairs; they aborted or ran
+/// past 6 GB) is refused from its pair count, computed before the grid is expanded: one line, in
+/// well under a second, in a few MB. `--max-pairs` raises or lowers the bound.
+#[test]
+fn grids_beyond_max_pairs_are_refused_before_expansion() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let values =
+        |n: usize| format!("[{}]", (0..n).map(|i| format!("{}", 0.1 + i as f64 * 1e-3)).collect::<Vec<_>>().join(", "));
+    let five =
+        ["mu", "k", "tau_d", "mass", "edge"].iter().map(|k| format!("{k} = {}\n", values(100))).collect::<String>();
+    write(
+        &d.join("huge.toml"),
+        &format!("name = \"s\"\nsolvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\n[grid.params]\n{five}"),
+    );
+    write(
+        &d.join("nine.toml"),
+        &format!(
+            "name = \"s\"\nsolvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\n[grid.params]\nmu = {}\ndt = {}\n",
+            values(3000),
+            values(3000)
+        ),
+    );
+    for (file, count) in [("huge.toml", "10000000000 pairs"), ("nine.toml", "9000000 pairs")] {
+        let start = Instant::now();
+        let before = listing(d);
+        let o = run_in(d, &["run", "--suite", file]);
+        let took = start.elapsed();
+        assert_eq!(o.code, Some(2), "{}", o.all());
+        let lines: Vec<&str> = o.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        for needle in ["error: ", file, count, "--max-pairs 100000"] {
+            assert!(lines[0].contains(needle), "'{}' should name '{needle}'", lines[0]);
+        }
+        assert_eq!(listing(d), before, "nothing written");
+        assert!(took < Duration::from_secs(1), "{file} refused in {took:?}");
+        assert!(o.max_rss_kib < 64 * 1024, "{file}: peak memory {} KiB", o.max_rss_kib);
+    }
+    // the bound is the flag's: 3 pairs pass 3 and are refused under 2
+    write(&d.join("three.toml"), "name = \"s\"\nsolvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\nset = { duration = 0.02 }\n[grid.params]\nmu = [0.1, 0.2, 0.3]\n");
+    refused_in(d, &["run", "--suite", "three.toml", "--max-pairs", "2"], &["3 pairs", "--max-pairs 2"]);
+    refused_in(d, &["run", "--suite", "three.toml", "--max-pairs", "0"], &["--max-pairs"]);
+    let o = run_in(d, &["run", "--suite", "three.toml", "--max-pairs", "3", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 3);
+}
+
+/// Two pairs of one suite whose record names differ only in letter case (one file on macOS and
+/// Windows), or a label equal to another case's name, are refused naming both pairs.
+#[test]
+fn record_names_equal_ignoring_case_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let suite = |name: &str, body: &str| {
+        write(&d.join(name), &format!("name = \"s\"\nsolvers = [\"pgs\"]\n{body}"));
+    };
+    suite(
+        "case.toml",
+        "[[case]]\nname = \"slope\"\nlabel = \"a\"\n[[case]]\nname = \"slope\"\nlabel = \"A\"\nset = { mu = 0.5 }\n",
+    );
+    refused_in(
+        d,
+        &["run", "--suite", "case.toml"],
+        &["pairs 0 (a / pgs) and 1 (A / pgs)", "a__pgs.json / A__pgs.json", "letter case"],
+    );
+    suite("name.toml", "[[case]]\nname = \"slope\"\n[[case]]\nname = \"sphere_stack\"\nlabel = \"Slope\"\n");
+    refused_in(
+        d,
+        &["run", "--suite", "name.toml"],
+        &["(slope / pgs)", "(Slope / pgs)", "slope__pgs.json / Slope__pgs.json"],
+    );
+}
+
+/// A record already in `--out` under a pair's file name, written with other case parameters (they
+/// are not part of the name) or for another case under the same label, is not silently replaced:
+/// the run is refused naming the file and both hashes, unless `--overwrite` (or `--resume`, which
+/// runs it again and says why).
+#[test]
+fn records_of_other_case_parameters_are_not_replaced_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    let path = d.join("o/slope__pgs.json");
+    let first = std::fs::read(&path).unwrap();
+    let hash = |bytes: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(bytes).unwrap();
+        v["case"]["params_hash"].as_str().unwrap().to_string()
+    };
+    let old = hash(&first);
+    let line = refused_in(
+        d,
+        &["run", "--case", "slope", "--solver", "pgs", "--set", "mu=0.5", "--out", "o"],
+        &["slope__pgs.json", "other case parameters", &old, "--overwrite"],
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), first, "kept: {line}");
+    // the same parameters run again into the same directory, as before
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    // another case under the label 'slope'
+    write(
+        &d.join("other.toml"),
+        "name = \"s\"\nsolvers = [\"pgs\"]\n[[case]]\nname = \"sphere_stack\"\nlabel = \"slope\"\n",
+    );
+    refused_in(
+        d,
+        &["run", "--suite", "other.toml", "--out", "o"],
+        &["slope__pgs.json", "case 'slope', not of 'sphere_stack'"],
+    );
+    // --overwrite replaces it; the new hash is the one the refusal named
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--set", "mu=0.5", "--out", "o", "--overwrite"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    let new = hash(&std::fs::read(&path).unwrap());
+    assert_ne!(new, old);
+    assert!(line.contains(&new), "{line} names the new hash {new}");
+    // --resume keeps its meaning: a record of other parameters is run again, with the reason
+    let o = run_in(d, &["run", "--case", "slope", "--solver", "pgs", "--out", "o", "--resume", "--resume-any-commit"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stderr.contains("resume: ran slope__pgs.json again: case parameters differ"), "{}", o.stderr);
+    assert_eq!(hash(&std::fs::read(&path).unwrap()), old);
+}
+
+/// `grade` refuses impossible motion (it passed all three slope checks): zero or norm-10
+/// quaternions, a position of 1e308, a box rising 1 m per step at rest, a box 0.98 m inside the
+/// plane from its first state on, negative wall times; the line names the first bad step.
+#[test]
+fn grade_refuses_impossible_trajectories() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let good: serde_json::Value = serde_json::from_str(&slope_trajectory("fake")).unwrap();
+    let grade = ["grade", "t.json", "--case", "slope", "--engine", "fake", "--out", "g"];
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit, &[&str]); 6] = [
+        ("zero quaternion", |t| (3..7).for_each(|j| t["q"][7][j] = 0.0.into()), &["state 7", "quaternion of length 0"]),
+        ("norm 10", |t| t["q"][4][3] = 10.0.into(), &["state 4", "quaternion", "1e-6"]),
+        ("1e308", |t| t["q"][9][2] = 1e308.into(), &["step 8", "positions and velocities disagree"]),
+        (
+            "rising",
+            |t| {
+                for (k, q) in t["q"].as_array_mut().unwrap().iter_mut().enumerate() {
+                    q[2] = (q[2].as_f64().unwrap() + k as f64).into();
+                }
+            },
+            &["step 0", "moves 1.000e0 m", "disagree"],
+        ),
+        (
+            "inside",
+            |t| t["q"].as_array_mut().unwrap().iter_mut().for_each(|q| q[2] = (q[2].as_f64().unwrap() - 0.98).into()),
+            &["state 0", "initial configuration"],
+        ),
+        ("negative wall", |t| t["wall_s"][3] = (-1.0).into(), &["step 3", "wall time -1"]),
+    ];
+    for (what, edit, needles) in cases {
+        let mut t = good.clone();
+        edit(&mut t);
+        write(&d.join("t.json"), &t.to_string());
+        let line = refused_in(d, &grade, needles);
+        assert!(line.contains("t.json"), "{what}: {line}");
+        std::fs::remove_file(d.join("t.json")).unwrap();
+    }
+    // the untouched trajectory grades
+    write(&d.join("t.json"), &good.to_string());
+    let o = run_in(d, &grade);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+}
+
+/// `gate` recomputes each check's verdict from the record's numbers: a stored `pass = true` with
+/// `error > tolerance` (it counted as passed) and an emptied `"oracle": {}` beside records of the
+/// same case that have checks (they were silently dropped) fail the gate with the file named.
+#[test]
+fn gate_recomputes_stored_verdicts_and_misses_no_dropped_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let runs = run_dir(d, "r", &[]);
+    write(&d.join("g.toml"), "");
+    let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
+    assert_eq!(o.code, Some(0), "the untouched run passes: {}", o.all());
+    let edit = |file: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let path = runs.join(file);
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        f(&mut v);
+        write(&path, &v.to_string());
+    };
+    edit("slope__pgs.json", &|v| {
+        let (name, c) = v["summary"]["oracle"].as_object_mut().unwrap().iter_mut().next().unwrap();
+        assert!(!name.is_empty());
+        c["measured"] = 5.0.into();
+        c["error"] = 5.0.into();
+        c["tolerance"] = 0.0.into();
+        c["pass"] = true.into();
+    });
+    let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
+    assert_ne!(o.code, Some(0), "{}", o.all());
+    assert!(o.all().contains("slope__pgs.json: oracle.") && o.all().contains("stores pass = true"), "{}", o.all());
+    edit("slope__pgs.json", &|v| v["summary"]["oracle"] = serde_json::json!({}));
+    let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
+    assert_ne!(o.code, Some(0), "{}", o.all());
+    assert!(o.all().contains("slope__pgs.json: completed without oracle checks, but"), "{}", o.all());
+}
+
+/// Unclear merge errors: a shard whose manifest was removed is named with the directory that
+/// lacks it (it read "0 of 2 pairs missing:" and an empty list), and shards run with different
+/// settings name the first pair whose record differs (it read "('s' in 2 shards vs 's' in 2)");
+/// an integer parameter beyond 64 bits names the range.
+#[test]
+fn merge_and_parameter_errors_name_what_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        &d.join("s.toml"),
+        "name = \"s\"\nsolvers = [\"pgs\", \"sap\"]\n[[case]]\nname = \"slope\"\nset = { duration = 0.05 }\n",
+    );
+    for (i, extra) in [(0, None), (1, None), (1, Some("solver.tolerance=1e-6"))] {
+        let shard = format!("{i}/2");
+        let out = if extra.is_some() { "other".to_string() } else { format!("sh{i}") };
+        let mut args = vec!["run", "--suite", "s.toml", "--shard", &shard, "--out", &out];
+        if let Some(e) = extra {
+            args.extend(["--set", e]);
+        }
+        let o = run_in(d, &args);
+        assert_eq!(o.code, Some(0), "{}", o.all());
+    }
+    refused_in(d, &["merge", "m", "sh0", "other"], &["different settings", "slope__"]);
+    std::fs::remove_file(d.join("sh1/shard-1-of-2.manifest")).unwrap();
+    refused_in(
+        d,
+        &["merge", "m", "sh0", "sh1"],
+        &["no manifest of shard 1/2", "no manifest in sh1", "all 2 pairs have a record"],
+    );
+    refused_in(
+        d,
+        &["run", "--case", "clutter", "--solver", "pgs", "--set", "seed=18446744073709551615"],
+        &["seed", "-9223372036854775808..=9223372036854775807", "out of range"],
+    );
 }

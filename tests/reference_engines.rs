@@ -194,6 +194,29 @@ fn malformed_trajectories_are_refused() {
     wall.wall_s.pop();
     assert!(wall.check("slope", &p, &sc).unwrap_err().contains("'wall_s' has 99 entries"));
     assert!(t.check("sphere_stack", &p, &sc).unwrap_err().contains("case 'slope'"));
+    // impossible motion: a jump of the box's centre at step 40, a scaled quaternion, a negative time
+    let mut jump = t.clone();
+    jump.q[41][0] += 0.01;
+    let e = jump.check("slope", &p, &sc).unwrap_err();
+    assert!(e.starts_with("step 40: body ") && e.contains("disagree"), "{e}");
+    let mut quat = t.clone();
+    quat.q[12][3] *= 1.0 + 1e-5;
+    assert!(quat.check("slope", &p, &sc).unwrap_err().starts_with("state 12: body "));
+    let mut wall = t.clone();
+    wall.wall_s[2] = -1e-9;
+    assert!(wall.check("slope", &p, &sc).unwrap_err().starts_with("step 2: wall time"));
+    // an engine integrating with the velocity at the start of the step (explicit Euler, theta = 0)
+    // moves as its velocities say too: accepted
+    let sliding = own_run("slope", &[("mu", "0.1")], "pgs").0;
+    let mut explicit = sliding.clone();
+    for k in 0..explicit.q.len() - 1 {
+        for a in 0..3 {
+            explicit.q[k + 1][a] = explicit.q[k][a] + explicit.dt * explicit.v[k][a];
+        }
+        explicit.q[k + 1][3..7].copy_from_slice(&sliding.q[k + 1][3..7]);
+    }
+    let (ps, scs) = build("slope", &[("mu", "0.1")]);
+    explicit.check("slope", &ps, &scs).unwrap();
     assert!(Trajectory::parse("{\"schema\": \"x\"}").unwrap_err().starts_with("not a trajectory file"));
 }
 

@@ -262,9 +262,15 @@ impl Params {
             Value::Bool(_) => {
                 Value::Bool(raw.parse().map_err(|_| bad(format!("expected true or false, got '{raw}'")))?)
             }
-            Value::Number(n) if n.is_i64() || n.is_u64() => {
-                Value::from(raw.parse::<i64>().map_err(|_| bad(format!("expected an integer, got '{raw}'")))?)
-            }
+            Value::Number(n) if n.is_i64() || n.is_u64() => Value::from(raw.parse::<i64>().map_err(|_| {
+                let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
+                if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
+                    // an integer, but not a 64-bit signed one (`seed=18446744073709551615`)
+                    bad(format!("expected an integer in {}..={}, got '{raw}' (out of range)", i64::MIN, i64::MAX))
+                } else {
+                    bad(format!("expected an integer, got '{raw}'"))
+                }
+            })?),
             Value::Number(_) => {
                 let x: f64 = raw.parse().map_err(|_| bad(format!("expected a number, got '{raw}'")))?;
                 if !x.is_finite() {
@@ -437,6 +443,9 @@ mod tests {
         assert_eq!(p.0["name"], "b");
         let e = p.set_value("iters", &Value::from(1.5), "t").unwrap_err().to_string();
         assert!(e.contains("iters") && e.contains("expected an integer"), "{e}");
+        // an integer beyond i64 names the range instead of "expected an integer"
+        let e = p.set("iters", "18446744073709551615", "solver 'x'").unwrap_err().to_string();
+        assert!(e.contains("-9223372036854775808..=9223372036854775807") && e.contains("out of range"), "{e}");
         // TOML `nan` arrives as JSON null
         let e = p.set_value("mu", &Value::Null, "t").unwrap_err().to_string();
         assert!(e.contains("mu") && e.contains("NaN"), "{e}");

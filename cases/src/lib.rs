@@ -188,15 +188,22 @@ pub(crate) mod check {
     }
     /// Most steps a case may ask for.
     pub const MAX_STEPS: f64 = 1e7;
-    /// `dt > 0`, `duration > 0` and `1 <= round(duration / dt) <= MAX_STEPS`.
+    /// Fewest steps a run may have: `dt` must divide the duration into at least two steps (one
+    /// step of the whole duration, `dt = 2` with `duration = 1`, is not a simulation the oracles
+    /// can grade: there is no motion after the first contact to measure).
+    pub const MIN_STEPS: f64 = 2.0;
+    /// `dt > 0`, `duration > 0` and `MIN_STEPS <= round(duration / dt) <= MAX_STEPS`.
     pub fn time_grid(dt: f64, duration: f64) -> Result<(), FieldError> {
         positive("dt", dt)?;
         positive("duration", duration)?;
         let n = (duration / dt).round();
-        if n < 1.0 {
+        if n < MIN_STEPS {
             return Err(harness::FieldError::new(
                 "duration",
-                format!("must be at least one step (dt = {dt}), got {duration}"),
+                format!(
+                    "must be at least {MIN_STEPS} steps of dt = {dt} (round(duration / dt) = {n}), got {duration}; \
+                     lower dt or raise duration"
+                ),
             ));
         }
         if n > MAX_STEPS {
@@ -358,5 +365,10 @@ mod tests {
         assert!(check::time_grid(0.0, 1.0).unwrap_err().to_string().starts_with("dt:"));
         assert!(check::time_grid(1e-9, 1e3).unwrap_err().to_string().starts_with("duration:"));
         assert!(check::time_grid(0.01, 1.0).is_ok());
+        // one step of the whole run (dt = 2, duration = 1 ran one 2 s step) is refused; two pass
+        let e = check::time_grid(2.0, 1.0).unwrap_err().to_string();
+        assert!(e.starts_with("duration: must be at least 2 steps of dt = 2"), "{e}");
+        assert!(check::time_grid(0.01, 0.01).is_err());
+        assert!(check::time_grid(0.01, 0.02).is_ok());
     }
 }

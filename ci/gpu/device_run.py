@@ -79,12 +79,12 @@ class MemorySampler:
 
 
 def gpu_status(bundle, work):
-    """(available, label or reason): what `signorini run --backend gpu` says on a 1-step run."""
+    """(available, label or reason): what `signorini run --backend gpu` says on a 2-step run."""
     d = work / "probe"
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     r = subprocess.run([str(bundle / "bin/signorini"), "run", "--case", "slope", "--solver", "pgs",
-                        "--set", "duration=0.01", "--backend", "gpu", "--out", str(d)],
+                        "--set", "duration=0.02", "--backend", "gpu", "--out", str(d)],
                        capture_output=True, text=True)
     line = next((l for l in r.stderr.splitlines() if "backend" in l), r.stderr.strip()[-300:])
     if line.startswith("backend: gpu "):

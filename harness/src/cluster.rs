@@ -99,6 +99,9 @@ pub struct Missing {
     pub shards: Vec<usize>,
     /// Record names of the suite found in no input.
     pub pairs: Vec<String>,
+    /// Input directories that hold no shard manifest (a shard's manifest removed, or a directory
+    /// that is not a shard).
+    pub inputs_without_manifest: Vec<String>,
 }
 
 impl Missing {
@@ -109,12 +112,29 @@ impl Missing {
 }
 
 impl std::fmt::Display for Missing {
-    /// One line: `2 of 10 pairs of suite 'S' missing (no manifest of shard 3/4: ...): a.json, b.json`.
+    /// One line: `2 of 10 pairs of suite 'S' missing (no manifest of shard 3/4: ...): a.json, b.json`,
+    /// or, when every pair has a record but a shard's manifest is absent, `no manifest of shard 1/2
+    /// of suite 'S' in the inputs (none in: DIR); ...`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shards: Vec<String> = self.shards.iter().map(|i| format!("{i}/{}", self.shard_count)).collect();
+        let without = if self.inputs_without_manifest.is_empty() {
+            "its directory not given".to_string()
+        } else {
+            format!("no manifest in {}", self.inputs_without_manifest.join(", "))
+        };
+        if self.pairs.is_empty() {
+            return write!(
+                f,
+                "no manifest of shard {} of suite '{}' ({without}), though all {} pairs have a record: was a \
+                 manifest removed, or a shard run again without --shard?",
+                shards.join(", "),
+                self.suite,
+                self.pair_count
+            );
+        }
         write!(f, "{} of {} pairs of suite '{}' missing", self.pairs.len(), self.pair_count, self.suite)?;
-        if !self.shards.is_empty() {
-            let list: Vec<String> = self.shards.iter().map(|i| format!("{i}/{}", self.shard_count)).collect();
-            write!(f, " (no manifest of shard {}: never started or not given)", list.join(", "))?;
+        if !shards.is_empty() {
+            write!(f, " (no manifest of shard {}: never started or not given; {without})", shards.join(", "))?;
         }
         write!(f, ": {}", self.pairs.join(", "))
     }
@@ -129,16 +149,17 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, St
         for path in manifest_files(dir)? {
             let m = Manifest::read(&path)?;
             if let Some((p0, m0)) = &first {
-                if (&m0.suite, m0.shards, &m0.pairs) != (&m.suite, m.shards, &m.pairs) {
-                    return Err(format!(
-                        "refusing to merge {} and {}: shards of different suites or shard counts ('{}' in {} shards vs '{}' in {})",
-                        p0.display(),
-                        path.display(),
-                        m0.suite,
-                        m0.shards,
-                        m.suite,
-                        m.shards
-                    ));
+                let why = if m0.suite != m.suite {
+                    Some(format!("shards of different suites ('{}' vs '{}')", m0.suite, m.suite))
+                } else if m0.shards != m.shards {
+                    Some(format!("different shard counts ({} vs {})", m0.shards, m.shards))
+                } else if m0.pairs != m.pairs {
+                    Some(pairs_difference(&m0.pairs, &m.pairs))
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(format!("refusing to merge {} and {}: {why}", p0.display(), path.display()));
                 }
             }
             shards.insert(m.shard);
@@ -148,13 +169,33 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, St
         }
     }
     let Some((_, m)) = first else { return Ok(Missing::default()) };
+    let mut without = vec![];
+    for dir in inputs {
+        if manifest_files(dir)?.is_empty() {
+            without.push(dir.display().to_string());
+        }
+    }
     Ok(Missing {
         suite: m.suite.clone(),
         shard_count: m.shards,
         pair_count: m.pairs.len(),
         shards: (0..m.shards).filter(|i| !shards.contains(i)).collect(),
         pairs: m.pairs.iter().filter(|p| !present.contains(*p)).cloned().collect(),
+        inputs_without_manifest: without,
     })
+}
+
+/// How the pair lists of two manifests of one suite differ: the first pair whose record names
+/// differ (a record name carries the solver settings' hash, so shards run with different settings
+/// differ there), or the lengths.
+fn pairs_difference(a: &[String], b: &[String]) -> String {
+    match a.iter().zip(b).enumerate().find(|(_, (x, y))| x != y) {
+        Some((i, (x, y))) => format!(
+            "shards run with different settings: pair {i} of the suite writes {x} in one and {y} in the other (a \
+             record name carries the label and the solver settings' hash)"
+        ),
+        None => format!("shards of suites of {} and {} pairs", a.len(), b.len()),
+    }
 }
 
 /// Parses `I/N` (0 <= I < N, N >= 1).

@@ -58,6 +58,11 @@ pub struct Suite {
     pub pairs: Vec<PairSpec>,
 }
 
+/// Default bound on the number of pairs of one suite (`signorini run --max-pairs`): every pair is
+/// resolved and prepared (its scene built once per distinct case parameters) before the first one
+/// runs, so the bound caps the memory of that phase.
+pub const DEFAULT_MAX_PAIRS: usize = 100_000;
+
 /// The TOML form of a suite file (see `ci/quick.toml`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,6 +128,14 @@ fn label_value(v: &serde_json::Value) -> String {
 }
 
 impl GridEntry {
+    /// The number of points of the grid (the product of its value counts, saturating), computed
+    /// without expanding it; with the product as text (`100 x 100 x 3`).
+    fn point_count(&self) -> (u64, String) {
+        let n = self.params.values().fold(1u64, |n, v| n.saturating_mul(v.len() as u64));
+        let text = self.params.values().map(|v| v.len().to_string()).collect::<Vec<_>>().join(" x ");
+        (n, text)
+    }
+
     /// The grid's points as `(label, case overrides, solver overrides)`, in row-major order over
     /// the keys (sorted), the last key varying fastest.
     fn points(&self, source: &str) -> Result<Vec<GridPoint>, String> {
@@ -259,12 +272,28 @@ impl Suite {
 
     /// Parses a suite file, running its cases with `solvers` instead of the file's `solvers` list
     /// when given (`signorini run --suite FILE --solver NAME`: a new solver on a suite's cases;
-    /// the file's `[solver_settings.NAME]` still apply).
+    /// the file's `[solver_settings.NAME]` still apply). At most [`DEFAULT_MAX_PAIRS`] pairs.
     pub fn from_toml_with_solvers(
         text: &str,
         source: &str,
         reg: &Registry,
         solvers_override: Option<&[String]>,
+    ) -> Result<Suite, String> {
+        Self::from_toml_limited(text, source, reg, solvers_override, DEFAULT_MAX_PAIRS)
+    }
+
+    /// [`Suite::from_toml_with_solvers`] with a bound on the number of pairs
+    /// (`signorini run --max-pairs`): the count (each `[[case]]` times its solvers, each
+    /// `[[grid]]`'s product of value counts times its solvers, saturating) is computed from the
+    /// file before any grid is expanded, and a suite above `max_pairs` is refused with the count
+    /// and the grid that makes it, in constant time and memory (a 10^10-point grid is never
+    /// materialised).
+    pub fn from_toml_limited(
+        text: &str,
+        source: &str,
+        reg: &Registry,
+        solvers_override: Option<&[String]>,
+        max_pairs: usize,
     ) -> Result<Suite, String> {
         let f: SuiteFile =
             toml::from_str(text).map_err(|e| format!("{source}: {}", crate::params::toml_message(&e)))?;
@@ -279,10 +308,41 @@ impl Suite {
             return Err(format!("{source}: no [[case]] or [[grid]] entries"));
         }
         let settings = |s: &str| f.solver_settings.get(s).map(typed).unwrap_or_default();
-        let mut pairs = vec![];
+        // The pair count, before anything is expanded.
+        let mut case_solvers = Vec::with_capacity(f.case.len());
+        let mut count = 0u64;
         for c in &f.case {
             reg.find_case(&c.name).map_err(|e| format!("{source}: {e}"))?;
-            for s in &OneOrMany::resolve(c.solver.as_ref(), &solvers, solvers_override, reg, source)? {
+            let s = OneOrMany::resolve(c.solver.as_ref(), &solvers, solvers_override, reg, source)?;
+            count = count.saturating_add(s.len() as u64);
+            case_solvers.push(s);
+        }
+        let mut grid_solvers = Vec::with_capacity(f.grid.len());
+        let mut largest: Option<(u64, String)> = None;
+        for g in &f.grid {
+            reg.find_case(&g.case).map_err(|e| format!("{source}: {e}"))?;
+            // `--solver` narrows a grid's own list.
+            let s = OneOrMany::resolve(g.solver.as_ref(), &solvers, solvers_override, reg, source)?;
+            let (points, product) = g.point_count();
+            let n = points.saturating_mul(s.len() as u64);
+            count = count.saturating_add(n);
+            if largest.as_ref().is_none_or(|(m, _)| n > *m) {
+                let prefix = g.label.as_deref().unwrap_or(&g.case);
+                largest = Some((n, format!("[[grid]] '{prefix}': {product} values x {} solvers", s.len())));
+            }
+            grid_solvers.push(s);
+        }
+        if count > max_pairs as u64 {
+            let count = if count == u64::MAX { format!("more than {}", u64::MAX) } else { count.to_string() };
+            let biggest = largest.map(|(_, why)| format!(" (largest: {why})")).unwrap_or_default();
+            return Err(format!(
+                "{source}: {count} pairs{biggest}, more than --max-pairs {max_pairs}; split the suite or raise \
+                 --max-pairs"
+            ));
+        }
+        let mut pairs = Vec::with_capacity(count as usize);
+        for (c, solvers) in f.case.iter().zip(&case_solvers) {
+            for s in solvers {
                 pairs.push(PairSpec {
                     label: c.label.clone().unwrap_or_else(|| c.name.clone()),
                     case: c.name.clone(),
@@ -292,12 +352,9 @@ impl Suite {
                 });
             }
         }
-        for g in &f.grid {
-            reg.find_case(&g.case).map_err(|e| format!("{source}: {e}"))?;
-            // `--solver` narrows a grid's own list.
-            let grid_solvers = OneOrMany::resolve(g.solver.as_ref(), &solvers, solvers_override, reg, source)?;
+        for (g, grid_solvers) in f.grid.iter().zip(&grid_solvers) {
             for point in g.points(source)? {
-                for s in &grid_solvers {
+                for s in grid_solvers {
                     let mut solver_set = settings(s);
                     solver_set.extend(point.solver_set.iter().cloned());
                     pairs.push(PairSpec {
@@ -468,7 +525,7 @@ impl Suite {
     /// scene is built. A case variant's parameters are decoded once for all its solvers.
     pub fn resolve(&self, reg: &Registry) -> Result<Vec<ResolvedPair>, SuiteError> {
         let mut decoded: BTreeMap<String, Arc<dyn DecodedCase>> = BTreeMap::new();
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        let mut seen: BTreeMap<String, (usize, String)> = BTreeMap::new();
         let mut out = Vec::with_capacity(self.pairs.len());
         for (index, spec) in self.pairs.iter().enumerate() {
             if let Some(why) = records::input::label_error(&spec.label) {
@@ -500,18 +557,25 @@ impl Suite {
             let factory = (solver.prepare)(&sp)?;
             let solver_defaults_hash = (solver.defaults)().hash();
             let record_name = records::record_file_name(&spec.label, &spec.solver, &sp.hash(), &solver_defaults_hash);
-            if let Some(&j) = seen.get(&record_name) {
-                let q = &self.pairs[j];
+            // Compared in lower case: `a__pgs.json` and `A__pgs.json` are one file on the
+            // case-insensitive file systems of macOS and Windows.
+            if let Some((j, earlier)) = seen.get(&record_name.to_lowercase()) {
+                let q = &self.pairs[*j];
+                let record = if *earlier == record_name {
+                    record_name
+                } else {
+                    format!("{earlier} / {record_name} (equal ignoring letter case: one file on macOS and Windows)")
+                };
                 return Err(SuiteError::SameRecord {
                     suite: self.name.clone(),
-                    first: j,
+                    first: *j,
                     first_pair: format!("{} / {}", q.label, q.solver),
                     second: index,
                     second_pair: format!("{} / {}", spec.label, spec.solver),
-                    record: record_name,
+                    record,
                 });
             }
-            seen.insert(record_name.clone(), index);
+            seen.insert(record_name.to_lowercase(), (index, record_name.clone()));
             let iteration_budget = sp.0.get(solver.budget).and_then(|v| v.as_u64()).map(|b| b as usize);
             out.push(ResolvedPair {
                 index,
@@ -862,6 +926,41 @@ pub fn reuse_refusal(
         return Some("solver settings differ".into());
     }
     None
+}
+
+/// Why running `pairs` into `out_dir` would silently replace a record of another run, or `None`:
+/// a record already under a pair's file name (or, on a case-insensitive file system, under a name
+/// differing only in letter case) that belongs to another case, label or solver, is a reference
+/// engine's grade, or holds the same pair run with other case parameters (case parameters, unlike
+/// solver settings, are not part of the file name). The message names the file and both case
+/// parameter hashes. Unreadable files (a truncated record) are not considered: a run replaces
+/// them, as before. `signorini run` refuses such a run unless `--overwrite` or `--resume` is given.
+pub fn overwrite_refusal(pairs: &[PreparedPair], out_dir: &Path) -> Option<String> {
+    pairs.iter().find_map(|p| {
+        let path = out_dir.join(&p.record_name);
+        if !path.is_file() {
+            return None;
+        }
+        let old = RunRecord::read(&path).ok()?;
+        let (spec, hash) = (&p.spec, p.case_params.hash());
+        let why = if old.is_reference() {
+            format!("holds the reference engine '{}' graded on '{}'", old.solver.name, old.case.label)
+        } else if old.case.label != spec.label || old.solver.name != spec.solver {
+            format!("holds the record of {} / {}", old.case.label, old.solver.name)
+        } else if old.case.name != spec.case {
+            format!("holds label '{}' of case '{}', not of '{}'", old.case.label, old.case.name, spec.case)
+        } else if old.case.params_hash != hash {
+            "holds this pair run with other case parameters".to_string()
+        } else {
+            return None;
+        };
+        Some(format!(
+            "{}: {why} (case parameters {}, this run's {hash}); refusing to replace it: pass --overwrite, \
+             --resume, or another --out",
+            path.display(),
+            old.case.params_hash
+        ))
+    })
 }
 
 /// The outcome of one pair of [`run_suite_resuming`].

@@ -20,7 +20,7 @@ pub struct OracleCheck {
     /// Tolerance on `error`.
     #[serde(deserialize_with = "crate::nullable_f64")]
     pub tolerance: f64,
-    /// `error <= tolerance` (false if anything is NaN).
+    /// `error <= tolerance` and `error` finite ([`OracleCheck::passes`]; false if anything is NaN).
     pub pass: bool,
 }
 
@@ -31,6 +31,18 @@ impl OracleCheck {
     }
     /// A check with an explicit error measure.
     pub fn with_error(name: &str, measured: f64, expected: f64, error: f64, tolerance: f64) -> Self {
-        Self { name: name.into(), measured, expected, error, tolerance, pass: error <= tolerance }
+        Self { name: name.into(), measured, expected, error, tolerance, pass: Self::passes(error, tolerance) }
+    }
+
+    /// The verdict of an error against a tolerance: `error` finite and `error <= tolerance` (false
+    /// if either is NaN). `pass` is always this; `signorini gate` recomputes it from a record's
+    /// numbers and refuses a record whose stored flag disagrees.
+    pub fn passes(error: f64, tolerance: f64) -> bool {
+        error.is_finite() && error <= tolerance
+    }
+
+    /// Whether the stored `pass` is the verdict of the stored `error` and `tolerance`.
+    pub fn consistent(&self) -> bool {
+        self.pass == Self::passes(self.error, self.tolerance)
     }
 }

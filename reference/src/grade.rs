@@ -121,8 +121,11 @@ impl Trajectory {
     }
 
     /// Checks that the trajectory is a whole run of `scenario` (case `case`, parameters `params`):
-    /// the same `dt`, `steps + 1` finite states of the right sizes, per-step series of `steps`
-    /// entries. The error is one line.
+    /// the same `dt`, `steps + 1` finite states of the right sizes, a possible motion (unit
+    /// quaternions, positions consistent with the velocities over each step, the case's initial
+    /// configuration; see [`MOTION_TOLERANCE`], [`QUATERNION_TOLERANCE`]), finite non-negative
+    /// wall times, per-step series of `steps` entries. The error is one line naming the first bad
+    /// step.
     pub fn check(&self, case: &str, params: &Params, scenario: &Scenario) -> Result<(), String> {
         if let Some(c) = &self.case {
             if c != case {
@@ -162,6 +165,13 @@ impl Trajectory {
                 return Err(format!("state {k} holds a non-finite value ({x})"));
             }
         }
+        self.check_motion(scenario)?;
+        if let Some((k, x)) = self.wall_s.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
+            return Err(format!("step {k}: wall time {x} s is not a finite non-negative number"));
+        }
+        if let Some((k, x)) = self.normal_impulse_total.iter().enumerate().find(|(_, x)| x.is_nan()) {
+            return Err(format!("step {k}: normal_impulse_total is {x}"));
+        }
         for (name, len) in [
             ("wall_s", self.wall_s.len()),
             ("contacts", self.contacts.len()),
@@ -170,6 +180,128 @@ impl Trajectory {
         ] {
             if len != 0 && len != n {
                 return Err(format!("'{name}' has {len} entries; expected {n} (one per step) or none"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How far a body's quaternion may be from unit length: `| |q| - 1 | <= QUATERNION_TOLERANCE`.
+/// Engines normalise their quaternions to rounding (1e-15); 1e-6 leaves room for single-precision
+/// exports and refuses zero, scaled or unnormalised ones.
+pub const QUATERNION_TOLERANCE: f64 = 1e-6;
+
+/// Relative tolerance of the step consistency check ([`Trajectory::check`]): the displacement of a
+/// body (or deformable node) over step `k` must lie within this fraction of the step's motion of
+/// the segment between `dt v_k` and `dt v_{k+1}`.
+///
+/// The harness integrates `x_{k+1} = x_k + dt v_{k+1}` (symplectic Euler), which sits on the
+/// segment's end; θ-method integrators (`x_{k+1} = x_k + dt (θ v_{k+1} + (1 − θ) v_k)`, SAP's
+/// `theta_vq`, explicit Euler at θ = 0) sit on it too, so every first-order engine passes exactly
+/// (to rounding). 1% of the motion covers what an engine's conversion to signorini's coordinates
+/// adds at second order in `dt` (a velocity reported at a point slightly off the centre of mass of
+/// a spinning body); an impossible motion (a box at rest rising 1 m per step, a jump to 1e308) is
+/// off by about 100%.
+pub const MOTION_TOLERANCE: f64 = 1e-2;
+
+/// Absolute slack of the step consistency check, relative to the size of the coordinates: rounding
+/// of `x + dt v` in double precision is about 1e-16 |x|; 1e-9 (1 + |x|) m leaves a wide margin
+/// for bodies at rest.
+pub const ROUNDING_TOLERANCE: f64 = 1e-9;
+
+/// How far the first state's body coordinates may be from the case's initial configuration,
+/// relative: `|q0_j - q_j| <= INITIAL_TOLERANCE (1 + |q_j|)`. The MJCF export writes numbers that
+/// round-trip exactly, so an engine starts there to rounding; a trajectory shifted into the plane
+/// from its first state on is refused.
+pub const INITIAL_TOLERANCE: f64 = 1e-6;
+
+/// Distance from `x` to the segment `[a, b]` (3-vectors).
+fn distance_to_segment(x: [f64; 3], a: [f64; 3], b: [f64; 3]) -> f64 {
+    let d = [b[0] - a[0], b[1] - a[1], b[2] - a[2]];
+    let w = [x[0] - a[0], x[1] - a[1], x[2] - a[2]];
+    let dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    let t = if dd > 0.0 { ((w[0] * d[0] + w[1] * d[1] + w[2] * d[2]) / dd).clamp(0.0, 1.0) } else { 0.0 };
+    norm3([w[0] - t * d[0], w[1] - t * d[1], w[2] - t * d[2]])
+}
+
+/// Euclidean norm without overflow (`1e308` stays finite).
+fn norm3(x: [f64; 3]) -> f64 {
+    x[0].hypot(x[1]).hypot(x[2])
+}
+
+impl Trajectory {
+    /// Checks that the motion is possible (the states are already known finite and of the right
+    /// sizes): the first state is the case's initial configuration (within [`INITIAL_TOLERANCE`],
+    /// quaternions up to sign), every body's quaternion is of unit length within
+    /// [`QUATERNION_TOLERANCE`], and over every step each body's centre and each deformable node
+    /// moves as its velocities say (within [`MOTION_TOLERANCE`] of the motion, see there). The
+    /// rotational part is checked through the unit quaternions only. The error names the first bad
+    /// step or state.
+    fn check_motion(&self, scenario: &Scenario) -> Result<(), String> {
+        let world = &scenario.world;
+        let bodies = world.bodies.len();
+        let points = |q: &[f64]| -> Vec<[f64; 3]> {
+            let mut p: Vec<[f64; 3]> = (0..bodies).map(|i| [q[7 * i], q[7 * i + 1], q[7 * i + 2]]).collect();
+            p.extend(q[7 * bodies..].chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
+            p
+        };
+        let name = |i: usize| {
+            if i < bodies {
+                format!("body '{}'", world.bodies[i].name)
+            } else {
+                format!("deformable node {}", i - bodies)
+            }
+        };
+        for (k, q) in self.q.iter().enumerate() {
+            for i in 0..bodies {
+                let n = q[7 * i + 3..7 * i + 7].iter().map(|x| x * x).sum::<f64>().sqrt();
+                if (n - 1.0).abs() > QUATERNION_TOLERANCE {
+                    return Err(format!(
+                        "state {k}: {} has a quaternion of length {n:e}, not 1 (tolerance {QUATERNION_TOLERANCE:e})",
+                        name(i)
+                    ));
+                }
+            }
+        }
+        let q0 = world.positions();
+        for i in 0..bodies {
+            let o = 7 * i;
+            let off = |sign: f64| {
+                (0..7)
+                    .map(|j| {
+                        let s = if j < 3 { 1.0 } else { sign };
+                        (self.q[0][o + j] - s * q0[o + j]).abs() / (1.0 + q0[o + j].abs())
+                    })
+                    .fold(0.0, f64::max)
+            };
+            if off(1.0).min(off(-1.0)) > INITIAL_TOLERANCE {
+                return Err(format!(
+                    "state 0: {} is at {:?}, not at the case's initial configuration {:?}",
+                    name(i),
+                    &self.q[0][o..o + 7],
+                    &q0[o..o + 7]
+                ));
+            }
+        }
+        for k in 0..self.q.len().saturating_sub(1) {
+            let (x0, x1) = (points(&self.q[k]), points(&self.q[k + 1]));
+            let explicit = points(&world.integrate_positions(&self.q[k], &self.v[k], self.dt));
+            let symplectic = points(&world.integrate_positions(&self.q[k], &self.v[k + 1], self.dt));
+            for i in 0..x0.len() {
+                let d = |a: [f64; 3], b: [f64; 3]| norm3([a[0] - b[0], a[1] - b[1], a[2] - b[2]]);
+                let motion = d(x1[i], x0[i]).max(d(explicit[i], x0[i])).max(d(symplectic[i], x0[i]));
+                let off = distance_to_segment(x1[i], explicit[i], symplectic[i]);
+                let allowed = MOTION_TOLERANCE * motion + ROUNDING_TOLERANCE * (1.0 + norm3(x0[i]));
+                if off.is_nan() || allowed.is_nan() || off > allowed {
+                    return Err(format!(
+                        "step {k}: {} moves {:.3e} m but its velocities say {:.3e} m (off by {off:.3e} m, more than \
+                         {:.0}% of the motion): positions and velocities disagree",
+                        name(i),
+                        d(x1[i], x0[i]),
+                        d(symplectic[i], x0[i]),
+                        MOTION_TOLERANCE * 100.0
+                    ));
+                }
             }
         }
         Ok(())

@@ -14,7 +14,12 @@
 //!    directory is a stale entry (an error), so the list stays true.
 //! 3. **Metric gates** (`[[gate]]`): bounds on any numeric value under a record's `summary` that is
 //!    not itself an oracle verdict (`unconverged_steps`, `metrics.lee_residual.max`, ...).
-//! 4. **Provenance.** When the gates file names the suite its records come from, every record
+//! 4. **Stored verdicts.** Each check's verdict is recomputed from its `error` and `tolerance`
+//!    ([`records::OracleCheck::passes`]: finite and `error <= tolerance`); a record whose stored
+//!    `pass` disagrees is an error (and the recomputed verdict is the one gated). A completed record
+//!    with no oracle checks (`"oracle": {}`) while another completed record of the same case label
+//!    has some is an error: its checks were dropped, not absent.
+//! 5. **Provenance.** When the gates file names the suite its records come from, every record
 //!    must carry the parameter hashes that suite defines now (`load`), and — under
 //!    [`Scope::Suite`] — every pair of the suite must have a record. Two records of one
 //!    (case label, solver) with different parameters are an error naming both files.
@@ -665,9 +670,43 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
         listed.insert((&e.solver, &e.case, &e.check), e);
     }
     let mut used = BTreeSet::new();
-    for ((solver, case), (_, r)) in &pairs {
+    // A completed pair whose record has no oracle checks while another completed record of the
+    // same case label has some: the checks were dropped (`"oracle": {}`), not absent.
+    let mut graded: BTreeMap<&str, &Path> = BTreeMap::new();
+    for (path, r) in pairs.values() {
+        if r.status == RunStatus::Ok && !r.summary.oracle.is_empty() {
+            graded.entry(r.case.label.as_str()).or_insert(*path);
+        }
+    }
+    for ((_, case), (path, r)) in &pairs {
+        if let Some(other) =
+            graded.get(case.as_str()).filter(|_| r.status == RunStatus::Ok && r.summary.oracle.is_empty())
+        {
+            rep.errors.push(format!(
+                "{}: completed without oracle checks, but {} of the same case {case} has them: the checks were \
+                 dropped from the record",
+                path.display(),
+                other.display()
+            ));
+        }
+    }
+    for ((solver, case), (path, r)) in &pairs {
         if r.status == RunStatus::Skipped {
             continue;
+        }
+        // the verdict is recomputed from the record's numbers; a stored flag that disagrees is an
+        // error (a record edited or written by a broken grader), and the recomputed verdict counts
+        for c in r.summary.oracle.values().filter(|c| !c.consistent()) {
+            rep.errors.push(format!(
+                "{}: oracle.{} stores pass = {} but error {} against tolerance {} {} (the verdict is error <= \
+                 tolerance, finite)",
+                path.display(),
+                c.name,
+                c.pass,
+                fmt(Some(c.error)),
+                fmt(Some(c.tolerance)),
+                if c.pass { "fails" } else { "passes" }
+            ));
         }
         let mut checks: Vec<(String, f64, bool, String)> = r
             .summary
@@ -680,7 +719,7 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
                     fmt(Some(c.tolerance)),
                     fmt(Some(c.expected))
                 );
-                (c.name.clone(), c.measured, c.pass, note)
+                (c.name.clone(), c.measured, records::OracleCheck::passes(c.error, c.tolerance), note)
             })
             .collect();
         let completed_listed = listed.contains_key(&(solver.as_str(), case.as_str(), COMPLETED));
@@ -816,6 +855,54 @@ mod tests {
         assert!(rep.passed(), "{}", rep.table());
         assert_eq!(rep.counts(), Counts { checks_passed: 1, ..Default::default() });
         assert_eq!(rep.pair_cell("pgs", "slope-a"), Some(("PASS 1/1".into(), true)));
+    }
+
+    /// A stored `pass` that its own numbers contradict (`measured = 5, tolerance = 0, pass = true`
+    /// counted as passed) is an error naming the file, and the recomputed verdict is gated.
+    #[test]
+    fn a_stored_verdict_that_its_numbers_contradict_is_an_error() {
+        let mut forged = record("pgs", "slope-a", RunStatus::Ok, true, 0.0);
+        let c = forged.summary.oracle.get_mut("slides").unwrap();
+        (c.measured, c.expected, c.error, c.tolerance, c.pass) = (5.0, 0.0, 5.0, 0.0, true);
+        let rep = check("", vec![forged.clone()]);
+        assert!(!rep.passed(), "{}", rep.table());
+        assert_eq!(rep.counts().unexpected_failures, 1, "the recomputed verdict counts");
+        assert_eq!(rep.errors.len(), 1, "{:?}", rep.errors);
+        assert!(
+            rep.errors[0].starts_with("run/slope-a__pgs.json: oracle.slides stores pass = true"),
+            "{}",
+            rep.errors[0]
+        );
+        // a NaN error never passes, whatever the flag says
+        let c = forged.summary.oracle.get_mut("slides").unwrap();
+        (c.error, c.tolerance) = (f64::NAN, 1.0);
+        assert!(!check("", vec![forged.clone()]).passed());
+        // a failing flag on a passing error is refused too
+        let c = forged.summary.oracle.get_mut("slides").unwrap();
+        (c.error, c.tolerance, c.pass) = (0.1, 1.0, false);
+        let rep = check("", vec![forged]);
+        assert!(rep.errors[0].contains("stores pass = false"), "{:?}", rep.errors);
+    }
+
+    /// `"oracle": {}` on a completed pair whose case label other records grade is an error (the
+    /// pair's checks were silently dropped from the gate).
+    #[test]
+    fn a_record_with_its_checks_dropped_is_an_error() {
+        let mut emptied = record("sap", "slope-a", RunStatus::Ok, true, 0.0);
+        emptied.summary.oracle.clear();
+        let rep = check("", vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0), emptied.clone()]);
+        assert!(!rep.passed(), "{}", rep.table());
+        assert!(
+            rep.errors[0].contains("run/slope-a__sap.json: completed without oracle checks, but run/slope-a__pgs.json"),
+            "{:?}",
+            rep.errors
+        );
+        // alone, or beside a pair that did not complete, there is nothing to compare with
+        assert!(check("", vec![emptied.clone()]).passed());
+        let mut failed = record("pgs", "slope-a", RunStatus::Failed, true, 0.0);
+        failed.summary.oracle.clear();
+        let rep = check("", vec![failed, emptied]);
+        assert!(rep.errors.is_empty(), "{:?}", rep.errors);
     }
 
     #[test]

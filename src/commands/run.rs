@@ -76,7 +76,9 @@ impl Progress for Bar {
 }
 
 pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, String> {
-    let RunArgs { suite, case, solver, set, out, shard, resume, resume_any_commit, gates, .. } = args;
+    let RunArgs {
+        suite, case, solver, set, out, shard, resume, resume_any_commit, gates, max_pairs, overwrite, ..
+    } = args;
     let resume = match (resume, resume_any_commit) {
         (false, _) => runner::Resume::Off,
         (true, false) => runner::Resume::SameCommit,
@@ -112,7 +114,8 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
             let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
             format!("suite '{suite}': {why}")
         })?;
-        let s = Suite::from_toml_with_solvers(&text, &suite, &reg, (!solver.is_empty()).then_some(solver.as_slice()))?;
+        let narrowed = (!solver.is_empty()).then_some(solver.as_slice());
+        let s = Suite::from_toml_limited(&text, &suite, &reg, narrowed, max_pairs)?;
         // the file's `name` becomes a folder (runs/NAME): the rules of case labels, which name
         // files (a suite without one is named by its path, as before)
         if let Some(why) = records::input::label_error(&s.name).filter(|_| s.name != suite) {
@@ -129,6 +132,13 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
     if suite.pairs.is_empty() {
         return Err("nothing to run: the selection matches no (case, solver) pair".into());
     }
+    if suite.pairs.len() > max_pairs {
+        return Err(format!(
+            "suite '{}': {} pairs, more than --max-pairs {max_pairs}; select fewer or raise --max-pairs",
+            suite.name,
+            suite.pairs.len()
+        ));
+    }
     // Every pair resolved once, before anything runs (names, parameters, record names: two pairs
     // must not write the same file).
     let resolved = suite.resolve(&reg)?;
@@ -143,6 +153,13 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
     let pairs = runner::prepare_run(resolved, memory_limit, &opts, records::input::text_limit() as f64)?;
     if let Some(note) = runner::thinning_note(&pairs, opts.logged_steps) {
         eprintln!("{note}");
+    }
+    // a record of other case parameters (or of another case under the same label) is not replaced
+    // silently: case parameters are not part of the file name
+    if !overwrite && resume == runner::Resume::Off {
+        if let Some(why) = runner::overwrite_refusal(&pairs, &out) {
+            return Err(why);
+        }
     }
     records::input::check_writable_dir(&out)?;
     let stale = records::input::remove_stale_tmp(&out);

@@ -443,9 +443,12 @@ pub fn render(
     std::fs::create_dir_all(&figures).map_err(|e| format!("{}: {e}", figures.display()))?;
     let path = figures.join(format!("{name}.svg"));
     let (mut legend, mut dropped) = (0, 0);
+    // drawn into memory, then written atomically: a full disk or a failed draw leaves the previous
+    // figure or nothing, never a 0-byte or truncated SVG
+    let mut svg = String::new();
     {
         let w = panel_w * panels.len().max(1) as u32;
-        let root = SVGBackend::new(&path, (w, h)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let areas = root.split_evenly((1, panels.len().max(1)));
         for (area, p) in areas.iter().zip(panels) {
@@ -455,6 +458,10 @@ pub fn render(
         }
         root.present().map_err(|e| format!("{}: {e}", path.display()))?;
     }
+    if svg.is_empty() {
+        return Err(format!("{}: the figure drew nothing", path.display()));
+    }
+    records::write_atomic(&path, svg.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok((format!("figures/{name}.svg"), legend, dropped))
 }
 
@@ -535,6 +542,42 @@ mod tests {
         assert_eq!(fmt_num(11.554), "11.55");
         assert_eq!(fmt_num(100.0), "100");
         assert_eq!(fmt_num(f64::NAN), "NaN");
+    }
+
+    /// A figure is written whole or not at all: a successful render leaves a complete SVG and no
+    /// temporary file; one whose file cannot be replaced (its name taken by a non-empty folder, as
+    /// a full disk fails the rename) is an error that leaves no 0-byte figure behind.
+    #[test]
+    fn figures_are_written_atomically() {
+        let panel = Panel {
+            title: "t".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            y_range: None,
+            legend: Legend::UpperRight,
+            series: vec![Series {
+                label: "s".into(),
+                color: 0,
+                points: vec![(0.0, 1.0), (1.0, 2.0)],
+                style: Style::LinePoints,
+                labels: vec![],
+            }],
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (file, _, _) = render(dir.path(), "ok", std::slice::from_ref(&panel), 300, 200).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(&file)).unwrap();
+        assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"), "{text}");
+        std::fs::create_dir_all(dir.path().join("figures/taken.svg/x")).unwrap();
+        let e = render(dir.path(), "taken", &[panel], 300, 200).unwrap_err();
+        assert!(e.contains("taken.svg"), "{e}");
+        let names: Vec<String> = std::fs::read_dir(dir.path().join("figures"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+        assert!(dir.path().join("figures/taken.svg/x").is_dir());
     }
 
     #[test]
