@@ -1198,6 +1198,33 @@ mod mutant_tests {
         assert!(problems[0].starts_with("a / sap: metrics.natmap_rel_l2.max"), "{problems:?}");
     }
 
+    /// A metric gate's bounds are inclusive: the value at `max` or at `min` passes, beyond them it
+    /// fails naming the bound; a pair that failed or was skipped fails the gate saying which.
+    #[test]
+    fn metric_bounds_are_inclusive_and_incomplete_pairs_fail() {
+        let gate = |bounds: &str| {
+            let text = format!(
+                "[[gate]]\nsolver = \"*\"\ncase = \"*\"\nmetric = \"metrics.natmap_rel_l2.max\"\n{bounds}\nwhy = \"w\"\n"
+            );
+            parse(&text, "g.toml").unwrap().gates.remove(0)
+        };
+        let (_, r) = super::tests_support::record("pgs", "a", 2.0);
+        assert!(check_metric(&gate("max = 2.0"), &r).pass);
+        assert!(check_metric(&gate("min = 2.0"), &r).pass);
+        let v = check_metric(&gate("max = 1.5"), &r);
+        assert!(!v.pass && v.note.contains("> max"), "{v:?}");
+        let v = check_metric(&gate("min = 2.5"), &r);
+        assert!(!v.pass && v.note.contains("< min"), "{v:?}");
+        let mut failed = r.clone();
+        failed.status = RunStatus::Failed;
+        let v = check_metric(&gate("max = 3.0"), &failed);
+        assert!(!v.pass && v.note.contains("did not complete"), "{v:?}");
+        let mut skipped = r;
+        skipped.status = RunStatus::Skipped;
+        let v = check_metric(&gate("max = 3.0"), &skipped);
+        assert!(!v.pass && v.note.contains("was skipped"), "{v:?}");
+    }
+
     /// The counts split the metric gates into passed and failed.
     #[test]
     fn counts_split_passing_and_failing_gates() {
