@@ -1186,14 +1186,7 @@ mod mutant_tests {
     /// The problems list names the failing gates and only them.
     #[test]
     fn problems_list_only_the_failing_gates() {
-        let records =
-            vec![super::tests_support::record("pgs", "a", 1e-7), super::tests_support::record("sap", "a", 1e-3)];
-        let g = parse(
-            "[[gate]]\nsolver = \"*\"\ncase = \"*\"\nmetric = \"metrics.natmap_rel_l2.max\"\nmax = 1e-6\nwhy = \"w\"\n",
-            "g.toml",
-        )
-        .unwrap();
-        let problems = evaluate(&g, &records, Scope::Directory).problems();
+        let problems = super::tests_support::one_of_two_gates_failing().problems();
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(problems[0].starts_with("a / sap: metrics.natmap_rel_l2.max"), "{problems:?}");
     }
@@ -1228,14 +1221,7 @@ mod mutant_tests {
     /// The counts split the metric gates into passed and failed.
     #[test]
     fn counts_split_passing_and_failing_gates() {
-        let records =
-            vec![super::tests_support::record("pgs", "a", 1e-7), super::tests_support::record("sap", "a", 1e-3)];
-        let g = parse(
-            "[[gate]]\nsolver = \"*\"\ncase = \"*\"\nmetric = \"metrics.natmap_rel_l2.max\"\nmax = 1e-6\nwhy = \"w\"\n",
-            "g.toml",
-        )
-        .unwrap();
-        let c = evaluate(&g, &records, Scope::Directory).counts();
+        let c = super::tests_support::one_of_two_gates_failing().counts();
         assert_eq!((c.gates_passed, c.gates_failed), (1, 1), "{c:?}");
     }
 }
@@ -1244,6 +1230,18 @@ mod mutant_tests {
 mod tests_support {
     use super::*;
     use records::MetricStat;
+
+    /// One gate (`natmap_rel_l2.max <= 1e-6` on every pair) over two pairs: pgs on `a` passes
+    /// (1e-7), sap on `a` fails (1e-3).
+    pub(super) fn one_of_two_gates_failing() -> GateReport {
+        let records = vec![record("pgs", "a", 1e-7), record("sap", "a", 1e-3)];
+        let g = parse(
+            "[[gate]]\nsolver = \"*\"\ncase = \"*\"\nmetric = \"metrics.natmap_rel_l2.max\"\nmax = 1e-6\nwhy = \"w\"\n",
+            "g.toml",
+        )
+        .unwrap();
+        evaluate(&g, &records, Scope::Directory)
+    }
 
     /// A record of `solver` on `case` at `run/CASE__SOLVER.json` with `natmap_rel_l2.max`.
     pub(super) fn record(solver: &str, case: &str, natmap_max: f64) -> (PathBuf, RunRecord) {
