@@ -145,8 +145,9 @@ pub fn check_in(field: &str, value: f64, lo: Bound, hi: Bound) -> Result<(), Fie
     Err(FieldError::new(field, format!("{why}, got {}", short(value))))
 }
 
-/// `x` as `Display` writes it, but in exponent form far from 1 (`1e308`, not 309 digits).
-fn short(x: f64) -> String {
+/// `x` as `Display` writes it, but in exponent form far from 1 (`1e308`, not 309 digits): how
+/// error messages print a number a user gave.
+pub fn short(x: f64) -> String {
     if x != 0.0 && x.is_finite() && !(1e-4..1e16).contains(&x.abs()) {
         format!("{x:e}")
     } else {

@@ -91,6 +91,19 @@ impl Settings for HeavyStackParams {
         if !(self.ratio.is_finite() && self.ratio >= 1.0) {
             return Err(harness::FieldError::new("ratio", format!("must be >= 1 and finite, got {}", self.ratio)));
         }
+        // the heaviest body weighs `mass x ratio` (and its weight `x gravity`): blame the ratio that
+        // overflows them, not the body whose mass then reads as infinite
+        if !(self.mass * self.ratio * self.gravity).is_finite() {
+            return Err(harness::FieldError::new(
+                "ratio",
+                format!(
+                    "the heaviest body's weight mass x ratio x gravity overflows ({} x {} x {}); reduce ratio",
+                    harness::params::short(self.mass),
+                    harness::params::short(self.ratio),
+                    harness::params::short(self.gravity)
+                ),
+            ));
+        }
         check::non_negative("mu", self.mu)?;
         check::positive("gravity", self.gravity)?;
         check::time_grid(self.dt, self.duration)?;

@@ -89,9 +89,14 @@ impl api::Settings for CanalSettings {
         api::check_in("kappa", self.kappa, api::Bound::Open(1.0), api::Bound::None)?;
         api::check_in("zeta", self.zeta, api::Bound::Open(0.0), api::Bound::Open(1.0))?;
         if self.beta_max < self.beta0 {
+            // name both: either one may be the value the user set
             return Err(api::FieldError::new(
-                "beta_max",
-                format!("must be >= beta0 = {}, got {}", self.beta0, self.beta_max),
+                "beta0",
+                format!(
+                    "{} exceeds beta_max = {}; the penalty starts at beta0 and grows up to beta_max",
+                    api::params::short(self.beta0),
+                    api::params::short(self.beta_max)
+                ),
             ));
         }
         Ok(())
