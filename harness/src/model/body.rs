@@ -143,15 +143,15 @@ impl Shape {
     }
 
     /// Checks the sizes: finite and positive for a primitive; for a compound, 1 ..= [`MAX_PARTS`]
-    /// primitive parts with finite poses and valid sizes. The message names the offending part
+    /// primitive parts with finite poses and valid sizes. The error names the offending part
     /// and quantity (e.g. "part 3 half extent must be > 0, got -1"). Mass properties (centroid
     /// at the origin, principal axes) are checked by [`Shape::validate_mass_frame`].
-    pub fn validate(&self) -> Result<(), String> {
-        fn positive(what: &str, v: f64) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ShapeError> {
+        fn positive(what: &'static str, v: f64) -> Result<(), ShapeError> {
             if v.is_finite() && v > 0.0 {
                 Ok(())
             } else {
-                Err(format!("{what} must be > 0 and finite, got {v}"))
+                Err(ShapeError::NotPositive { what, value: v })
             }
         }
         match self {
@@ -163,17 +163,17 @@ impl Shape {
             }
             Shape::Compound { parts } => {
                 if parts.is_empty() || parts.len() > MAX_PARTS {
-                    return Err(format!("compound must have 1 ..= {MAX_PARTS} parts, got {}", parts.len()));
+                    return Err(ShapeError::PartCount { count: parts.len() });
                 }
                 for (k, p) in parts.iter().enumerate() {
                     if matches!(p.shape, Shape::Compound { .. }) {
-                        return Err(format!("part {k} is a compound (nested compounds are not supported)"));
+                        return Err(ShapeError::NestedCompound { part: k });
                     }
                     let pose = p.translation.iter().chain(p.rotation.coords.iter());
                     if !pose.into_iter().all(|x| x.is_finite()) {
-                        return Err(format!("part {k} pose is not finite"));
+                        return Err(ShapeError::PartPose { part: k });
                     }
-                    p.shape.validate().map_err(|e| format!("part {k} {e}"))?;
+                    p.shape.validate().map_err(|e| ShapeError::Part { part: k, error: Box::new(e) })?;
                 }
                 Ok(())
             }
@@ -183,24 +183,78 @@ impl Shape {
     /// Checks that the body frame is the mass frame the dynamics assume: the centroid at the
     /// origin and the inertia tensor diagonal, both to `1e-9` relative to the shape's size
     /// (bounding radius, trace of the unit-mass tensor). Primitives satisfy this by construction.
-    pub fn validate_mass_frame(&self) -> Result<(), String> {
+    pub fn validate_mass_frame(&self) -> Result<(), ShapeError> {
         let c = self.centroid();
         let scale = self.bounding_radius();
         if c.norm() > 1e-9 * scale {
-            return Err(format!(
-                "centroid is at ({}, {}, {}), not at the body origin (build it with Shape::centred_compound)",
-                c.x, c.y, c.z
-            ));
+            return Err(ShapeError::CentroidOffOrigin { centroid: c });
         }
         let i = self.inertia_tensor(1.0);
         let off = [(0, 1), (0, 2), (1, 2)].iter().map(|&(r, s)| i[(r, s)].abs()).fold(0.0, f64::max);
         if off > 1e-9 * i.trace() {
-            return Err(format!(
-                "inertia tensor has off-diagonal terms (largest {off:e} per kg): its principal axes are not the body axes"
-            ));
+            return Err(ShapeError::OffDiagonalInertia { largest: off });
         }
         Ok(())
     }
+}
+
+/// A malformed rigid-body shape, found by [`Shape::validate`] (sizes, compound parts) or
+/// [`Shape::validate_mass_frame`] (the body frame is not the mass frame).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ShapeError {
+    /// A size is not finite and positive.
+    #[error("{what} must be > 0 and finite, got {value}")]
+    NotPositive {
+        /// The quantity ("radius", "half extent", "half height").
+        what: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// A compound has no part or more than [`MAX_PARTS`].
+    #[error("compound must have 1 ..= {MAX_PARTS} parts, got {count}")]
+    PartCount {
+        /// Its number of parts.
+        count: usize,
+    },
+    /// A part of a compound is itself a compound.
+    #[error("part {part} is a compound (nested compounds are not supported)")]
+    NestedCompound {
+        /// The part's index.
+        part: usize,
+    },
+    /// A part's translation or rotation is not finite.
+    #[error("part {part} pose is not finite")]
+    PartPose {
+        /// The part's index.
+        part: usize,
+    },
+    /// A part's shape is malformed.
+    #[error("part {part} {error}")]
+    Part {
+        /// The part's index.
+        part: usize,
+        /// What is wrong with its shape.
+        error: Box<ShapeError>,
+    },
+    /// The centroid is not at the body origin.
+    #[error(
+        "centroid is at ({}, {}, {}), not at the body origin (build it with Shape::centred_compound)",
+        centroid.x,
+        centroid.y,
+        centroid.z
+    )]
+    CentroidOffOrigin {
+        /// The centroid in the body frame (m).
+        centroid: Vector3<f64>,
+    },
+    /// The inertia tensor is not diagonal in the body frame.
+    #[error(
+        "inertia tensor has off-diagonal terms (largest {largest:e} per kg): its principal axes are not the body axes"
+    )]
+    OffDiagonalInertia {
+        /// The largest off-diagonal term of the unit-mass tensor (m²).
+        largest: f64,
+    },
 }
 
 /// Surface material of a collider: Coulomb friction and the contact model.
@@ -400,23 +454,36 @@ mod tests {
     #[test]
     fn validation_names_the_part_and_the_problem() {
         let bad_size = Shape::Compound { parts: vec![cube(0.5, [0.0; 3]), cube(-0.1, [0.0; 3])] };
-        assert_eq!(bad_size.validate().unwrap_err(), "part 1 half extent must be > 0 and finite, got -0.1");
+        let e = bad_size.validate().unwrap_err();
+        assert_eq!(e.to_string(), "part 1 half extent must be > 0 and finite, got -0.1");
+        assert!(matches!(e, ShapeError::Part { part: 1, .. }), "{e:?}");
         let nested = Shape::Compound {
             parts: vec![ShapePart::new(Shape::Compound { parts: vec![cube(0.5, [0.0; 3])] }, Vector3::zeros())],
         };
-        assert!(nested.validate().unwrap_err().contains("part 0 is a compound"));
+        let e = nested.validate().unwrap_err();
+        assert_eq!(e, ShapeError::NestedCompound { part: 0 });
+        assert!(e.to_string().contains("part 0 is a compound"));
         let empty = Shape::Compound { parts: vec![] };
-        assert!(empty.validate().unwrap_err().contains("1 ..= 255 parts, got 0"));
+        let e = empty.validate().unwrap_err();
+        assert_eq!(e, ShapeError::PartCount { count: 0 });
+        assert!(e.to_string().contains("1 ..= 255 parts, got 0"));
         let many = Shape::Compound { parts: vec![cube(0.1, [0.0; 3]); MAX_PARTS + 1] };
-        assert!(many.validate().unwrap_err().contains("got 256"));
+        assert_eq!(many.validate(), Err(ShapeError::PartCount { count: 256 }));
+        assert!(many.validate().unwrap_err().to_string().contains("got 256"));
         let mut nan_pose = cube(0.1, [0.0; 3]);
         nan_pose.translation.x = f64::NAN;
-        assert!(Shape::Compound { parts: vec![nan_pose] }.validate().unwrap_err().contains("part 0 pose"));
+        let e = Shape::Compound { parts: vec![nan_pose] }.validate().unwrap_err();
+        assert_eq!(e, ShapeError::PartPose { part: 0 });
+        assert!(e.to_string().contains("part 0 pose"));
         let off_centre = Shape::Compound { parts: vec![cube(0.5, [0.0, 0.0, 1.0])] };
-        assert!(off_centre.validate_mass_frame().unwrap_err().contains("centroid is at (0, 0, 1)"));
+        let e = off_centre.validate_mass_frame().unwrap_err();
+        assert!(matches!(e, ShapeError::CentroidOffOrigin { .. }), "{e:?}");
+        assert!(e.to_string().contains("centroid is at (0, 0, 1)"));
         // centroid at the origin, but the parts lie along the diagonal x = y: I_xy != 0
         let skew = Shape::Compound { parts: vec![cube(0.5, [1.0, 1.0, 0.0]), cube(0.5, [-1.0, -1.0, 0.0])] };
         skew.validate().unwrap();
-        assert!(skew.validate_mass_frame().unwrap_err().contains("off-diagonal"));
+        let e = skew.validate_mass_frame().unwrap_err();
+        assert!(matches!(e, ShapeError::OffDiagonalInertia { .. }), "{e:?}");
+        assert!(e.to_string().contains("off-diagonal"));
     }
 }

@@ -522,53 +522,119 @@ impl DeformableBody {
         self.node_masses().iter().zip(&self.positions).map(|(m, x)| -m * g.dot(x)).sum()
     }
 
-    /// Checks sizes, indices, finiteness and ranges; the message names the problem.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks sizes, indices, finiteness and ranges; the error names the problem.
+    pub fn validate(&self) -> Result<(), DeformableError> {
         let n = self.num_nodes();
         if self.positions.len() != n || self.velocities.len() != n {
-            return Err(format!("positions/velocities must have {n} entries"));
+            return Err(DeformableError::StateLength { nodes: n });
         }
         let finite = |v: &[Vector3<f64>]| v.iter().all(|x| x.iter().all(|c| c.is_finite()));
         if !finite(&self.rest) || !finite(&self.positions) || !finite(&self.velocities) {
-            return Err("node state not finite".into());
+            return Err(DeformableError::StateNotFinite);
         }
         if !(self.density.is_finite() && self.density > 0.0) {
-            return Err(format!("density must be > 0, got {}", self.density));
+            return Err(DeformableError::Density { value: self.density });
         }
         let (e, nu) = (self.elastic.youngs_modulus, self.elastic.poisson_ratio);
         if !(e.is_finite() && e > 0.0) {
-            return Err(format!("Young's modulus must be > 0, got {e}"));
+            return Err(DeformableError::YoungsModulus { value: e });
         }
         if !(nu > -1.0 && nu < 0.5) {
-            return Err(format!("Poisson ratio must be in (-1, 0.5), got {nu}"));
+            return Err(DeformableError::PoissonRatio { value: nu });
         }
         if self.tets.is_empty() {
-            return Err("no tetrahedra".into());
+            return Err(DeformableError::NoTetrahedra);
         }
         for (k, t) in self.tets.iter().enumerate() {
             if t.iter().any(|&a| a >= n) {
-                return Err(format!("tetrahedron {k} refers to a node >= {n}"));
+                return Err(DeformableError::TetrahedronNode { tetrahedron: k, nodes: n });
             }
             if self.rest_volume(k) <= 0.0 {
-                return Err(format!("tetrahedron {k} has zero rest volume"));
+                return Err(DeformableError::ZeroVolume { tetrahedron: k });
             }
         }
         let mut seen = vec![false; n];
         for b in &self.boundary {
             for &a in &b.nodes {
                 if a >= n {
-                    return Err(format!("boundary node {a} >= {n}"));
+                    return Err(DeformableError::BoundaryNode { node: a, nodes: n });
                 }
                 if std::mem::replace(&mut seen[a], true) {
-                    return Err(format!("node {a} is in two boundary conditions"));
+                    return Err(DeformableError::TwoBoundaryConditions { node: a });
                 }
             }
         }
         if self.surface_nodes.iter().any(|&a| a >= n) {
-            return Err("surface node out of range".into());
+            return Err(DeformableError::SurfaceNode);
         }
         Ok(())
     }
+}
+
+/// A malformed deformable body, found by [`DeformableBody::validate`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DeformableError {
+    /// The positions or velocities are not one per node.
+    #[error("positions/velocities must have {nodes} entries")]
+    StateLength {
+        /// The number of nodes.
+        nodes: usize,
+    },
+    /// A rest position, position or velocity is not finite.
+    #[error("node state not finite")]
+    StateNotFinite,
+    /// The density is not finite and positive.
+    #[error("density must be > 0, got {value}")]
+    Density {
+        /// The density given (kg/m³).
+        value: f64,
+    },
+    /// Young's modulus is not finite and positive.
+    #[error("Young's modulus must be > 0, got {value}")]
+    YoungsModulus {
+        /// The modulus given (Pa).
+        value: f64,
+    },
+    /// The Poisson ratio is outside `(-1, 0.5)`.
+    #[error("Poisson ratio must be in (-1, 0.5), got {value}")]
+    PoissonRatio {
+        /// The ratio given.
+        value: f64,
+    },
+    /// The mesh has no tetrahedron.
+    #[error("no tetrahedra")]
+    NoTetrahedra,
+    /// A tetrahedron refers to a node that does not exist.
+    #[error("tetrahedron {tetrahedron} refers to a node >= {nodes}")]
+    TetrahedronNode {
+        /// The tetrahedron's index.
+        tetrahedron: usize,
+        /// The number of nodes.
+        nodes: usize,
+    },
+    /// A tetrahedron has no positive rest volume.
+    #[error("tetrahedron {tetrahedron} has zero rest volume")]
+    ZeroVolume {
+        /// The tetrahedron's index.
+        tetrahedron: usize,
+    },
+    /// A boundary condition names a node that does not exist.
+    #[error("boundary node {node} >= {nodes}")]
+    BoundaryNode {
+        /// The node given.
+        node: usize,
+        /// The number of nodes.
+        nodes: usize,
+    },
+    /// A node is in two boundary conditions.
+    #[error("node {node} is in two boundary conditions")]
+    TwoBoundaryConditions {
+        /// The node.
+        node: usize,
+    },
+    /// A surface node does not exist.
+    #[error("surface node out of range")]
+    SurfaceNode,
 }
 
 #[cfg(test)]

@@ -397,28 +397,28 @@ impl Joint {
         }
     }
 
-    /// Checks indices, finiteness, axes and compliance; the message names the problem.
-    pub fn validate(&self, nbodies: usize) -> Result<(), String> {
+    /// Checks indices, finiteness, axes and compliance; the error names the problem.
+    pub fn validate(&self, nbodies: usize) -> Result<(), JointError> {
         if self.body_a >= nbodies {
-            return Err(format!("body_a {} does not exist ({nbodies} bodies)", self.body_a));
+            return Err(JointError::NoBodyA { body: self.body_a, nbodies });
         }
         if let Some(b) = self.body_b {
             if b >= nbodies {
-                return Err(format!("body_b {b} does not exist ({nbodies} bodies)"));
+                return Err(JointError::NoBodyB { body: b, nbodies });
             }
             if b == self.body_a {
-                return Err(format!("joins body {b} to itself"));
+                return Err(JointError::SelfJoint { body: b });
             }
         }
         let finite = |v: &Vector3<f64>| v.iter().all(|x| x.is_finite());
         if !finite(&self.anchor_a) || !finite(&self.anchor_b) {
-            return Err("anchor is not finite".into());
+            return Err(JointError::AnchorNotFinite);
         }
-        let unit = |v: &Vector3<f64>, what: &str| -> Result<(), String> {
+        let unit = |v: &Vector3<f64>, what: &'static str| -> Result<(), JointError> {
             if finite(v) && (v.norm() - 1.0).abs() <= 1e-9 {
                 Ok(())
             } else {
-                Err(format!("{what} must be a finite unit vector, got {v:?}"))
+                Err(JointError::NotUnit { what, vector: *v })
             }
         };
         match self.kind {
@@ -433,20 +433,72 @@ impl Joint {
                 unit(&ref_a, "ref_a")?;
                 unit(&ref_b, "ref_b")?;
                 if axis_a.dot(&ref_a).abs() > 1e-9 {
-                    return Err("ref_a must be perpendicular to axis_a".into());
+                    return Err(JointError::RefNotPerpendicular);
                 }
             }
         }
         if let Some(JointCompliance { stiffness, damping }) = self.compliance {
             if !(stiffness.is_finite() && damping.is_finite() && stiffness >= 0.0 && damping >= 0.0) {
-                return Err(format!("compliance must be finite and >= 0, got k = {stiffness}, b = {damping}"));
+                return Err(JointError::BadCompliance { stiffness, damping });
             }
             if stiffness + damping <= 0.0 {
-                return Err("compliance needs stiffness + damping > 0 (use None for a rigid joint)".into());
+                return Err(JointError::ZeroCompliance);
             }
         }
         Ok(())
     }
+}
+
+/// A malformed joint, found by [`Joint::validate`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum JointError {
+    /// `body_a` is not a body of the world.
+    #[error("body_a {body} does not exist ({nbodies} bodies)")]
+    NoBodyA {
+        /// The index given.
+        body: usize,
+        /// The number of bodies.
+        nbodies: usize,
+    },
+    /// `body_b` is not a body of the world.
+    #[error("body_b {body} does not exist ({nbodies} bodies)")]
+    NoBodyB {
+        /// The index given.
+        body: usize,
+        /// The number of bodies.
+        nbodies: usize,
+    },
+    /// `body_b` is `body_a`.
+    #[error("joins body {body} to itself")]
+    SelfJoint {
+        /// The body.
+        body: usize,
+    },
+    /// An anchor is not finite.
+    #[error("anchor is not finite")]
+    AnchorNotFinite,
+    /// An axis or direction is not a finite unit vector.
+    #[error("{what} must be a finite unit vector, got {vector:?}")]
+    NotUnit {
+        /// Which vector (`axis_a`, `axis_b`, `direction`, `ref_a`, `ref_b`).
+        what: &'static str,
+        /// Its value.
+        vector: Vector3<f64>,
+    },
+    /// An angular joint's `ref_a` is not perpendicular to its `axis_a`.
+    #[error("ref_a must be perpendicular to axis_a")]
+    RefNotPerpendicular,
+    /// The compliance has a negative or non-finite stiffness or damping.
+    #[error("compliance must be finite and >= 0, got k = {stiffness}, b = {damping}")]
+    BadCompliance {
+        /// Stiffness given.
+        stiffness: f64,
+        /// Damping given.
+        damping: f64,
+    },
+    /// The compliance has zero stiffness and zero damping.
+    #[error("compliance needs stiffness + damping > 0 (use None for a rigid joint)")]
+    ZeroCompliance,
 }
 
 /// Subsystem id of every rigid body: bodies connected through joints (not through the world)
@@ -575,7 +627,9 @@ mod tests {
         if let JointKind::Angular { ref mut ref_a, .. } = bad.kind {
             *ref_a = (*ref_a + axis).normalize();
         }
-        assert!(bad.validate(2).unwrap_err().contains("perpendicular"));
+        let e = bad.validate(2).unwrap_err();
+        assert_eq!(e, JointError::RefNotPerpendicular);
+        assert!(e.to_string().contains("perpendicular"));
     }
 
     #[test]
@@ -603,11 +657,14 @@ mod tests {
         let mut j = Joint::ball_at(&w, 0, Some(1), Vector3::zeros());
         assert!(j.validate(2).is_ok());
         j.body_b = Some(0);
-        assert!(j.validate(2).unwrap_err().contains("itself"));
+        assert_eq!(j.validate(2), Err(JointError::SelfJoint { body: 0 }));
+        assert!(j.validate(2).unwrap_err().to_string().contains("itself"));
         j.body_b = Some(5);
-        assert!(j.validate(2).unwrap_err().contains("body_b 5"));
+        assert_eq!(j.validate(2), Err(JointError::NoBodyB { body: 5, nbodies: 2 }));
+        assert!(j.validate(2).unwrap_err().to_string().contains("body_b 5"));
         let j = Joint::ball_at(&w, 0, None, Vector3::zeros()).with_compliance(-1.0, 0.0);
-        assert!(j.validate(2).unwrap_err().contains("compliance"));
+        assert_eq!(j.validate(2), Err(JointError::BadCompliance { stiffness: -1.0, damping: 0.0 }));
+        assert!(j.validate(2).unwrap_err().to_string().contains("compliance"));
         let mut w2 = w.clone();
         w2.joints.push(Joint::ball_at(&w, 0, Some(1), Vector3::zeros()).with_compliance(0.0, 0.0));
         assert!(w2.validate().unwrap_err().to_string().contains("joint 0"));

@@ -14,7 +14,9 @@ mod world;
 
 pub use api::contact::ContactCompliance;
 pub use api::layout::{BlockKind, DofBlock, DofLayout};
-pub use body::{DofMask, Material, RigidBody, Shape, ShapePart, MAX_PARTS};
-pub use deformable::{DeformableBody, ElasticMaterial, ElasticModel, GradientOperator, PrescribedMotion};
-pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointKind};
+pub use body::{DofMask, Material, RigidBody, Shape, ShapeError, ShapePart, MAX_PARTS};
+pub use deformable::{
+    DeformableBody, DeformableError, ElasticMaterial, ElasticModel, GradientOperator, PrescribedMotion,
+};
+pub use joint::{joint_subsystems, BilateralRow, BilateralSet, GBlock, Joint, JointCompliance, JointError, JointKind};
 pub use world::{combine_friction, PointLoad, Spring, StaticCollider, StaticShape, World, WorldError};

@@ -126,14 +126,14 @@ pub enum WorldError {
     BadSpring { index: usize, body: usize, n: usize },
     /// A joint is malformed (bad body index, axis, compliance).
     #[error("joint {index} ('{name}'): {why}")]
-    BadJoint { index: usize, name: String, why: String },
+    BadJoint { index: usize, name: String, why: super::JointError },
     /// A rigid body's shape is malformed: a size out of range, a bad compound part, or a body frame
     /// that is not the mass frame (centroid off the origin, principal axes off the body axes).
     #[error("body '{body}' shape: {why}")]
-    BadShape { body: String, why: String },
+    BadShape { body: String, why: super::ShapeError },
     /// A deformable body is malformed.
     #[error("deformable '{name}': {why}")]
-    BadDeformable { name: String, why: String },
+    BadDeformable { name: String, why: super::DeformableError },
 }
 
 /// Everything that moves or collides, and the forces acting apart from contact.
