@@ -40,27 +40,87 @@ impl Estimate {
         self.parts.iter().map(|(_, b)| b).sum()
     }
 
-    /// `Err` with one line naming the pair, the parts and the driving parameters when the
-    /// estimate exceeds `limit` bytes.
-    pub fn check(&self, limit: f64, what: &str) -> Result<(), String> {
+    /// `Err` ([`ResourceError::OverMemory`], one line naming the pair, the parts and the
+    /// driving parameters) when the estimate exceeds `limit` bytes.
+    pub fn check(&self, limit: f64, what: &str) -> Result<(), ResourceError> {
         if self.bytes() <= limit {
             return Ok(());
         }
-        let parts: Vec<String> = self.parts.iter().map(|(n, b)| format!("{n} {}", fmt_bytes(*b))).collect();
-        let largest = self.parts.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| *n);
-        let hint = match largest {
+        Err(ResourceError::OverMemory { what: what.to_string(), estimate: self.clone(), limit })
+    }
+
+    /// The parts as text: `scene 1.0 GiB, trace 2.0 MiB`.
+    fn parts_text(&self) -> String {
+        self.parts.iter().map(|(n, b)| format!("{n} {}", fmt_bytes(*b))).collect::<Vec<_>>().join(", ")
+    }
+
+    /// What to reduce besides the driving parameters, after the largest part.
+    fn hint(&self) -> &'static str {
+        match self.parts.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|(n, _)| *n) {
             Some("solver") => " (the solver's working memory dominates: another solver or solver setting may fit)",
             Some("record") => " (the iteration logs dominate: fewer --logged-steps or a smaller iteration budget fit)",
             _ => "",
-        };
-        Err(format!(
-            "{what}: needs about {} ({}), more than the memory limit {} (--max-memory); reduce {}{hint}",
-            fmt_bytes(self.bytes()),
-            parts.join(", "),
-            fmt_bytes(limit),
-            self.driver
-        ))
+        }
     }
+}
+
+/// Why a pair does not fit the memory limit ([`Estimate::check`]) or its record the readers'
+/// limit ([`RecordShape::fit`]), or why a byte count does not parse ([`parse_bytes`]). Every
+/// message is one line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ResourceError {
+    /// The estimate is above the memory limit.
+    #[error(
+        "{what}: needs about {} ({}), more than the memory limit {} (--max-memory); reduce {}{}",
+        fmt_bytes(estimate.bytes()),
+        estimate.parts_text(),
+        fmt_bytes(*limit),
+        estimate.driver,
+        estimate.hint()
+    )]
+    OverMemory {
+        /// The pair (`case 'C' (LABEL) with SOLVER`) or the case.
+        what: String,
+        /// The estimate.
+        estimate: Estimate,
+        /// The limit (bytes).
+        limit: f64,
+    },
+    /// The step records alone make a record larger than its readers accept.
+    #[error(
+        "its record would hold {recorded_steps} step records, about {}, more than the {limit}-byte limit of the \
+         record readers ({}); shorten the run or raise the limit",
+        fmt_bytes(*bytes),
+        records::input::LIMIT_VAR
+    )]
+    RecordTooLarge {
+        /// Step records the record would hold.
+        recorded_steps: f64,
+        /// Its size without iteration logs (bytes).
+        bytes: f64,
+        /// The readers' limit (bytes).
+        limit: f64,
+    },
+    /// A byte count whose number does not parse.
+    #[error("'{text}': expected a size such as 8G, 512M or 1000000")]
+    NotASize {
+        /// The text given.
+        text: String,
+    },
+    /// A byte count with an unknown unit.
+    #[error("'{text}': unknown unit '{unit}' (use K, M, G or T)")]
+    UnknownUnit {
+        /// The text given.
+        text: String,
+        /// The unit, lower case.
+        unit: String,
+    },
+    /// A byte count that is not finite and positive.
+    #[error("'{text}': must be a positive size")]
+    NotPositive {
+        /// The text given.
+        text: String,
+    },
 }
 
 /// The memory of building a scene of `size` (before it is built).
@@ -148,19 +208,16 @@ impl RecordShape {
     }
 
     /// This shape with as many logged steps as fit a record of at most `limit` bytes (the
-    /// readers' input limit; a larger record could be written but never read back). `Err` with
-    /// one line when even the step records alone do not fit.
-    pub fn fit(self, limit: f64) -> Result<Self, String> {
+    /// readers' input limit; a larger record could be written but never read back).
+    /// [`ResourceError::RecordTooLarge`] when even the step records alone do not fit.
+    pub fn fit(self, limit: f64) -> Result<Self, ResourceError> {
         let bare = RecordShape { logged_steps: 0, ..self };
         if bare.record_bytes() > limit {
-            return Err(format!(
-                "its record would hold {} step records, about {}, more than the {}-byte limit of the record \
-                 readers ({}); shorten the run or raise the limit",
-                bare.recorded_steps,
-                fmt_bytes(bare.record_bytes()),
+            return Err(ResourceError::RecordTooLarge {
+                recorded_steps: bare.recorded_steps,
+                bytes: bare.record_bytes(),
                 limit,
-                records::input::LIMIT_VAR
-            ));
+            });
         }
         let room = ((limit - bare.record_bytes()) / self.log_bytes()).floor();
         let fits = if room >= self.logged_steps as f64 { self.logged_steps } else { room as usize };
@@ -182,21 +239,21 @@ pub fn default_limit() -> f64 {
 }
 
 /// Parses a byte count such as `8G`, `512M`, `2.5GiB`, `1000000` (suffixes are powers of 1024).
-pub fn parse_bytes(text: &str) -> Result<f64, String> {
+pub fn parse_bytes(text: &str) -> Result<f64, ResourceError> {
     let t = text.trim();
     let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let x: f64 = num.trim().parse().map_err(|_| format!("'{text}': expected a size such as 8G, 512M or 1000000"))?;
+    let x: f64 = num.trim().parse().map_err(|_| ResourceError::NotASize { text: text.to_string() })?;
     let scale = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" | "kib" => 1024.0,
         "m" | "mb" | "mib" => 1024.0 * 1024.0,
         "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
         "t" | "tb" | "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        u => return Err(format!("'{text}': unknown unit '{u}' (use K, M, G or T)")),
+        u => return Err(ResourceError::UnknownUnit { text: text.to_string(), unit: u.to_string() }),
     };
     if !(x.is_finite() && x > 0.0) {
-        return Err(format!("'{text}': must be a positive size"));
+        return Err(ResourceError::NotPositive { text: text.to_string() });
     }
     Ok(x * scale)
 }
@@ -232,6 +289,9 @@ mod tests {
         for bad in ["", "G", "-1G", "8X", "nan"] {
             assert!(parse_bytes(bad).is_err(), "{bad}");
         }
+        assert_eq!(parse_bytes("8X"), Err(ResourceError::UnknownUnit { text: "8X".into(), unit: "x".into() }));
+        assert_eq!(parse_bytes("-1G"), Err(ResourceError::NotPositive { text: "-1G".into() }));
+        assert_eq!(parse_bytes("G").unwrap_err().to_string(), "'G': expected a size such as 8G, 512M or 1000000");
         assert_eq!(fmt_bytes(1536.0), "1.5 KiB");
     }
 
@@ -240,6 +300,8 @@ mod tests {
         // 1000^3 hexahedra of 6 tetrahedra: 6e9 elements, 3e9 DOFs
         let huge = size(3.0e9, 6.0e9, 100.0);
         let e = scene_estimate(&huge).check(24.0 * (1u64 << 30) as f64, "twisting_bar").unwrap_err();
+        assert!(matches!(&e, ResourceError::OverMemory { what, .. } if what == "twisting_bar"), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("reduce nx, ny, nz") && e.contains("--max-memory"), "{e}");
         let small = size(3.0 * 11.0 * 3.0 * 3.0, 6.0 * 10.0 * 2.0 * 2.0, 400.0);
         let record = RecordShape::new(400, 2000, 8, Some(500));
@@ -277,10 +339,12 @@ mod tests {
         let e = run_estimate(&size, 0.0, &fit);
         let record = e.parts.iter().find(|(n, _)| *n == "record").unwrap().1;
         assert!(record > 256e6, "{record}");
-        let refusal = e.check(100.0 * 1024.0 * 1024.0, "sphere_stack with pgs").unwrap_err();
+        let refusal = e.check(100.0 * 1024.0 * 1024.0, "sphere_stack with pgs").unwrap_err().to_string();
         assert!(refusal.contains("--logged-steps"), "{refusal}");
         // step records alone above the limit: refused in one line naming the limit's variable
         let e = RecordShape::new(1_000_000, 2000, 0, None).fit(1e6).unwrap_err();
+        assert!(matches!(e, ResourceError::RecordTooLarge { .. }), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("SIGNORINI_MAX_INPUT_BYTES") && !e.contains('\n'), "{e}");
         // an unknown budget is sized at the log's row limit
         assert_eq!(RecordShape::new(10, 10, 1, None).rows_per_log, api::log::MAX_LOG_ROWS as f64);

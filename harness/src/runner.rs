@@ -471,13 +471,19 @@ pub enum SuiteError {
         /// The record file name.
         record: String,
     },
-    /// A pair's memory estimate is over the limit (the message names what to reduce).
-    #[error("{0}")]
-    Memory(String),
+    /// A pair's memory estimate is over the limit (the message names what to reduce;
+    /// [`resources::ResourceError::OverMemory`]).
+    #[error(transparent)]
+    Memory(resources::ResourceError),
     /// A pair's record would be larger than its readers accept, even without iteration logs
     /// ([`resources::RecordShape::fit`]).
-    #[error("{0}")]
-    Record(String),
+    #[error("{pair}: {error}")]
+    Record {
+        /// The pair: `case 'C' (LABEL) with SOLVER`.
+        pair: String,
+        /// Why ([`resources::ResourceError::RecordTooLarge`]).
+        error: resources::ResourceError,
+    },
 }
 
 impl From<SuiteError> for String {
@@ -709,7 +715,7 @@ pub fn prepare_run(
             let widest = resources::RecordShape::new(steps, opts.max_recorded_steps, steps, r.iteration_budget);
             let room = widest
                 .fit(max_record_bytes)
-                .map_err(|e| SuiteError::Record(format!("{what} with {}: {e}", spec.solver)))?
+                .map_err(|error| SuiteError::Record { pair: format!("{what} with {}", spec.solver), error })?
                 .logged_steps;
             max_logged_steps = room;
             let record = resources::RecordShape { logged_steps: opts.logged_steps.min(room), ..widest };
