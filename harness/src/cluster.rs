@@ -19,7 +19,8 @@
 //! set: it refuses, with one line naming the missing shards and pairs, unless every pair of the
 //! suite has a record; [`merge_partial`] merges what exists and returns the missing pairs.
 
-use records::{write_atomic, RunRecord};
+use records::input::InputError;
+use records::{write_atomic, RecordError, RunRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -56,28 +57,238 @@ impl Manifest {
     }
 
     /// Writes it into `dir` atomically; returns the path.
-    pub fn write(&self, dir: &Path) -> Result<PathBuf, String> {
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, ClusterError> {
         let path = dir.join(self.file_name());
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
-        write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = serde_json::to_string_pretty(self).map_err(ClusterError::Serialize)?;
+        write_atomic(&path, text.as_bytes()).map_err(io(&path))?;
         Ok(path)
     }
 
     /// Reads a manifest through the bounded reader ([`records::input::read_text`]): a link to
     /// `/dev/zero`, a FIFO or a file above the input limit is refused in one line, never read.
-    fn read(path: &Path) -> Result<Manifest, String> {
+    fn read(path: &Path) -> Result<Manifest, ClusterError> {
         let text = records::input::read_text(path)?;
-        let m: Manifest =
-            serde_json::from_str(&text).map_err(|e| format!("{}: not a shard manifest: {e}", path.display()))?;
+        let m: Manifest = serde_json::from_str(&text)
+            .map_err(|source| ClusterError::NotAManifest { path: path.to_path_buf(), source })?;
         if m.schema != MANIFEST_SCHEMA || m.shards == 0 || m.shard >= m.shards {
-            return Err(format!("{}: not a valid {MANIFEST_SCHEMA} manifest", path.display()));
+            return Err(ClusterError::InvalidManifest { path: path.to_path_buf() });
         }
         Ok(m)
     }
 }
 
-fn manifest_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    let rd = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+/// Why a shard manifest could not be written or read, or why a merge was refused: one line
+/// naming the files (both files of a conflict) and what differs.
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    /// A file could not be written, or a directory created or listed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A manifest could not be serialised.
+    #[error(transparent)]
+    Serialize(serde_json::Error),
+    /// A file of an input could not be read ([`InputError`]).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A `*.json` file of an input is not a run record ([`RecordError`]).
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// A `*.manifest` file is not a shard manifest.
+    #[error("{}: not a shard manifest: {source}", path.display())]
+    NotAManifest {
+        /// The file.
+        path: PathBuf,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+    /// A manifest of another schema, or whose shard index is not below its shard count.
+    #[error("{}: not a valid {MANIFEST_SCHEMA} manifest", path.display())]
+    InvalidManifest {
+        /// The file.
+        path: PathBuf,
+    },
+    /// Two manifests of the inputs do not describe one sharded suite.
+    #[error("refusing to merge {} and {}: {difference}", first.display(), second.display())]
+    ManifestsDiffer {
+        /// The first manifest read.
+        first: PathBuf,
+        /// The manifest that differs from it.
+        second: PathBuf,
+        /// How.
+        difference: ManifestDifference,
+    },
+    /// No input directory.
+    #[error("merge: no input directory given")]
+    NoInputs,
+    /// The output directory is one of the inputs.
+    #[error(
+        "refusing to merge into {}: it is the input {}; give a new output directory",
+        out.display(),
+        input.display()
+    )]
+    OutputIsInput {
+        /// The output directory.
+        out: PathBuf,
+        /// The input it is (as given).
+        input: PathBuf,
+    },
+    /// An input is not a directory.
+    #[error("{}: not a directory", path.display())]
+    NotADirectory {
+        /// The input.
+        path: PathBuf,
+    },
+    /// Pairs of a sharded suite have no record ([`merge`]; [`merge_partial`] merges then).
+    #[error("refusing to merge: {0} (merge --partial merges what exists)")]
+    Missing(Missing),
+    /// Two records of different code versions.
+    #[error(
+        "refusing to merge {} and {}: different code versions ({difference})",
+        first.display(),
+        second.display()
+    )]
+    CodeVersions {
+        /// The first record of the merge.
+        first: PathBuf,
+        /// A record of another version.
+        second: PathBuf,
+        /// The differing field ([`RecordConflict::Commit`] or [`RecordConflict::Version`]).
+        difference: RecordConflict,
+    },
+    /// Two records of the same pair with different parameters.
+    #[error(
+        "refusing to merge {} and {}: same pair ({label} / {solver}) with different {difference}",
+        first.display(),
+        second.display()
+    )]
+    SamePair {
+        /// The record kept so far.
+        first: PathBuf,
+        /// The other record of its pair.
+        second: PathBuf,
+        /// The pair's case label.
+        label: String,
+        /// The pair's solver.
+        solver: String,
+        /// The first differing field.
+        difference: RecordConflict,
+    },
+}
+
+impl From<ClusterError> for String {
+    fn from(e: ClusterError) -> String {
+        e.to_string()
+    }
+}
+
+/// The `Io` error at `path`.
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ClusterError + '_ {
+    move |source| ClusterError::Io { path: path.to_path_buf(), source }
+}
+
+/// How two manifests of a merge's inputs differ.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestDifference {
+    /// They are of different suites.
+    #[error("shards of different suites ('{first}' vs '{second}')")]
+    Suites {
+        /// The first manifest's suite.
+        first: String,
+        /// The other's.
+        second: String,
+    },
+    /// They cut the suite into different numbers of shards.
+    #[error("different shard counts ({first} vs {second})")]
+    ShardCounts {
+        /// The first manifest's count.
+        first: usize,
+        /// The other's.
+        second: usize,
+    },
+    /// A pair writes different record names (a record name carries the solver settings' hash,
+    /// so shards run with different settings differ there).
+    #[error(
+        "shards run with different settings: pair {pair} of the suite writes {first} in one and {second} in the \
+         other (a record name carries the label and the solver settings' hash)"
+    )]
+    Settings {
+        /// The pair's index in the suite.
+        pair: usize,
+        /// Its record name in the first manifest.
+        first: String,
+        /// In the other.
+        second: String,
+    },
+    /// Their pair lists have different lengths (and agree where both have a pair).
+    #[error("shards of suites of {first} and {second} pairs")]
+    PairCounts {
+        /// Pairs of the first manifest.
+        first: usize,
+        /// Of the other.
+        second: usize,
+    },
+}
+
+/// The first field on which two records of a merge cannot agree.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordConflict {
+    /// Different commits (any two records).
+    #[error("provenance.commit: '{first}' vs '{second}'")]
+    Commit {
+        /// The first record's.
+        first: String,
+        /// The other's.
+        second: String,
+    },
+    /// Different versions (any two records).
+    #[error("provenance.version: '{first}' vs '{second}'")]
+    Version {
+        /// The first record's.
+        first: String,
+        /// The other's.
+        second: String,
+    },
+    /// The same record name for different cases.
+    #[error("case.name: '{first}' vs '{second}'")]
+    CaseName {
+        /// The first record's.
+        first: String,
+        /// The other's.
+        second: String,
+    },
+    /// The same pair with a different case or solver parameter.
+    #[error("{owner}.params.{key}: {} vs {}", show_param(first), show_param(second))]
+    Param {
+        /// `case` or `solver`.
+        owner: &'static str,
+        /// The parameter.
+        key: String,
+        /// The first record's value (`None`: absent).
+        first: Option<serde_json::Value>,
+        /// The other's.
+        second: Option<serde_json::Value>,
+    },
+}
+
+impl RecordConflict {
+    /// Whether the records are of different code versions (commit or version).
+    pub fn is_code_version(&self) -> bool {
+        matches!(self, RecordConflict::Commit { .. } | RecordConflict::Version { .. })
+    }
+}
+
+/// A parameter value as a conflict shows it: its JSON, or `(absent)`.
+fn show_param(v: &Option<serde_json::Value>) -> String {
+    v.as_ref().map_or("(absent)".to_string(), |v| v.to_string())
+}
+
+fn manifest_files(dir: &Path) -> Result<Vec<PathBuf>, ClusterError> {
+    let rd = std::fs::read_dir(dir).map_err(io(dir))?;
     let mut files: Vec<PathBuf> = rd
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "manifest"))
@@ -142,24 +353,24 @@ impl std::fmt::Display for Missing {
 
 /// Checks the inputs' manifests agree (one suite, one shard count) and finds what is missing
 /// from `present` (the record names the merge would hold).
-fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, String> {
+fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, ClusterError> {
     let mut first: Option<(PathBuf, Manifest)> = None;
     let mut shards = BTreeSet::new();
     for dir in inputs {
         for path in manifest_files(dir)? {
             let m = Manifest::read(&path)?;
             if let Some((p0, m0)) = &first {
-                let why = if m0.suite != m.suite {
-                    Some(format!("shards of different suites ('{}' vs '{}')", m0.suite, m.suite))
+                let difference = if m0.suite != m.suite {
+                    Some(ManifestDifference::Suites { first: m0.suite.clone(), second: m.suite.clone() })
                 } else if m0.shards != m.shards {
-                    Some(format!("different shard counts ({} vs {})", m0.shards, m.shards))
+                    Some(ManifestDifference::ShardCounts { first: m0.shards, second: m.shards })
                 } else if m0.pairs != m.pairs {
                     Some(pairs_difference(&m0.pairs, &m.pairs))
                 } else {
                     None
                 };
-                if let Some(why) = why {
-                    return Err(format!("refusing to merge {} and {}: {why}", p0.display(), path.display()));
+                if let Some(difference) = difference {
+                    return Err(ClusterError::ManifestsDiffer { first: p0.clone(), second: path, difference });
                 }
             }
             shards.insert(m.shard);
@@ -188,27 +399,63 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, St
 /// How the pair lists of two manifests of one suite differ: the first pair whose record names
 /// differ (a record name carries the solver settings' hash, so shards run with different settings
 /// differ there), or the lengths.
-fn pairs_difference(a: &[String], b: &[String]) -> String {
+fn pairs_difference(a: &[String], b: &[String]) -> ManifestDifference {
     match a.iter().zip(b).enumerate().find(|(_, (x, y))| x != y) {
-        Some((i, (x, y))) => format!(
-            "shards run with different settings: pair {i} of the suite writes {x} in one and {y} in the other (a \
-             record name carries the label and the solver settings' hash)"
-        ),
-        None => format!("shards of suites of {} and {} pairs", a.len(), b.len()),
+        Some((pair, (x, y))) => ManifestDifference::Settings { pair, first: x.clone(), second: y.clone() },
+        None => ManifestDifference::PairCounts { first: a.len(), second: b.len() },
+    }
+}
+
+/// A `--shard` that is not `I/N` with `0 <= I < N` ([`parse_shard`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--shard '{text}': {problem}")]
+pub struct ShardError {
+    /// The text given.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: ShardProblem,
+}
+
+/// What is wrong with a `--shard` ([`ShardError`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ShardProblem {
+    /// No `/`.
+    #[error("expected I/N, e.g. 0/4")]
+    NotIOfN,
+    /// `I` is not a non-negative integer.
+    #[error("I must be a non-negative integer")]
+    BadIndex,
+    /// `N` is not a non-negative integer.
+    #[error("N must be a positive integer")]
+    BadCount,
+    /// `N` is 0.
+    #[error("N must be at least 1")]
+    ZeroCount,
+    /// `I >= N`.
+    #[error("I must be in 0..{count} (shards are numbered from 0)")]
+    IndexOutOfRange {
+        /// `N`.
+        count: usize,
+    },
+}
+
+impl From<ShardError> for String {
+    fn from(e: ShardError) -> String {
+        e.to_string()
     }
 }
 
 /// Parses `I/N` (0 <= I < N, N >= 1).
-pub fn parse_shard(text: &str) -> Result<(usize, usize), String> {
-    let bad = |why: &str| format!("--shard '{text}': {why}");
-    let (i, n) = text.split_once('/').ok_or_else(|| bad("expected I/N, e.g. 0/4"))?;
-    let i: usize = i.trim().parse().map_err(|_| bad("I must be a non-negative integer"))?;
-    let n: usize = n.trim().parse().map_err(|_| bad("N must be a positive integer"))?;
+pub fn parse_shard(text: &str) -> Result<(usize, usize), ShardError> {
+    let bad = |problem| ShardError { text: text.to_string(), problem };
+    let (i, n) = text.split_once('/').ok_or_else(|| bad(ShardProblem::NotIOfN))?;
+    let i: usize = i.trim().parse().map_err(|_| bad(ShardProblem::BadIndex))?;
+    let n: usize = n.trim().parse().map_err(|_| bad(ShardProblem::BadCount))?;
     if n == 0 {
-        return Err(bad("N must be at least 1"));
+        return Err(bad(ShardProblem::ZeroCount));
     }
     if i >= n {
-        return Err(bad(&format!("I must be in 0..{n} (shards are numbered from 0)")));
+        return Err(bad(ShardProblem::IndexOutOfRange { count: n }));
     }
     Ok((i, n))
 }
@@ -235,24 +482,23 @@ struct Found {
     in_out_dir: bool,
 }
 
-fn json_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>, ClusterError> {
     Ok(records::input::json_files(dir)?)
 }
 
-fn read_found(path: &Path, in_out_dir: bool) -> Result<Found, String> {
+fn read_found(path: &Path, in_out_dir: bool) -> Result<Found, ClusterError> {
     let record = RunRecord::read(path)?;
     let bytes = records::input::read_bytes(path, records::input::text_limit())?;
     Ok(Found { path: path.to_path_buf(), bytes, record, in_out_dir })
 }
 
-/// The first differing entry of two parameter sets, as `field: a vs b`.
-fn params_diff(what: &str, a: &crate::params::Params, b: &crate::params::Params) -> Option<String> {
+/// The first differing entry of two parameter sets.
+fn params_diff(owner: &'static str, a: &crate::params::Params, b: &crate::params::Params) -> Option<RecordConflict> {
     let keys: std::collections::BTreeSet<&String> = a.0.keys().chain(b.0.keys()).collect();
     for k in keys {
         let (x, y) = (a.0.get(k), b.0.get(k));
         if x != y {
-            let show = |v: Option<&serde_json::Value>| v.map_or("(absent)".to_string(), |v| v.to_string());
-            return Some(format!("{what}.params.{k}: {} vs {}", show(x), show(y)));
+            return Some(RecordConflict::Param { owner, key: k.clone(), first: x.cloned(), second: y.cloned() });
         }
     }
     None
@@ -260,17 +506,23 @@ fn params_diff(what: &str, a: &crate::params::Params, b: &crate::params::Params)
 
 /// Why two records of a merge cannot live together, if they cannot: different code versions
 /// (any two records), or, for the same pair, different parameters.
-fn conflict(a: &Found, b: &Found) -> Option<String> {
+fn conflict(a: &Found, b: &Found) -> Option<RecordConflict> {
     let (ra, rb) = (&a.record, &b.record);
     if ra.provenance.commit != rb.provenance.commit {
-        return Some(format!("provenance.commit: '{}' vs '{}'", ra.provenance.commit, rb.provenance.commit));
+        return Some(RecordConflict::Commit {
+            first: ra.provenance.commit.clone(),
+            second: rb.provenance.commit.clone(),
+        });
     }
     if ra.provenance.version != rb.provenance.version {
-        return Some(format!("provenance.version: '{}' vs '{}'", ra.provenance.version, rb.provenance.version));
+        return Some(RecordConflict::Version {
+            first: ra.provenance.version.clone(),
+            second: rb.provenance.version.clone(),
+        });
     }
     if ra.file_name() == rb.file_name() {
         if ra.case.name != rb.case.name {
-            return Some(format!("case.name: '{}' vs '{}'", ra.case.name, rb.case.name));
+            return Some(RecordConflict::CaseName { first: ra.case.name.clone(), second: rb.case.name.clone() });
         }
         if let Some(d) = params_diff("case", &ra.case.params, &rb.case.params) {
             return Some(d);
@@ -286,29 +538,25 @@ fn conflict(a: &Found, b: &Found) -> Option<String> {
 /// part in the checks and are kept). Checks everything before writing anything; the error names
 /// both files and the differing field, or the shards and pairs missing from a sharded suite
 /// (see [`Manifest`]).
-pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
+pub fn merge(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, ClusterError> {
     merge_impl(out, inputs, false)
 }
 
 /// [`merge`], except that pairs missing from a sharded suite do not stop it: what exists is
 /// merged and the missing shards and pairs are returned in [`MergeReport::missing`].
-pub fn merge_partial(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, String> {
+pub fn merge_partial(out: &Path, inputs: &[PathBuf]) -> Result<MergeReport, ClusterError> {
     merge_impl(out, inputs, true)
 }
 
-fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeReport, String> {
+fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeReport, ClusterError> {
     if inputs.is_empty() {
-        return Err("merge: no input directory given".into());
+        return Err(ClusterError::NoInputs);
     }
     // Writing into one of the inputs would change an input while it is merged (and count its
     // records twice): refused, comparing resolved paths (`merge sh0 sh0 sh1`, `merge ./sh0 sh0`).
     if let Ok(o) = std::fs::canonicalize(out) {
         if let Some(dir) = inputs.iter().find(|d| std::fs::canonicalize(d).is_ok_and(|d| d == o)) {
-            return Err(format!(
-                "refusing to merge into {}: it is the input {}; give a new output directory",
-                out.display(),
-                dir.display()
-            ));
+            return Err(ClusterError::OutputIsInput { out: out.to_path_buf(), input: dir.clone() });
         }
     }
     let mut found: Vec<Found> = vec![];
@@ -319,7 +567,7 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
     }
     for dir in inputs {
         if !dir.is_dir() {
-            return Err(format!("{}: not a directory", dir.display()));
+            return Err(ClusterError::NotADirectory { path: dir.clone() });
         }
         // An empty directory is fine: a shard of a suite with fewer pairs than shards is empty.
         for p in json_files(dir)? {
@@ -330,21 +578,17 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
     let present: BTreeSet<String> = found.iter().map(|f| f.record.file_name()).collect();
     report.missing = missing(inputs, &present)?;
     if !report.missing.is_empty() && !partial {
-        return Err(format!("refusing to merge: {} (merge --partial merges what exists)", report.missing));
+        return Err(ClusterError::Missing(report.missing));
     }
     if found.is_empty() {
-        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        std::fs::create_dir_all(out).map_err(io(out))?;
         return Ok(report);
     }
     // One code version for the whole merge: compare everything with the first record.
     let first = &found[0];
     for f in &found[1..] {
-        if let Some(why) = conflict(first, f).filter(|w| w.starts_with("provenance.")) {
-            return Err(format!(
-                "refusing to merge {} and {}: different code versions ({why})",
-                first.path.display(),
-                f.path.display()
-            ));
+        if let Some(difference) = conflict(first, f).filter(RecordConflict::is_code_version) {
+            return Err(ClusterError::CodeVersions { first: first.path.clone(), second: f.path.clone(), difference });
         }
     }
     // Same pair: same parameters; keep the first occurrence.
@@ -355,20 +599,20 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
                 chosen.insert(f.record.file_name(), k);
             }
             Some(&j) => {
-                if let Some(why) = conflict(&found[j], f) {
-                    return Err(format!(
-                        "refusing to merge {} and {}: same pair ({} / {}) with different {why}",
-                        found[j].path.display(),
-                        f.path.display(),
-                        f.record.case.label,
-                        f.record.solver.name
-                    ));
+                if let Some(difference) = conflict(&found[j], f) {
+                    return Err(ClusterError::SamePair {
+                        first: found[j].path.clone(),
+                        second: f.path.clone(),
+                        label: f.record.case.label.clone(),
+                        solver: f.record.solver.name.clone(),
+                        difference,
+                    });
                 }
                 report.duplicates.push((f.path.clone(), found[j].path.clone()));
             }
         }
     }
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    std::fs::create_dir_all(out).map_err(io(out))?;
     for (name, &k) in &chosen {
         let f = &found[k];
         if f.in_out_dir {
@@ -376,7 +620,7 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
             continue;
         }
         let dest = out.join(name);
-        write_atomic(&dest, &f.bytes).map_err(|e| format!("{}: {e}", dest.display()))?;
+        write_atomic(&dest, &f.bytes).map_err(io(&dest))?;
         report.written.push(dest);
     }
     Ok(report)
@@ -391,10 +635,16 @@ mod tests {
         assert_eq!(parse_shard("0/4"), Ok((0, 4)));
         assert_eq!(parse_shard("3/4"), Ok((3, 4)));
         assert_eq!(parse_shard("0/1"), Ok((0, 1)));
-        for (bad, needle) in
-            [("4/4", "0..4"), ("1/0", "at least 1"), ("-1/2", "non-negative"), ("2", "I/N"), ("a/b", "non-negative")]
-        {
+        for (bad, problem, needle) in [
+            ("4/4", ShardProblem::IndexOutOfRange { count: 4 }, "0..4"),
+            ("1/0", ShardProblem::ZeroCount, "at least 1"),
+            ("-1/2", ShardProblem::BadIndex, "non-negative"),
+            ("2", ShardProblem::NotIOfN, "I/N"),
+            ("a/b", ShardProblem::BadIndex, "non-negative"),
+        ] {
             let e = parse_shard(bad).unwrap_err();
+            assert_eq!(e, ShardError { text: bad.into(), problem });
+            let e = e.to_string();
             assert!(e.contains(needle) && e.contains(bad), "{bad}: {e}");
         }
     }
