@@ -2,7 +2,7 @@
 //! combination of its values, per solver) whose record names never collide, `--shard`
 //! partitions the expanded grid, and the values are typed like the other suite overrides.
 
-use harness::runner::{prepare, Suite};
+use harness::runner::{prepare, GridProblem, Suite, SuiteFileError};
 use rstest::rstest;
 use std::collections::BTreeSet;
 
@@ -23,7 +23,7 @@ dt = [0.02, 0.01, 0.005]
 "solver.tolerance" = [1e-4, 1e-6]
 "#;
 
-fn suite(text: &str) -> Result<Suite, String> {
+fn suite(text: &str) -> Result<Suite, SuiteFileError> {
     Suite::from_toml(text, "grid.toml", &signorini::registry())
 }
 
@@ -124,13 +124,17 @@ fn colliding_labels_are_refused_before_running() {
 }
 
 #[rstest]
-#[case("dt = []", "dt has no values")]
-#[case("dt = 0.01", "grid.toml")]
-#[case("", "has no [grid.params]")]
-fn malformed_grids_are_refused(#[case] params: &str, #[case] needle: &str) {
+#[case("dt = []", Some(GridProblem::NoValues { key: "dt".into() }), "dt has no values")]
+#[case("dt = 0.01", None, "grid.toml")]
+#[case("", Some(GridProblem::NoParams), "has no [grid.params]")]
+fn malformed_grids_are_refused(#[case] params: &str, #[case] problem: Option<GridProblem>, #[case] needle: &str) {
     let text = format!("solvers = [\"pgs\"]\n[[grid]]\ncase = \"slope\"\n[grid.params]\n{params}\n");
     let e = suite(&text).unwrap_err();
-    assert!(e.contains(needle), "{e}");
+    match problem {
+        Some(p) => assert!(matches!(&e, SuiteFileError::Grid { problem, .. } if *problem == p), "{e:?}"),
+        None => assert!(matches!(e, SuiteFileError::Toml { .. }), "{e:?}"),
+    }
+    assert!(e.to_string().contains(needle), "{e}");
 }
 
 #[rstest]
@@ -217,5 +221,6 @@ solver = ["canal", "subadmm"]
     let pairs: Vec<(&str, &str)> = narrowed.pairs.iter().map(|p| (p.label.as_str(), p.solver.as_str())).collect();
     assert_eq!(pairs, [("slope", "canal"), ("sphere_stack", "canal")]);
     let e = suite(&text.replace("solver = \"nsn\"", "solver = \"nope\"")).unwrap_err();
-    assert!(e.contains("unknown solver 'nope'"), "{e}");
+    assert!(matches!(&e, SuiteFileError::Unknown { error, .. } if error.name == "nope"), "{e:?}");
+    assert!(e.to_string().contains("unknown solver 'nope'"), "{e}");
 }

@@ -138,10 +138,11 @@ impl GridEntry {
 
     /// The grid's points as `(label, case overrides, solver overrides)`, in row-major order over
     /// the keys (sorted), the last key varying fastest.
-    fn points(&self, source: &str) -> Result<Vec<GridPoint>, String> {
+    fn points(&self, source: &str) -> Result<Vec<GridPoint>, SuiteFileError> {
         let prefix = self.label.clone().unwrap_or_else(|| self.case.clone());
+        let bad = |problem| SuiteFileError::Grid { source_name: source.to_string(), case: self.case.clone(), problem };
         if self.params.is_empty() {
-            return Err(format!("{source}: [[grid]] on '{}' has no [grid.params]", self.case));
+            return Err(bad(GridProblem::NoParams));
         }
         let mut points = vec![GridPoint { label: prefix, case_set: typed(&self.set), solver_set: vec![] }];
         // `KEY` and `case.KEY` name one case parameter: both in one grid would label each point
@@ -154,15 +155,12 @@ impl GridEntry {
                 _ => (false, key.as_str()),
             };
             if let Some(first) = names.insert(name, key) {
-                return Err(format!(
-                    "{source}: [[grid]] on '{}': {first} and {key} are the same parameter; give it once",
-                    self.case
-                ));
+                return Err(bad(GridProblem::SameParameter { first: first.to_string(), second: key.clone() }));
             }
         }
         for (key, values) in &self.params {
             if values.is_empty() {
-                return Err(format!("{source}: [[grid]] on '{}': {key} has no values", self.case));
+                return Err(bad(GridProblem::NoValues { key: key.clone() }));
             }
             let (is_solver, k) = match key.split_once('.') {
                 Some(("solver", k)) => (true, k),
@@ -214,16 +212,140 @@ impl OneOrMany {
         narrowed_by: Option<&[String]>,
         reg: &Registry,
         source: &str,
-    ) -> Result<Vec<String>, String> {
+    ) -> Result<Vec<String>, SuiteFileError> {
         let Some(own) = own else { return Ok(suite.to_vec()) };
         let own = match own {
             OneOrMany::One(s) => vec![s.clone()],
             OneOrMany::Many(v) => v.clone(),
         };
         for s in &own {
-            reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
+            reg.find_solver(s).map_err(unknown(source))?;
         }
         Ok(own.into_iter().filter(|s| narrowed_by.is_none_or(|o| o.contains(s))).collect())
+    }
+}
+
+/// Why a suite file could not be read into a [`Suite`] ([`Suite::from_toml`] and its variants):
+/// one line starting with the file's name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SuiteFileError {
+    /// Not TOML, or a key or type the suite format does not have.
+    #[error("{source_name}: {why}")]
+    Toml {
+        /// The file.
+        source_name: String,
+        /// The parser's message, one line.
+        why: String,
+    },
+    /// An unknown case or solver name.
+    #[error("{source_name}: {error}")]
+    Unknown {
+        /// The file.
+        source_name: String,
+        /// The name and the known ones.
+        error: crate::registry::UnknownName,
+    },
+    /// Neither `[[case]]` nor `[[grid]]` entries.
+    #[error("{source_name}: no [[case]] or [[grid]] entries")]
+    Empty {
+        /// The file.
+        source_name: String,
+    },
+    /// More pairs than the bound ([`Suite::from_toml_limited`]).
+    #[error(
+        "{source_name}: {} pairs{}, more than --max-pairs {max_pairs}; split the suite or raise --max-pairs",
+        if *count == u64::MAX { format!("more than {}", u64::MAX) } else { count.to_string() },
+        largest.as_ref().map(|why| format!(" (largest: {why})")).unwrap_or_default()
+    )]
+    TooManyPairs {
+        /// The file.
+        source_name: String,
+        /// The number of pairs (saturating: `u64::MAX` means more than that).
+        count: u64,
+        /// The grid that makes most pairs: `[[grid]] 'LABEL': 100 x 100 values x 2 solvers`.
+        largest: Option<String>,
+        /// The bound.
+        max_pairs: usize,
+    },
+    /// A malformed `[[grid]]`.
+    #[error(
+        "{source_name}: [[grid]] on '{case}'{}{problem}",
+        if *problem == GridProblem::NoParams { " " } else { ": " }
+    )]
+    Grid {
+        /// The file.
+        source_name: String,
+        /// The grid's case.
+        case: String,
+        /// What is wrong.
+        problem: GridProblem,
+    },
+}
+
+/// What is wrong with a `[[grid]]` of a suite file ([`SuiteFileError::Grid`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GridProblem {
+    /// No `[grid.params]`.
+    #[error("has no [grid.params]")]
+    NoParams,
+    /// `KEY` and `case.KEY` (or `solver.KEY` twice) name one parameter.
+    #[error("{first} and {second} are the same parameter; give it once")]
+    SameParameter {
+        /// The first spelling.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// A key with an empty list of values.
+    #[error("{key} has no values")]
+    NoValues {
+        /// The key.
+        key: String,
+    },
+}
+
+impl From<SuiteFileError> for String {
+    fn from(e: SuiteFileError) -> String {
+        e.to_string()
+    }
+}
+
+/// The [`SuiteFileError::Unknown`] of the file `source`.
+fn unknown(source: &str) -> impl FnOnce(crate::registry::UnknownName) -> SuiteFileError + '_ {
+    move |error| SuiteFileError::Unknown { source_name: source.to_string(), error }
+}
+
+/// Why command-line options do not apply to a suite ([`Suite::apply_overrides`],
+/// [`Suite::select_cases`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectionError {
+    /// A `--set` key that no pair has.
+    #[error("--set {key}={value}: no {owner} in this run has a parameter '{param}'")]
+    UnusedOverride {
+        /// The key as given (`solver.KEY`, `case.KEY` or `KEY`).
+        key: String,
+        /// The value as given.
+        value: String,
+        /// `solver` or `case`.
+        owner: &'static str,
+        /// The key without its prefix.
+        param: String,
+    },
+    /// A `--case` that names no pair of the suite.
+    #[error("--case {case}: no case of suite '{suite}' has this name or label (known: {})", known.join(", "))]
+    UnknownCase {
+        /// The name given.
+        case: String,
+        /// The suite.
+        suite: String,
+        /// The suite's case labels, sorted.
+        known: Vec<String>,
+    },
+}
+
+impl From<SelectionError> for String {
+    fn from(e: SelectionError) -> String {
+        e.to_string()
     }
 }
 
@@ -266,7 +388,7 @@ impl Suite {
     }
 
     /// Parses a suite file. `source` names it in errors.
-    pub fn from_toml(text: &str, source: &str, reg: &Registry) -> Result<Suite, String> {
+    pub fn from_toml(text: &str, source: &str, reg: &Registry) -> Result<Suite, SuiteFileError> {
         Self::from_toml_with_solvers(text, source, reg, None)
     }
 
@@ -278,7 +400,7 @@ impl Suite {
         source: &str,
         reg: &Registry,
         solvers_override: Option<&[String]>,
-    ) -> Result<Suite, String> {
+    ) -> Result<Suite, SuiteFileError> {
         Self::from_toml_limited(text, source, reg, solvers_override, DEFAULT_MAX_PAIRS)
     }
 
@@ -294,25 +416,27 @@ impl Suite {
         reg: &Registry,
         solvers_override: Option<&[String]>,
         max_pairs: usize,
-    ) -> Result<Suite, String> {
-        let f: SuiteFile =
-            toml::from_str(text).map_err(|e| format!("{source}: {}", crate::params::toml_message(&e)))?;
+    ) -> Result<Suite, SuiteFileError> {
+        let f: SuiteFile = toml::from_str(text).map_err(|e| SuiteFileError::Toml {
+            source_name: source.to_string(),
+            why: crate::params::toml_message(&e),
+        })?;
         let solvers: Vec<String> = match solvers_override {
             Some(names) => names.to_vec(),
             None => f.solvers.unwrap_or_else(|| reg.solvers.iter().map(|s| s.name.to_string()).collect()),
         };
         for s in solvers.iter().chain(f.solver_settings.keys()) {
-            reg.find_solver(s).map_err(|e| format!("{source}: {e}"))?;
+            reg.find_solver(s).map_err(unknown(source))?;
         }
         if f.case.is_empty() && f.grid.is_empty() {
-            return Err(format!("{source}: no [[case]] or [[grid]] entries"));
+            return Err(SuiteFileError::Empty { source_name: source.to_string() });
         }
         let settings = |s: &str| f.solver_settings.get(s).map(typed).unwrap_or_default();
         // The pair count, before anything is expanded.
         let mut case_solvers = Vec::with_capacity(f.case.len());
         let mut count = 0u64;
         for c in &f.case {
-            reg.find_case(&c.name).map_err(|e| format!("{source}: {e}"))?;
+            reg.find_case(&c.name).map_err(unknown(source))?;
             let s = OneOrMany::resolve(c.solver.as_ref(), &solvers, solvers_override, reg, source)?;
             count = count.saturating_add(s.len() as u64);
             case_solvers.push(s);
@@ -320,7 +444,7 @@ impl Suite {
         let mut grid_solvers = Vec::with_capacity(f.grid.len());
         let mut largest: Option<(u64, String)> = None;
         for g in &f.grid {
-            reg.find_case(&g.case).map_err(|e| format!("{source}: {e}"))?;
+            reg.find_case(&g.case).map_err(unknown(source))?;
             // `--solver` narrows a grid's own list.
             let s = OneOrMany::resolve(g.solver.as_ref(), &solvers, solvers_override, reg, source)?;
             let (points, product) = g.point_count();
@@ -333,12 +457,12 @@ impl Suite {
             grid_solvers.push(s);
         }
         if count > max_pairs as u64 {
-            let count = if count == u64::MAX { format!("more than {}", u64::MAX) } else { count.to_string() };
-            let biggest = largest.map(|(_, why)| format!(" (largest: {why})")).unwrap_or_default();
-            return Err(format!(
-                "{source}: {count} pairs{biggest}, more than --max-pairs {max_pairs}; split the suite or raise \
-                 --max-pairs"
-            ));
+            return Err(SuiteFileError::TooManyPairs {
+                source_name: source.to_string(),
+                count,
+                largest: largest.map(|(_, why)| why),
+                max_pairs,
+            });
         }
         let mut pairs = Vec::with_capacity(count as usize);
         for (c, solvers) in f.case.iter().zip(&case_solvers) {
@@ -373,7 +497,7 @@ impl Suite {
     /// Applies command-line overrides to every pair. `solver.KEY=V` goes to the pairs whose
     /// solver has `KEY`; `KEY=V` or `case.KEY=V` to the pairs whose case has `KEY`. A key that no
     /// pair accepts is an error.
-    pub fn apply_overrides(&mut self, reg: &Registry, sets: &[(String, String)]) -> Result<(), String> {
+    pub fn apply_overrides(&mut self, reg: &Registry, sets: &[(String, String)]) -> Result<(), SelectionError> {
         for (key, value) in sets {
             let (is_solver, k) = match key.split_once('.') {
                 Some(("solver", k)) => (true, k),
@@ -394,8 +518,12 @@ impl Suite {
                 }
             }
             if !used {
-                let what = if is_solver { "solver" } else { "case" };
-                return Err(format!("--set {key}={value}: no {what} in this run has a parameter '{k}'"));
+                return Err(SelectionError::UnusedOverride {
+                    key: key.clone(),
+                    value: value.clone(),
+                    owner: if is_solver { "solver" } else { "case" },
+                    param: k.to_string(),
+                });
             }
         }
         Ok(())
@@ -403,18 +531,18 @@ impl Suite {
 
     /// Keeps the pairs whose case (registry name or label) is in `cases`, when given. Every name
     /// must select at least one pair.
-    pub fn select_cases(&mut self, cases: &[String]) -> Result<(), String> {
+    pub fn select_cases(&mut self, cases: &[String]) -> Result<(), SelectionError> {
         if cases.is_empty() {
             return Ok(());
         }
         for c in cases {
             if !self.pairs.iter().any(|p| &p.case == c || &p.label == c) {
                 let known: std::collections::BTreeSet<&str> = self.pairs.iter().map(|p| p.label.as_str()).collect();
-                return Err(format!(
-                    "--case {c}: no case of suite '{}' has this name or label (known: {})",
-                    self.name,
-                    known.into_iter().collect::<Vec<_>>().join(", ")
-                ));
+                return Err(SelectionError::UnknownCase {
+                    case: c.clone(),
+                    suite: self.name.clone(),
+                    known: known.into_iter().map(String::from).collect(),
+                });
             }
         }
         self.pairs.retain(|p| cases.iter().any(|c| &p.case == c || &p.label == c));
