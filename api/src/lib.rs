@@ -33,8 +33,8 @@ pub use eval::{ElasticEval, ModelEval, Reevaluation};
 pub use layout::{BlockKind, DofBlock, DofLayout};
 pub use log::IterationLog;
 pub use params::{
-    check_budget, check_in, check_non_negative, check_positive, Bound, FieldError, ParamError, Params, Settings,
-    MAX_ITERATION_BUDGET,
+    check_budget, check_in, check_non_negative, check_positive, Bound, ChoiceError, FieldError, ParamError, Params,
+    Settings, MAX_ITERATION_BUDGET,
 };
 pub use problem::{StepProblem, StepProblemParts, WarmStart};
 pub use solver::{Capabilities, SolveStatus, Solver, SolverContext, StepSolution};

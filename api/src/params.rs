@@ -164,8 +164,20 @@ pub trait Settings: Serialize + DeserializeOwned + Default {
 
 /// A choice of a settings enum from its TOML/CLI spelling (`choice::<Split>("none")`), through
 /// the same serde mapping that decodes settings; `Err` names the accepted spellings.
-pub fn choice<T: DeserializeOwned>(spelling: &str) -> Result<T, String> {
-    serde_json::from_value(Value::String(spelling.to_string())).map_err(|e| e.to_string())
+pub fn choice<T: DeserializeOwned>(spelling: &str) -> Result<T, ChoiceError> {
+    serde_json::from_value(Value::String(spelling.to_string()))
+        .map_err(|e| ChoiceError { spelling: spelling.to_string(), why: e.to_string() })
+}
+
+/// A spelling that is none of a settings enum's choices ([`choice`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{why}")]
+pub struct ChoiceError {
+    /// The spelling given.
+    pub spelling: String,
+    /// The decoder's message, naming the accepted spellings (e.g. "unknown variant `x`, expected
+    /// `split` or `cone`").
+    pub why: String,
 }
 
 /// Longest input line a TOML error message echoes (characters); the rest is counted, not shown.
@@ -479,6 +491,21 @@ mod tests {
     fn toml_errors_name_the_source() {
         let e = Params::from_toml("mu = = 1", "cases/slope.toml").unwrap_err().to_string();
         assert!(e.starts_with("cases/slope.toml:"), "{e}");
+    }
+
+    #[test]
+    fn a_choice_is_decoded_by_its_spelling_or_names_the_accepted_ones() {
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        enum Split {
+            Body,
+            None,
+        }
+        assert_eq!(choice::<Split>("body"), Ok(Split::Body));
+        assert_eq!(choice::<Split>("none"), Ok(Split::None));
+        let e = choice::<Split>("nope").unwrap_err();
+        assert_eq!(e.spelling, "nope");
+        assert_eq!(e.to_string(), "unknown variant `nope`, expected `body` or `none`");
     }
 
     #[test]
