@@ -552,10 +552,10 @@ mod tests {
         let fell_back = Selection {
             requested: BackendKind::Gpu,
             backend: Default::default(),
-            fallback_reason: Some("no device".into()),
+            fallback_reason: Some(kernels::backend::BackendError::NoDevice),
         };
         let opts = RunOptions { backend: Some(fell_back), ..default };
-        assert_eq!(opts.backend_label(), "cpu (gpu unavailable: no device)");
+        assert_eq!(opts.backend_label(), "cpu (gpu unavailable: no CUDA device)");
         assert_eq!(opts.solver_context().backend.name(), "cpu");
     }
 }

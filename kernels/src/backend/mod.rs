@@ -37,7 +37,7 @@ mod vector_ops;
 
 pub use cpu::Cpu;
 pub use resident::{dense_is_smaller, nan_max, ContactConsts, MirrorDelassus, MirrorMat, NcpRows, Resident};
-pub use select::{gpu_probe, select, try_gpu, AnyBackend, BackendKind, Selection};
+pub use select::{gpu_probe, select, try_gpu, AnyBackend, BackendError, BackendKind, Selection};
 pub use timing::{SolverStageTimes, Stage, StageClock};
 pub use transfers::{HostMirror, MirrorVec, TransferCounter, Transfers};
 pub use vector_ops::{OnHost, VectorOps};

@@ -81,7 +81,7 @@ pub struct Selection {
     /// The backend that runs.
     pub backend: AnyBackend,
     /// Why a GPU was asked for (`gpu` or `auto`) and the CPU runs (`None` if nothing fell back).
-    pub fallback_reason: Option<String>,
+    pub fallback_reason: Option<BackendError>,
 }
 
 impl Selection {
@@ -100,9 +100,59 @@ impl Selection {
     }
 }
 
+/// Why no CUDA backend can start here ([`try_gpu`], [`gpu_probe`], `gpu::probe`,
+/// `gpu::CudaBackend::try_new`), or why a backend request is refused ([`select`]). Every message
+/// is one short clause (it is printed inside `backend gpu: GPU unavailable (...)`), except the
+/// NVRTC log of kernels that do not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The crate was built without the `gpu` cargo feature.
+    #[error("built without the `gpu` cargo feature (rebuild with `--features gpu`)")]
+    NoGpuFeature,
+    /// `libcuda.so` cannot be loaded.
+    #[error("libcuda.so not found (no NVIDIA driver)")]
+    NoDriver,
+    /// `libnvrtc.so` cannot be loaded.
+    #[error("libnvrtc.so not found (CUDA runtime compiler missing)")]
+    NoNvrtc,
+    /// The driver reports no device.
+    #[error("no CUDA device")]
+    NoDevice,
+    /// The device asked for is not there.
+    #[error("CUDA device {ordinal} requested, {present} present")]
+    NoSuchDevice {
+        /// The device asked for.
+        ordinal: usize,
+        /// The number of devices.
+        present: usize,
+    },
+    /// A driver call failed (initialisation, context, device name, loading the module or a
+    /// kernel).
+    #[error("{call}: {why}")]
+    Driver {
+        /// The call (`cuInit/device_count`, `CudaContext::new(0)`, `load kernel spmv_csr`, ...).
+        call: String,
+        /// The driver's error.
+        why: String,
+    },
+    /// The kernels do not compile.
+    #[cfg(feature = "gpu")]
+    #[error(transparent)]
+    Compile(crate::gpu::CompileError),
+    /// f32 asked for on the CPU, which is f64 only.
+    #[error("precision f32 needs the GPU backend (the CPU backend is f64 only)")]
+    F32OnCpu,
+}
+
+impl From<BackendError> for String {
+    fn from(e: BackendError) -> String {
+        e.to_string()
+    }
+}
+
 /// Why no CUDA backend can start here, or the backend. Never panics (the driver and NVRTC are
 /// probed before any cudarc call that would panic on a missing library).
-pub fn try_gpu(precision: Precision) -> Result<AnyBackend, String> {
+pub fn try_gpu(precision: Precision) -> Result<AnyBackend, BackendError> {
     #[cfg(feature = "gpu")]
     {
         crate::gpu::CudaBackend::try_new(0, precision).map(|g| AnyBackend::Gpu(Arc::new(g)))
@@ -110,23 +160,23 @@ pub fn try_gpu(precision: Precision) -> Result<AnyBackend, String> {
     #[cfg(not(feature = "gpu"))]
     {
         let _ = precision;
-        Err("built without the `gpu` cargo feature (rebuild with `--features gpu`)".into())
+        Err(BackendError::NoGpuFeature)
     }
 }
 
 /// `Ok` where a CUDA backend starts here (f64), else why not (what `--backend gpu` would print).
-pub fn gpu_probe() -> Result<(), String> {
+pub fn gpu_probe() -> Result<(), BackendError> {
     try_gpu(Precision::F64).map(|_| ())
 }
 
 /// Resolves a backend request. `Cpu` always gives the CPU (f64; asking for f32 on the CPU is an
 /// error: there is no silent precision change). `Gpu`/`Auto` give the CUDA backend in
 /// `precision` where it starts, else the CPU with [`Selection::fallback_reason`].
-pub fn select(kind: BackendKind, precision: Precision) -> Result<Selection, String> {
+pub fn select(kind: BackendKind, precision: Precision) -> Result<Selection, BackendError> {
     match kind {
         BackendKind::Cpu => {
             if precision != Precision::F64 {
-                return Err("precision f32 needs the GPU backend (the CPU backend is f64 only)".into());
+                return Err(BackendError::F32OnCpu);
             }
             Ok(Selection { requested: kind, backend: AnyBackend::Cpu, fallback_reason: None })
         }

@@ -37,13 +37,19 @@ fn gpu_request_falls_back_to_cpu_with_reason() {
             unreachable!("a GPU started without the `gpu` feature");
         };
         #[cfg(not(feature = "gpu"))]
-        assert!(reason.contains("without the `gpu` cargo feature"), "{reason}");
+        {
+            assert_eq!(reason, BackendError::NoGpuFeature);
+            assert!(reason.to_string().contains("without the `gpu` cargo feature"), "{reason}");
+        }
         #[cfg(feature = "gpu")]
         assert_eq!(Err(reason.clone()), crate::gpu::probe().map(|_| ()), "reason is the probe's");
         assert_eq!(s.backend.name(), "cpu");
         assert_eq!(s.backend.precision(), Precision::F64);
         let msg = s.fallback_message().unwrap();
-        assert!(msg.contains(&reason) && msg.ends_with("falling back to CPU") && !msg.contains('\n'), "{msg}");
+        assert!(
+            msg.contains(&reason.to_string()) && msg.ends_with("falling back to CPU") && !msg.contains('\n'),
+            "{msg}"
+        );
         assert_eq!(s.record_label(), format!("cpu (gpu unavailable: {reason})"));
     }
 }
@@ -56,7 +62,7 @@ fn cpu_is_the_default_backend() {
     let s = select(BackendKind::Cpu, Precision::F64).unwrap();
     assert!(s.fallback_reason.is_none() && s.fallback_message().is_none());
     assert_eq!(s.record_label(), "cpu");
-    assert!(select(BackendKind::Cpu, Precision::F32).is_err());
+    assert_eq!(select(BackendKind::Cpu, Precision::F32).unwrap_err(), BackendError::F32OnCpu);
     assert_eq!(BackendKind::from_name("auto"), Some(BackendKind::Auto));
     assert_eq!(BackendKind::from_name("cuda"), None);
     assert_eq!(Precision::from_name("f32").map(Precision::name), Some("f32"));

@@ -175,7 +175,7 @@ pub struct CudaBackend {
 impl CudaBackend {
     /// Starts the backend on device `ordinal` in `precision`; `Err(reason)` (never a panic) where
     /// the driver, NVRTC or a device is missing or the kernels do not compile.
-    pub fn try_new(ordinal: usize, precision: Precision) -> Result<Self, String> {
+    pub fn try_new(ordinal: usize, precision: Precision) -> Result<Self, crate::backend::BackendError> {
         let inner = match precision {
             Precision::F64 => Inner::F64(Device::new(ordinal)?),
             Precision::F32 => Inner::F32(Device::new(ordinal)?),

@@ -37,7 +37,7 @@ pub const KERNELS: [&str; 17] = [
 ];
 
 /// Why NVRTC produced no PTX.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CompileError {
     /// `libnvrtc` could not be loaded (it is looked up as `libnvrtc.so`, `libnvrtc.so.13`, … on
     /// the library path).

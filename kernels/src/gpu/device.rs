@@ -3,7 +3,8 @@
 
 use super::compile::{compile_ptx, KERNELS};
 use super::memory::{DeviceSparseInverse, MemTracker};
-use super::{probe, Real};
+use super::{driver_error, probe, Real};
+use crate::backend::BackendError;
 use crate::backend::TransferCounter;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig};
 use std::marker::PhantomData;
@@ -57,19 +58,19 @@ pub struct Device<T: Real> {
 
 impl<T: Real> Device<T> {
     /// Opens device `ordinal` and compiles the kernels (after [`probe`]).
-    pub fn new(ordinal: usize) -> Result<Self, String> {
+    pub fn new(ordinal: usize) -> Result<Self, BackendError> {
         let n = probe()?;
         if ordinal >= n {
-            return Err(format!("CUDA device {ordinal} requested, {n} present"));
+            return Err(BackendError::NoSuchDevice { ordinal, present: n });
         }
-        let ctx = CudaContext::new(ordinal).map_err(|e| format!("CudaContext::new({ordinal}): {e:?}"))?;
-        let name = ctx.name().map_err(|e| format!("device name: {e:?}"))?;
+        let ctx = CudaContext::new(ordinal).map_err(driver_error(&format!("CudaContext::new({ordinal})")))?;
+        let name = ctx.name().map_err(driver_error("device name"))?;
         // the same options as the CI check (compile.rs); no arch: the driver JIT-compiles the PTX
-        let ptx = compile_ptx(T::PRECISION, None).map_err(|e| e.to_string())?;
-        let module = ctx.load_module(ptx).map_err(|e| format!("load module: {e:?}"))?;
+        let ptx = compile_ptx(T::PRECISION, None).map_err(BackendError::Compile)?;
+        let module = ctx.load_module(ptx).map_err(driver_error("load module"))?;
         let f = KERNELS
             .iter()
-            .map(|k| module.load_function(k).map_err(|e| format!("load kernel {k}: {e:?}")))
+            .map(|k| module.load_function(k).map_err(driver_error(&format!("load kernel {k}"))))
             .collect::<Result<Vec<_>, _>>()?;
         let stream = ctx.default_stream();
         Ok(Self {

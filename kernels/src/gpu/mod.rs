@@ -52,7 +52,7 @@ pub use memory::{DBuf, DeviceCsr, DeviceDelassus, DeviceSparseInverse};
 pub use ops::spgemm_pattern;
 pub use resident::DeviceElements;
 
-use crate::backend::Precision;
+use crate::backend::{BackendError, Precision};
 #[cfg(doc)]
 use crate::{
     backend::{Backend, Blas},
@@ -97,19 +97,24 @@ impl Real for f32 {
     }
 }
 
+/// The [`BackendError::Driver`] of a failed driver call `call`.
+pub(crate) fn driver_error(call: &str) -> impl FnOnce(cudarc::driver::DriverError) -> BackendError + '_ {
+    move |e| BackendError::Driver { call: call.to_string(), why: format!("{e:?}") }
+}
+
 /// Checks that a CUDA backend could start: driver library, NVRTC library, at least one device
 /// (in that order, so that no cudarc call can panic on a missing library). `Err` says why not.
-pub fn probe() -> Result<usize, String> {
+pub fn probe() -> Result<usize, BackendError> {
     // SAFETY: these only try to dlopen the libraries; they do not call into them.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return Err("libcuda.so not found (no NVIDIA driver)".into());
+        return Err(BackendError::NoDriver);
     }
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err("libnvrtc.so not found (CUDA runtime compiler missing)".into());
+        return Err(BackendError::NoNvrtc);
     }
-    let n = CudaContext::device_count().map_err(|e| format!("cuInit/device_count: {e:?}"))?;
+    let n = CudaContext::device_count().map_err(driver_error("cuInit/device_count"))?;
     if n < 1 {
-        return Err("no CUDA device".into());
+        return Err(BackendError::NoDevice);
     }
     Ok(n as usize)
 }

@@ -232,7 +232,7 @@ fn gpu_selection_reports_the_device_or_the_reason() {
         Some(why) => {
             eprintln!("skipping GPU test: {why}");
             assert_eq!(s.backend.name(), "cpu");
-            assert!(s.fallback_message().unwrap().contains(why));
+            assert!(s.fallback_message().unwrap().contains(&why.to_string()));
         }
     }
 }
