@@ -158,7 +158,7 @@ pub enum ClusterError {
         /// A record of another version.
         second: PathBuf,
         /// The differing field ([`RecordConflict::Commit`] or [`RecordConflict::Version`]).
-        difference: RecordConflict,
+        difference: Box<RecordConflict>,
     },
     /// Two records of the same pair with different parameters.
     #[error(
@@ -176,7 +176,7 @@ pub enum ClusterError {
         /// The pair's solver.
         solver: String,
         /// The first differing field.
-        difference: RecordConflict,
+        difference: Box<RecordConflict>,
     },
 }
 
@@ -588,7 +588,11 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
     let first = &found[0];
     for f in &found[1..] {
         if let Some(difference) = conflict(first, f).filter(RecordConflict::is_code_version) {
-            return Err(ClusterError::CodeVersions { first: first.path.clone(), second: f.path.clone(), difference });
+            return Err(ClusterError::CodeVersions {
+                first: first.path.clone(),
+                second: f.path.clone(),
+                difference: Box::new(difference),
+            });
         }
     }
     // Same pair: same parameters; keep the first occurrence.
@@ -605,7 +609,7 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
                         second: f.path.clone(),
                         label: f.record.case.label.clone(),
                         solver: f.record.solver.name.clone(),
-                        difference,
+                        difference: Box::new(difference),
                     });
                 }
                 report.duplicates.push((f.path.clone(), found[j].path.clone()));
