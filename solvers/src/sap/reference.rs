@@ -14,7 +14,10 @@
 use super::problem::SapProblem;
 use super::projection::ImpulseSet;
 use clarabel::algebra::CscMatrix;
-use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
+use clarabel::solver::{
+    DefaultSettingsBuilder, DefaultSettingsBuilderError, DefaultSolver, IPSolver, SolverError, SolverStatus,
+    SupportedConeT,
+};
 use toolkit::implicit::shifted_entries;
 
 /// The reference solution.
@@ -32,13 +35,30 @@ pub struct ReferenceSolution {
     pub iterations: u32,
 }
 
+/// Why [`solve_reference`] has no solution.
+#[derive(Debug, thiserror::Error)]
+pub enum ReferenceError {
+    /// The problem has prescribed DOFs, which the reference does not model.
+    #[error("the reference takes no prescribed DOFs")]
+    PrescribedDofs,
+    /// clarabel refused the settings.
+    #[error("clarabel settings: {0}")]
+    Settings(DefaultSettingsBuilderError),
+    /// clarabel refused the problem data.
+    #[error("clarabel: {0}")]
+    Setup(SolverError),
+    /// clarabel stopped without solving (infeasible, iteration limit, ...).
+    #[error("clarabel status {0:?}")]
+    Status(SolverStatus),
+}
+
 /// Solves Eq. 19 for `prob` with clarabel to gap and feasibility tolerances `tol`.
-pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution, String> {
+pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution, ReferenceError> {
     let (nv, nc) = (prob.nv(), prob.constraints.len());
     let n = nv + 3 * nc;
     // P: upper triangle of blkdiag(A, R)
     if prob.fixed.iter().any(|&f| f) {
-        return Err("the reference takes no prescribed DOFs".into());
+        return Err(ReferenceError::PrescribedDofs);
     }
     let (mut pi, mut pj, mut pv) = (vec![], vec![], vec![]);
     if let Some(e) = &prob.elastic {
@@ -124,12 +144,12 @@ pub fn solve_reference(prob: &SapProblem, tol: f64) -> Result<ReferenceSolution,
         .tol_feas(tol)
         .max_iter(200)
         .build()
-        .map_err(|e| format!("clarabel settings: {e}"))?;
-    let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings).map_err(|e| format!("clarabel: {e}"))?;
+        .map_err(ReferenceError::Settings)?;
+    let mut solver = DefaultSolver::new(&p, &q, &a, &b, &cones, settings).map_err(ReferenceError::Setup)?;
     solver.solve();
     let sol = &solver.solution;
     if !matches!(sol.status, SolverStatus::Solved) {
-        return Err(format!("clarabel status {:?}", sol.status));
+        return Err(ReferenceError::Status(sol.status));
     }
     let v = sol.x[..nv].to_vec();
     let sigma: Vec<[f64; 3]> =

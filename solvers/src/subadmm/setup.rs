@@ -161,7 +161,7 @@ pub(super) fn build(
     let mut analyses = 0;
     for (u, &fem) in units.iter_mut().zip(&elastic_unit) {
         if split == Split::None || fem {
-            analyses += usize::from(u.prepare_sparse().map_err(|what| SolveError::Factorization { what })?);
+            analyses += usize::from(u.prepare_sparse()?);
         }
     }
     let beta = if beta0 > 0.0 { beta0 } else { pseudo_density(p, &rows[..nc], &mass_of) };

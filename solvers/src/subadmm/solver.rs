@@ -170,7 +170,7 @@ impl SubAdmm {
         } else {
             self.units.iter_mut().try_for_each(|u| u.factor(beta))
         };
-        r.map_err(|what| SolveError::Factorization { what })
+        r.map_err(SolveError::from)
     }
 
     /// v-step (34) in every unit.

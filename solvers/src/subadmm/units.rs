@@ -22,9 +22,33 @@
 use super::settings::Split;
 use super::tree::Forest;
 use kernels::assembly::SymmetricPattern;
-use kernels::cholesky::{CholeskyParams, SparseCholesky};
-use kernels::dense_cholesky;
+use kernels::cholesky::{CholeskyError, CholeskyParams, SparseCholesky};
+use kernels::dense_cholesky::{self, NonPositivePivot};
 use kernels::tree_ldl;
+
+/// Why a unit's `K_q` could not be factored ([`Unit::factor`]) or its sparse pattern analysed
+/// ([`Unit::prepare_sparse`]); the solver reports it as a [`api::SolveError::Factorization`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FactorError {
+    /// The tree `LᵀDL` of split `body` (Eq. 40) met a non-positive pivot.
+    #[error("tree K_q (Eq. 40): {0}")]
+    Tree(NonPositivePivot),
+    /// The dense Cholesky of split `subsystem` met a non-positive pivot.
+    #[error("subsystem K_q: {0}")]
+    Dense(NonPositivePivot),
+    /// The sparse Cholesky (split `none`, units with FEM bodies) failed.
+    #[error("sparse K_q (Eqs. 28, 40): {0}")]
+    Sparse(CholeskyError),
+    /// The symbolic analysis of the sparse `K_q` failed.
+    #[error(transparent)]
+    Analysis(CholeskyError),
+}
+
+impl From<FactorError> for api::SolveError {
+    fn from(e: FactorError) -> Self {
+        api::SolveError::Factorization { what: e.to_string() }
+    }
+}
 
 /// A body of a unit: local offset, size, and offset of its `n × n` blocks in the unit's flat
 /// mass array (and the per-body factor storage of split `body`).
@@ -238,7 +262,7 @@ impl Unit {
 
     /// Factors `K_q = Nᵀ(A'_u + β Σ J_eᵀ J_e)N` (Eqs. 40–41; `A'_u = M_u` without FEM bodies)
     /// and sets `K v⁰`.
-    pub fn factor(&mut self, beta: f64) -> Result<(), String> {
+    pub fn factor(&mut self, beta: f64) -> Result<(), FactorError> {
         let n = self.dofs.len();
         // K v⁰ = A' v⁰ + β Σ J_eᵀ J_e v⁰
         let mut kv0 = std::mem::take(&mut self.kv0);
@@ -261,7 +285,7 @@ impl Unit {
                 }
                 kq.resize(nq * nq, 0.0);
                 forest.crba(&self.bodies, h, kq, work);
-                tree_ldl::factor_in_place(&forest.parent_dof, kq).map_err(|e| format!("tree K_q (Eq. 40): {e}"))
+                tree_ldl::factor_in_place(&forest.parent_dof, kq).map_err(FactorError::Tree)
             }
             KFactor::Dense { k, kq, e, col } => {
                 k.clear();
@@ -279,7 +303,7 @@ impl Unit {
                 e.resize(nq, 0.0);
                 col.resize(n, 0.0);
                 forest.reduce_dense(k, kq, e, col);
-                dense_cholesky::factor_in_place(nq, kq).map_err(|e| format!("subsystem K_q: {e}"))
+                dense_cholesky::factor_in_place(nq, kq).map_err(FactorError::Dense)
             }
             KFactor::Sparse(s) => self.factor_sparse(s, beta),
         };
@@ -305,7 +329,7 @@ impl Unit {
 
     /// The sparse `K_q` (split `none`, or a unit with FEM bodies): `NᵀA'N` values plus
     /// `β (J_e N)ᵀ (J_e N)` per element.
-    fn factor_sparse(&self, s: &mut SparseK, beta: f64) -> Result<(), String> {
+    fn factor_sparse(&self, s: &mut SparseK, beta: f64) -> Result<(), FactorError> {
         let nb = self.bodies.len();
         s.values.copy_from_slice(&s.a_values);
         for (k, (el, rows)) in self.elements.iter().zip(&s.rows).enumerate() {
@@ -321,14 +345,14 @@ impl Unit {
             }
             s.pattern.add_element(nb + k, &s.local, &mut s.values);
         }
-        s.chol.factorize(&s.values).map_err(|e| format!("sparse K_q (Eqs. 28, 40): {e}"))
+        s.chol.factorize(&s.values).map_err(FactorError::Sparse)
     }
 
     /// Prepares the sparse `K_q` (split `none`, or a unit with FEM bodies) for this step's
     /// elements: the reduced rows, mass blocks and `δt² K'` entries, a new value scatter map, and
     /// a new symbolic analysis only if the pattern differs from the previous step's. Returns
     /// whether it analysed.
-    pub fn prepare_sparse(&mut self) -> Result<bool, String> {
+    pub fn prepare_sparse(&mut self) -> Result<bool, FactorError> {
         let f = self.forest();
         let nq = f.nq();
         let mass = f.reduce_mass(&self.bodies, &self.mass);
@@ -354,7 +378,7 @@ impl Unit {
                     pattern.row_idx.clone(),
                     CholeskyParams::default(),
                 )
-                .map_err(|e| e.to_string())?,
+                .map_err(FactorError::Analysis)?,
                 true,
             ),
         };
