@@ -25,7 +25,7 @@
 //! largest conic residual `max(r_prim, r_dual)`) grades them on their own.
 
 use crate::problem::{norm, FclibProblem, Form};
-use harness::params::Params;
+use harness::params::{ParamError, Params};
 use harness::registry::SolverEntry;
 use records::{
     metric_stat, CaseRecord, MeanMax, Provenance, Quantiles, RunRecord, RunStatus, SolverRecord, StageTimes,
@@ -49,25 +49,89 @@ pub struct Protocol {
     pub form: Option<Form>,
 }
 
-/// Whether a solver can take FCLIB problems at all (rigid contact between rigid bodies), else the
-/// one-line reason.
-pub fn accepts(entry: &SolverEntry) -> Result<(), String> {
+/// Why a campaign cannot start or a pair cannot run: a solver that cannot take FCLIB problems,
+/// settings the protocol cannot set, a directory that cannot be listed, two problems that would
+/// write the same records, a time limit that is no deadline.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The solver does not support rigid contact between rigid bodies ([`accepts`]).
+    #[error(
+        "solver '{solver}' cannot take FCLIB problems: they are rigid contact between rigid bodies with a generic \
+         mass matrix, it supports rigid bodies: {rigid_bodies}, rigid contact: {rigid_contact}"
+    )]
+    Unsupported {
+        /// The solver.
+        solver: String,
+        /// Whether it supports rigid bodies.
+        rigid_bodies: bool,
+        /// Whether it supports rigid contact.
+        rigid_contact: bool,
+    },
+    /// The protocol's tolerance or budget cannot be set ([`settings`]).
+    #[error(transparent)]
+    Settings(ParamError),
+    /// The solver cannot be built from the settings.
+    #[error(transparent)]
+    Build(ParamError),
+    /// The directory cannot be walked ([`records::input::walk_dirs`]).
+    #[error(transparent)]
+    Input(#[from] records::input::InputError),
+    /// A directory of the walk cannot be listed.
+    #[error("{}: {source}", path.display())]
+    ReadDir {
+        /// The directory.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Two files with the same stem (the records' label).
+    #[error(
+        "{} and {}: two problems named '{stem}' would write the same records ({stem}__SOLVER.json); rename one or \
+         bench the folders separately",
+        first.display(),
+        second.display()
+    )]
+    SameStem {
+        /// The first file.
+        first: PathBuf,
+        /// The other.
+        second: PathBuf,
+        /// Their stem.
+        stem: String,
+    },
+    /// The time limit is not a number of seconds a deadline can hold.
+    #[error("time limit {seconds} s: not a number of seconds a deadline can hold")]
+    TimeLimit {
+        /// The limit given (s).
+        seconds: f64,
+    },
+}
+
+impl From<BenchError> for String {
+    fn from(e: BenchError) -> String {
+        e.to_string()
+    }
+}
+
+/// Whether a solver can take FCLIB problems at all (rigid contact between rigid bodies), else
+/// [`BenchError::Unsupported`] (one line).
+pub fn accepts(entry: &SolverEntry) -> Result<(), BenchError> {
     if entry.capabilities.rigid_contact && entry.capabilities.rigid_bodies {
         Ok(())
     } else {
-        Err(format!(
-            "solver '{}' cannot take FCLIB problems: they are rigid contact between rigid bodies with a generic mass \
-             matrix, it supports rigid bodies: {}, rigid contact: {}",
-            entry.name, entry.capabilities.rigid_bodies, entry.capabilities.rigid_contact
-        ))
+        Err(BenchError::Unsupported {
+            solver: entry.name.to_string(),
+            rigid_bodies: entry.capabilities.rigid_bodies,
+            rigid_contact: entry.capabilities.rigid_contact,
+        })
     }
 }
 
 /// The solver's default settings with the protocol's tolerance and budget in the settings its
 /// definition names ([`SolverEntry::budget`], [`SolverEntry::tolerance`]), and nothing else
 /// changed.
-pub fn settings(entry: &SolverEntry, protocol: &Protocol) -> Result<Params, String> {
-    entry.with_budget_and_tolerance(protocol.max_iterations, protocol.tolerance).map_err(|e| e.to_string())
+pub fn settings(entry: &SolverEntry, protocol: &Protocol) -> Result<Params, BenchError> {
+    entry.with_budget_and_tolerance(protocol.max_iterations, protocol.tolerance).map_err(BenchError::Settings)
 }
 
 /// How deep [`files`] looks below its directory.
@@ -78,11 +142,12 @@ pub const MAX_DEPTH: usize = 32;
 /// link would list a file many times; [`records::input::walk_dirs`]) and hidden names are
 /// skipped. Two files with the same stem would write the same records (the label is the stem):
 /// refused, naming both.
-pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+pub fn files(dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
     let mut out = vec![];
     for d in records::input::walk_dirs(dir, MAX_DEPTH)? {
-        for entry in std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))? {
-            let p = entry.map_err(|e| format!("{}: {e}", d.display()))?.path();
+        let read_dir = |source| BenchError::ReadDir { path: d.clone(), source };
+        for entry in std::fs::read_dir(&d).map_err(read_dir)? {
+            let p = entry.map_err(read_dir)?.path();
             let hidden = p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
             if hidden || p.extension().is_none_or(|x| x != "hdf5") {
                 continue;
@@ -98,12 +163,7 @@ pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     for p in &out {
         let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         if let Some(first) = stems.insert(stem.clone(), p) {
-            return Err(format!(
-                "{} and {}: two problems named '{stem}' would write the same records ({stem}__SOLVER.json); \
-                 rename one or bench the folders separately",
-                first.display(),
-                p.display()
-            ));
+            return Err(BenchError::SameStem { first: first.clone(), second: p.clone(), stem });
         }
     }
     Ok(out)
@@ -149,21 +209,21 @@ pub fn run_one(
     entry: &SolverEntry,
     protocol: &Protocol,
     provenance: &Provenance,
-) -> Result<RunRecord, String> {
+) -> Result<RunRecord, BenchError> {
     let params = settings(entry, protocol)?;
     let solver = SolverRecord::new(entry.name, params.clone(), entry.paper, (entry.defaults)().hash());
     let mut record = RunRecord::new(provenance.clone(), case_record(prob, path), solver);
     if let Err(why) = accepts(entry) {
-        record.reason = Some(why);
+        record.reason = Some(why.to_string());
         return Ok(record);
     }
     if let Err(why) = prob.global.to_linear() {
         record.reason = Some(format!("the problem cannot be given to the solvers: {why}"));
         return Ok(record);
     }
-    let mut s = entry.build(&params).map_err(|e| e.to_string())?;
+    let mut s = entry.build(&params).map_err(BenchError::Build)?;
     let limit = Duration::try_from_secs_f64(protocol.time_limit_s)
-        .map_err(|_| format!("time limit {} s: not a number of seconds a deadline can hold", protocol.time_limit_s))?;
+        .map_err(|_| BenchError::TimeLimit { seconds: protocol.time_limit_s })?;
     // a deadline beyond what `Instant` can hold is no deadline
     let deadline = Instant::now().checked_add(limit);
     match crate::solve_until(prob, s.as_mut(), deadline) {

@@ -1,7 +1,49 @@
 //! A step of a scenario as an FCLIB problem, with a solver's answer as the stored solution.
 
-use crate::problem::{from_step, FclibProblem, Info, Solution};
+use crate::problem::{from_step, FclibProblem, Info, ProblemError, Solution};
 use harness::problem::StepProblem;
+use harness::SolveError;
+
+/// Why a step could not be exported ([`export_step`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExportError {
+    /// The step is not a step of the run.
+    #[error("--step {step}: the run has {steps} steps (0..{steps})")]
+    StepOutOfRange {
+        /// The step asked for (0-based).
+        step: usize,
+        /// The run's number of steps.
+        steps: usize,
+    },
+    /// The run stopped before the step.
+    #[error("the run failed before step {step}: {failure}")]
+    RunFailed {
+        /// The step asked for.
+        step: usize,
+        /// The run's failure.
+        failure: String,
+    },
+    /// The step's problem could not be assembled.
+    #[error(transparent)]
+    StepProblem(SolveError),
+    /// The step's problem is not an FCLIB problem ([`ProblemError`]).
+    #[error(transparent)]
+    Problem(#[from] ProblemError),
+    /// The solver produced nothing usable on the step.
+    #[error("step {step}: {error}")]
+    Solver {
+        /// The step.
+        step: usize,
+        /// The solver's error.
+        error: SolveError,
+    },
+}
+
+impl From<ExportError> for String {
+    fn from(e: ExportError) -> String {
+        e.to_string()
+    }
+}
 
 /// The solution of a step as FCLIB `(v, u, r)`.
 pub fn solution_of(p: &StepProblem<'_>, sol: &harness::StepSolution) -> Solution {
@@ -17,20 +59,20 @@ pub fn export_step(
     step: usize,
     local_limit: usize,
     info: Info,
-) -> Result<FclibProblem, String> {
+) -> Result<FclibProblem, ExportError> {
     if step >= scenario.steps {
-        return Err(format!("--step {step}: the run has {} steps (0..{})", scenario.steps, scenario.steps));
+        return Err(ExportError::StepOutOfRange { step, steps: scenario.steps });
     }
     let mut before = scenario.clone();
     before.steps = step;
     let out = harness::stepper::simulate(&before, solver, harness::stepper::RunOptions::default(), &mut || {});
-    if let Some(f) = out.failure {
-        return Err(format!("the run failed before step {step}: {f}"));
+    if let Some(failure) = out.failure {
+        return Err(ExportError::RunFailed { step, failure });
     }
-    let p = out.stepper.problem().map_err(|e| e.to_string())?;
+    let p = out.stepper.problem().map_err(ExportError::StepProblem)?;
     let mut prob = from_step(&p, local_limit, info)?;
     let mut log = harness::IterationLog::new();
-    let sol = solver.step(&p, &mut log).map_err(|e| format!("step {step}: {e}"))?;
+    let sol = solver.step(&p, &mut log).map_err(|error| ExportError::Solver { step, error })?;
     prob.solution = Some(solution_of(&p, &sol));
     Ok(prob)
 }

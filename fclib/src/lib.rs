@@ -64,10 +64,10 @@ pub mod solve;
 pub mod write;
 
 pub use error::FclibError;
-pub use export::{export_step, solution_of};
+pub use export::{export_step, solution_of, ExportError};
 pub use matrix::{Csc, CscOps};
 pub use problem::{
-    from_normal_last, from_step, natmap_residual, to_normal_last, FclibProblem, Form, GlobalProblem, Info,
+    from_normal_last, from_step, natmap_residual, to_normal_last, FclibProblem, Form, FormError, GlobalProblem, Info,
     LocalProblem, ProblemError, Solution, LOCAL_LIMIT, LOCAL_VIEW_LIMIT,
 };
 pub use read::{read, read_as};

@@ -58,13 +58,21 @@ pub enum Form {
     Local,
 }
 
+/// A spelling of [`Form`] that is neither `global` nor `local`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("form '{spelling}': expected 'global' or 'local'")]
+pub struct FormError {
+    /// The spelling given.
+    pub spelling: String,
+}
+
 impl std::str::FromStr for Form {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = FormError;
+    fn from_str(s: &str) -> Result<Self, FormError> {
         match s {
             "global" => Ok(Form::Global),
             "local" => Ok(Form::Local),
-            _ => Err(format!("form '{s}': expected 'global' or 'local'")),
+            _ => Err(FormError { spelling: s.to_string() }),
         }
     }
 }
