@@ -5,7 +5,7 @@
 use harness::runner::{prepare, Suite};
 use harness::stepper::{simulate, RunOptions};
 use records::Provenance;
-use reference::{Engine, Trajectory};
+use reference::{Engine, Trajectory, TrajectoryError};
 use std::process::Command;
 
 fn build(case: &str, set: &[(&str, &str)]) -> (harness::Params, harness::Scenario) {
@@ -121,7 +121,8 @@ fn pendulum_exports_its_hinge_at_the_pivot() {
 fn deformable_case_is_refused() {
     let (p, sc) = build("twisting_bar", &[]);
     let err = reference::export("twisting_bar", &p, &sc).unwrap_err();
-    assert_eq!(err, "case 'twisting_bar' cannot be exported as MJCF: it has deformable (FEM) bodies");
+    assert_eq!(err.reason, reference::mjcf::Unexportable::Deformables);
+    assert_eq!(err.to_string(), "case 'twisting_bar' cannot be exported as MJCF: it has deformable (FEM) bodies");
 }
 
 /// A signorini run of `case` with `solver`, as a trajectory, and the run's own record.
@@ -180,31 +181,44 @@ fn malformed_trajectories_are_refused() {
     let (p, sc) = build("slope", &[]);
     let mut short = t.clone();
     short.q.pop();
-    assert!(short.check("slope", &p, &sc).unwrap_err().contains("101 states expected"));
+    let e = short.check("slope", &p, &sc).unwrap_err();
+    assert_eq!(e, TrajectoryError::StateCount { positions: 100, velocities: 101, steps: 100 });
+    assert!(e.to_string().contains("101 states expected"));
     let mut narrow = t.clone();
     narrow.v[3].pop();
-    assert!(narrow.check("slope", &p, &sc).unwrap_err().contains("state 3 has |q| = 7, |v| = 5"));
+    assert!(matches!(narrow.check("slope", &p, &sc), Err(TrajectoryError::StateSize { state: 3, .. })));
+    assert!(narrow.check("slope", &p, &sc).unwrap_err().to_string().contains("state 3 has |q| = 7, |v| = 5"));
     let mut nan = t.clone();
     nan.q[5][0] = f64::NAN;
-    assert!(nan.check("slope", &p, &sc).unwrap_err().contains("non-finite"));
+    assert!(matches!(nan.check("slope", &p, &sc), Err(TrajectoryError::NonFinite { state: 5, .. })));
+    assert!(nan.check("slope", &p, &sc).unwrap_err().to_string().contains("non-finite"));
     let mut dt = t.clone();
     dt.dt = 0.02;
-    assert!(dt.check("slope", &p, &sc).unwrap_err().contains("dt"));
+    assert!(matches!(dt.check("slope", &p, &sc), Err(TrajectoryError::OtherDt { .. })));
+    assert!(dt.check("slope", &p, &sc).unwrap_err().to_string().contains("dt"));
     let mut wall = t.clone();
     wall.wall_s.pop();
-    assert!(wall.check("slope", &p, &sc).unwrap_err().contains("'wall_s' has 99 entries"));
-    assert!(t.check("sphere_stack", &p, &sc).unwrap_err().contains("case 'slope'"));
+    let e = wall.check("slope", &p, &sc).unwrap_err();
+    assert_eq!(e, TrajectoryError::SeriesLength { series: "wall_s", len: 99, steps: 100 });
+    assert!(e.to_string().contains("'wall_s' has 99 entries"));
+    let e = t.check("sphere_stack", &p, &sc).unwrap_err();
+    assert!(matches!(&e, TrajectoryError::OtherCase { found, .. } if found == "slope"), "{e:?}");
+    assert!(e.to_string().contains("case 'slope'"));
     // impossible motion: a jump of the box's centre at step 40, a scaled quaternion, a negative time
     let mut jump = t.clone();
     jump.q[41][0] += 0.01;
     let e = jump.check("slope", &p, &sc).unwrap_err();
+    assert!(matches!(e, TrajectoryError::Motion { step: 40, .. }), "{e:?}");
+    let e = e.to_string();
     assert!(e.starts_with("step 40: body ") && e.contains("disagree"), "{e}");
     let mut quat = t.clone();
     quat.q[12][3] *= 1.0 + 1e-5;
-    assert!(quat.check("slope", &p, &sc).unwrap_err().starts_with("state 12: body "));
+    assert!(matches!(quat.check("slope", &p, &sc), Err(TrajectoryError::Quaternion { state: 12, .. })));
+    assert!(quat.check("slope", &p, &sc).unwrap_err().to_string().starts_with("state 12: body "));
     let mut wall = t.clone();
     wall.wall_s[2] = -1e-9;
-    assert!(wall.check("slope", &p, &sc).unwrap_err().starts_with("step 2: wall time"));
+    assert!(matches!(wall.check("slope", &p, &sc), Err(TrajectoryError::WallTime { step: 2, .. })));
+    assert!(wall.check("slope", &p, &sc).unwrap_err().to_string().starts_with("step 2: wall time"));
     // an engine integrating with the velocity at the start of the step (explicit Euler, theta = 0)
     // moves as its velocities say too: accepted
     let sliding = own_run("slope", &[("mu", "0.1")], "pgs").0;
@@ -217,7 +231,9 @@ fn malformed_trajectories_are_refused() {
     }
     let (ps, scs) = build("slope", &[("mu", "0.1")]);
     explicit.check("slope", &ps, &scs).unwrap();
-    assert!(Trajectory::parse("{\"schema\": \"x\"}").unwrap_err().starts_with("not a trajectory file"));
+    let e = Trajectory::parse("{\"schema\": \"x\"}").unwrap_err();
+    assert!(matches!(e, TrajectoryError::NotATrajectory { .. }), "{e:?}");
+    assert!(e.to_string().starts_with("not a trajectory file"));
 }
 
 #[test]

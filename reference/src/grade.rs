@@ -89,9 +89,185 @@ fn nullable_series<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f64>, D
     Ok(v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())
 }
 
+/// Why a trajectory file is refused ([`Trajectory::parse`]) or does not fit the case it is graded
+/// on ([`Trajectory::check`]): one line naming the first bad state or step.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrajectoryError {
+    /// A non-standard number token (`NaN`, `Infinity`, `-Infinity`: Python's `json.dump` writes
+    /// them by default, JSON has none).
+    #[error(
+        "not a trajectory file: {token} at line {line} column {column}: JSON has no {token}; write a missing or \
+         non-finite number as null (Python: json.dump(..., allow_nan=False) finds them; replace them with None)"
+    )]
+    NonJsonNumber {
+        /// `NaN` or `Infinity`.
+        token: &'static str,
+        /// Line of the parser's error (1-based).
+        line: usize,
+        /// Column of the parser's error (1-based).
+        column: usize,
+    },
+    /// Not JSON, or a field missing or of the wrong type.
+    #[error("not a trajectory file: {why}")]
+    NotATrajectory {
+        /// The parser's message.
+        why: String,
+    },
+    /// A file of another schema.
+    #[error("schema '{found}' is not '{TRAJECTORY_SCHEMA}'")]
+    Schema {
+        /// Its schema tag.
+        found: String,
+    },
+    /// The trajectory records another case.
+    #[error("trajectory is of case '{found}', not '{expected}'")]
+    OtherCase {
+        /// The case it records.
+        found: String,
+        /// The case it is graded on.
+        expected: String,
+    },
+    /// The trajectory records other case parameters.
+    #[error("trajectory was exported with case parameters {found}, these are {expected} (same --set as the export?)")]
+    OtherParams {
+        /// The parameter hash it records.
+        found: String,
+        /// The hash of the parameters it is graded with.
+        expected: String,
+    },
+    /// Another time step.
+    #[error("trajectory dt = {found} but the case's dt = {expected}")]
+    OtherDt {
+        /// The trajectory's (s).
+        found: f64,
+        /// The case's (s).
+        expected: f64,
+    },
+    /// Not `steps + 1` positions and velocities.
+    #[error(
+        "trajectory has {positions} positions and {velocities} velocities; the case has {steps} steps ({} states \
+         expected)",
+        steps + 1
+    )]
+    StateCount {
+        /// Positions given.
+        positions: usize,
+        /// Velocities given.
+        velocities: usize,
+        /// The case's steps.
+        steps: usize,
+    },
+    /// A state of the wrong size.
+    #[error("state {state} has |q| = {q}, |v| = {v}; the case has nq = {nq}, nv = {nv}")]
+    StateSize {
+        /// The state (0 = initial).
+        state: usize,
+        /// Its number of positions.
+        q: usize,
+        /// Its number of velocities.
+        v: usize,
+        /// The case's.
+        nq: usize,
+        /// The case's.
+        nv: usize,
+    },
+    /// A NaN or infinity in a state.
+    #[error("state {state} holds a non-finite value ({value})")]
+    NonFinite {
+        /// The state.
+        state: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A body's quaternion is not of unit length ([`QUATERNION_TOLERANCE`]).
+    #[error(
+        "state {state}: {point} has a quaternion of length {length:e}, not 1 (tolerance {QUATERNION_TOLERANCE:e})"
+    )]
+    Quaternion {
+        /// The state.
+        state: usize,
+        /// The body.
+        point: Point,
+        /// The quaternion's length.
+        length: f64,
+    },
+    /// The first state is not the case's initial configuration ([`INITIAL_TOLERANCE`]).
+    #[error("state 0: {point} is at {found:?}, not at the case's initial configuration {expected:?}")]
+    Initial {
+        /// The body.
+        point: Point,
+        /// Its coordinates in the trajectory (position, quaternion).
+        found: Vec<f64>,
+        /// The case's.
+        expected: Vec<f64>,
+    },
+    /// A body or node does not move as its velocities say ([`MOTION_TOLERANCE`]).
+    #[error(
+        "step {step}: {point} moves {moved:.3e} m but its velocities say {said:.3e} m (off by {off:.3e} m, more \
+         than {:.0}% of the motion): positions and velocities disagree",
+        MOTION_TOLERANCE * 100.0
+    )]
+    Motion {
+        /// The step.
+        step: usize,
+        /// The body or node.
+        point: Point,
+        /// How far it moves (m).
+        moved: f64,
+        /// How far its velocities at the step's end say (m).
+        said: f64,
+        /// The distance from the motion the velocities allow (m).
+        off: f64,
+    },
+    /// A wall time that is negative or not finite.
+    #[error("step {step}: wall time {value} s is not a finite non-negative number")]
+    WallTime {
+        /// The step.
+        step: usize,
+        /// The time (s).
+        value: f64,
+    },
+    /// A NaN total normal impulse (a missing one is written `null`, read as NaN).
+    #[error("step {step}: normal_impulse_total is {value}")]
+    NormalImpulse {
+        /// The step.
+        step: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A per-step series of another length than the steps.
+    #[error("'{series}' has {len} entries; expected {steps} (one per step) or none")]
+    SeriesLength {
+        /// The series (`wall_s`, `contacts`, `iterations`, `normal_impulse_total`).
+        series: &'static str,
+        /// Its length.
+        len: usize,
+        /// The case's steps.
+        steps: usize,
+    },
+}
+
+impl From<TrajectoryError> for String {
+    fn from(e: TrajectoryError) -> String {
+        e.to_string()
+    }
+}
+
+/// A moving point of a world whose motion a trajectory gives: a rigid body's centre or a
+/// deformable node.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Point {
+    /// A rigid body, by name.
+    #[error("body '{0}'")]
+    Body(String),
+    /// A deformable node, by its index among all deformable nodes.
+    #[error("deformable node {0}")]
+    Node(usize),
+}
+
 /// Why `text` failed to parse as JSON at `e`, when the cause is a non-standard number token
 /// (`NaN`, `Infinity`, `-Infinity`: Python's `json.dump` writes them by default, JSON has none).
-fn non_json_number(text: &str, e: &serde_json::Error) -> Option<String> {
+fn non_json_number(text: &str, e: &serde_json::Error) -> Option<TrajectoryError> {
     if !e.is_syntax() {
         return None;
     }
@@ -101,21 +277,17 @@ fn non_json_number(text: &str, e: &serde_json::Error) -> Option<String> {
     let hi = (at.saturating_add(12).min(line.len())..=line.len()).find(|&i| line.is_char_boundary(i))?;
     let around = &line[lo..hi];
     let token = ["NaN", "Infinity"].into_iter().find(|t| around.contains(t))?;
-    Some(format!(
-        "not a trajectory file: {token} at line {} column {}: JSON has no {token}; write a missing or \
-         non-finite number as null (Python: json.dump(..., allow_nan=False) finds them; replace them with None)",
-        e.line(),
-        e.column()
-    ))
+    Some(TrajectoryError::NonJsonNumber { token, line: e.line(), column: e.column() })
 }
 
 impl Trajectory {
     /// Parses a trajectory file's text; the error is one line.
-    pub fn parse(text: &str) -> Result<Trajectory, String> {
-        let t: Trajectory = serde_json::from_str(text)
-            .map_err(|e| non_json_number(text, &e).unwrap_or_else(|| format!("not a trajectory file: {e}")))?;
+    pub fn parse(text: &str) -> Result<Trajectory, TrajectoryError> {
+        let t: Trajectory = serde_json::from_str(text).map_err(|e| {
+            non_json_number(text, &e).unwrap_or_else(|| TrajectoryError::NotATrajectory { why: e.to_string() })
+        })?;
         if t.schema != TRAJECTORY_SCHEMA {
-            return Err(format!("schema '{}' is not '{TRAJECTORY_SCHEMA}'", t.schema));
+            return Err(TrajectoryError::Schema { found: t.schema });
         }
         Ok(t)
     }
@@ -126,51 +298,39 @@ impl Trajectory {
     /// configuration; see [`MOTION_TOLERANCE`], [`QUATERNION_TOLERANCE`]), finite non-negative
     /// wall times, per-step series of `steps` entries. The error is one line naming the first bad
     /// step.
-    pub fn check(&self, case: &str, params: &Params, scenario: &Scenario) -> Result<(), String> {
+    pub fn check(&self, case: &str, params: &Params, scenario: &Scenario) -> Result<(), TrajectoryError> {
         if let Some(c) = &self.case {
             if c != case {
-                return Err(format!("trajectory is of case '{c}', not '{case}'"));
+                return Err(TrajectoryError::OtherCase { found: c.clone(), expected: case.to_string() });
             }
         }
         if let Some(h) = &self.params_hash {
             if *h != params.hash() {
-                return Err(format!(
-                    "trajectory was exported with case parameters {h}, these are {} (same --set as the export?)",
-                    params.hash()
-                ));
+                return Err(TrajectoryError::OtherParams { found: h.clone(), expected: params.hash() });
             }
         }
         let same_dt = (self.dt - scenario.dt).abs() <= 1e-12 * scenario.dt; // false for NaN
         if !same_dt {
-            return Err(format!("trajectory dt = {} but the case's dt = {}", self.dt, scenario.dt));
+            return Err(TrajectoryError::OtherDt { found: self.dt, expected: scenario.dt });
         }
         let (n, nq, nv) = (scenario.steps, scenario.world.positions().len(), scenario.world.velocities().len());
         if self.q.len() != n + 1 || self.v.len() != n + 1 {
-            return Err(format!(
-                "trajectory has {} positions and {} velocities; the case has {n} steps ({} states expected)",
-                self.q.len(),
-                self.v.len(),
-                n + 1
-            ));
+            return Err(TrajectoryError::StateCount { positions: self.q.len(), velocities: self.v.len(), steps: n });
         }
         for (k, (q, v)) in self.q.iter().zip(&self.v).enumerate() {
             if q.len() != nq || v.len() != nv {
-                return Err(format!(
-                    "state {k} has |q| = {}, |v| = {}; the case has nq = {nq}, nv = {nv}",
-                    q.len(),
-                    v.len()
-                ));
+                return Err(TrajectoryError::StateSize { state: k, q: q.len(), v: v.len(), nq, nv });
             }
-            if let Some(x) = q.iter().chain(v).find(|x| !x.is_finite()) {
-                return Err(format!("state {k} holds a non-finite value ({x})"));
+            if let Some(&x) = q.iter().chain(v).find(|x| !x.is_finite()) {
+                return Err(TrajectoryError::NonFinite { state: k, value: x });
             }
         }
         self.check_motion(scenario)?;
-        if let Some((k, x)) = self.wall_s.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
-            return Err(format!("step {k}: wall time {x} s is not a finite non-negative number"));
+        if let Some((k, &x)) = self.wall_s.iter().enumerate().find(|(_, x)| !(x.is_finite() && **x >= 0.0)) {
+            return Err(TrajectoryError::WallTime { step: k, value: x });
         }
-        if let Some((k, x)) = self.normal_impulse_total.iter().enumerate().find(|(_, x)| x.is_nan()) {
-            return Err(format!("step {k}: normal_impulse_total is {x}"));
+        if let Some((k, &x)) = self.normal_impulse_total.iter().enumerate().find(|(_, x)| x.is_nan()) {
+            return Err(TrajectoryError::NormalImpulse { step: k, value: x });
         }
         for (name, len) in [
             ("wall_s", self.wall_s.len()),
@@ -179,7 +339,7 @@ impl Trajectory {
             ("normal_impulse_total", self.normal_impulse_total.len()),
         ] {
             if len != 0 && len != n {
-                return Err(format!("'{name}' has {len} entries; expected {n} (one per step) or none"));
+                return Err(TrajectoryError::SeriesLength { series: name, len, steps: n });
             }
         }
         Ok(())
@@ -237,7 +397,7 @@ impl Trajectory {
     /// moves as its velocities say (within [`MOTION_TOLERANCE`] of the motion, see there). The
     /// rotational part is checked through the unit quaternions only. The error names the first bad
     /// step or state.
-    fn check_motion(&self, scenario: &Scenario) -> Result<(), String> {
+    fn check_motion(&self, scenario: &Scenario) -> Result<(), TrajectoryError> {
         let world = &scenario.world;
         let bodies = world.bodies.len();
         let points = |q: &[f64]| -> Vec<[f64; 3]> {
@@ -247,19 +407,16 @@ impl Trajectory {
         };
         let name = |i: usize| {
             if i < bodies {
-                format!("body '{}'", world.bodies[i].name)
+                Point::Body(world.bodies[i].name.clone())
             } else {
-                format!("deformable node {}", i - bodies)
+                Point::Node(i - bodies)
             }
         };
         for (k, q) in self.q.iter().enumerate() {
             for i in 0..bodies {
                 let n = q[7 * i + 3..7 * i + 7].iter().map(|x| x * x).sum::<f64>().sqrt();
                 if (n - 1.0).abs() > QUATERNION_TOLERANCE {
-                    return Err(format!(
-                        "state {k}: {} has a quaternion of length {n:e}, not 1 (tolerance {QUATERNION_TOLERANCE:e})",
-                        name(i)
-                    ));
+                    return Err(TrajectoryError::Quaternion { state: k, point: name(i), length: n });
                 }
             }
         }
@@ -275,12 +432,11 @@ impl Trajectory {
                     .fold(0.0, f64::max)
             };
             if off(1.0).min(off(-1.0)) > INITIAL_TOLERANCE {
-                return Err(format!(
-                    "state 0: {} is at {:?}, not at the case's initial configuration {:?}",
-                    name(i),
-                    &self.q[0][o..o + 7],
-                    &q0[o..o + 7]
-                ));
+                return Err(TrajectoryError::Initial {
+                    point: name(i),
+                    found: self.q[0][o..o + 7].to_vec(),
+                    expected: q0[o..o + 7].to_vec(),
+                });
             }
         }
         for k in 0..self.q.len().saturating_sub(1) {
@@ -293,14 +449,13 @@ impl Trajectory {
                 let off = distance_to_segment(x1[i], explicit[i], symplectic[i]);
                 let allowed = MOTION_TOLERANCE * motion + ROUNDING_TOLERANCE * (1.0 + norm3(x0[i]));
                 if off.is_nan() || allowed.is_nan() || off > allowed {
-                    return Err(format!(
-                        "step {k}: {} moves {:.3e} m but its velocities say {:.3e} m (off by {off:.3e} m, more than \
-                         {:.0}% of the motion): positions and velocities disagree",
-                        name(i),
-                        d(x1[i], x0[i]),
-                        d(symplectic[i], x0[i]),
-                        MOTION_TOLERANCE * 100.0
-                    ));
+                    return Err(TrajectoryError::Motion {
+                        step: k,
+                        point: name(i),
+                        moved: d(x1[i], x0[i]),
+                        said: d(symplectic[i], x0[i]),
+                        off,
+                    });
                 }
             }
         }
@@ -449,13 +604,15 @@ mod tests {
             )
         };
         let e = Trajectory::parse(&text("NaN")).unwrap_err();
+        assert!(matches!(e, TrajectoryError::NonJsonNumber { token: "NaN", line: 2, .. }), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("JSON has no NaN") && e.contains("as null") && e.contains("line 2"), "{e}");
-        let e = Trajectory::parse(&text("-Infinity")).unwrap_err();
+        let e = Trajectory::parse(&text("-Infinity")).unwrap_err().to_string();
         assert!(e.contains("JSON has no Infinity"), "{e}");
         let t = Trajectory::parse(&text("null")).unwrap();
         assert!(t.wall_s[0].is_nan() && t.normal_impulse_total[0].is_nan());
         // other syntax errors keep serde's message
-        let e = Trajectory::parse("{\"schema\": ").unwrap_err();
+        let e = Trajectory::parse("{\"schema\": ").unwrap_err().to_string();
         assert!(e.starts_with("not a trajectory file: EOF"), "{e}");
     }
 }

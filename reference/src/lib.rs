@@ -10,5 +10,5 @@
 pub mod grade;
 pub mod mjcf;
 
-pub use grade::{from_trace, grade, trace_of, Engine, Trajectory};
-pub use mjcf::{export, Export, Sidecar};
+pub use grade::{from_trace, grade, trace_of, Engine, Trajectory, TrajectoryError};
+pub use mjcf::{export, Export, MjcfError, Sidecar};

@@ -271,8 +271,102 @@ fn contact_of(
     }
 }
 
-fn refuse(case: &str, why: impl std::fmt::Display) -> String {
-    format!("case '{case}' cannot be exported as MJCF: {why}")
+/// Why a case cannot be exported as MJCF ([`export`]): the case and what MJCF cannot express.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("case '{case}' cannot be exported as MJCF: {reason}")]
+pub struct MjcfError {
+    /// The case.
+    pub case: String,
+    /// What its scene has that MJCF cannot express.
+    pub reason: Unexportable,
+}
+
+impl From<MjcfError> for String {
+    fn from(e: MjcfError) -> String {
+        e.to_string()
+    }
+}
+
+/// What a scene has that the MJCF export cannot express ([`MjcfError`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unexportable {
+    /// Deformable (FEM) bodies.
+    #[error("it has deformable (FEM) bodies")]
+    Deformables,
+    /// Time-dependent point loads.
+    #[error("it has time-dependent point loads")]
+    PointLoads,
+    /// A constant applied force or torque on a body.
+    #[error("body '{body}' has a constant applied force or torque")]
+    AppliedLoad {
+        /// The body.
+        body: String,
+    },
+    /// A body with more than one joint to the world.
+    #[error("body {body} has more than one joint to the world")]
+    WorldJoints {
+        /// The body's index.
+        body: usize,
+    },
+    /// An axial tie between bodies.
+    #[error("joint '{joint}' is an axial tie")]
+    AxialTie {
+        /// The joint.
+        joint: String,
+    },
+    /// A torsional spring.
+    #[error("joint '{joint}' is a torsional spring")]
+    TorsionalSpring {
+        /// The joint.
+        joint: String,
+    },
+    /// A static sphere of radius 0.
+    #[error("static collider '{collider}' is a point (radius 0)")]
+    PointCollider {
+        /// The collider.
+        collider: String,
+    },
+    /// Two bodies jointed to the world and hinged to each other.
+    #[error("bodies '{first}' and '{second}' are jointed to the world and hinged to each other (a closed loop)")]
+    AnchoredLoop {
+        /// The first body jointed to the world.
+        first: String,
+        /// The second.
+        second: String,
+    },
+    /// A hinge between bodies that closes a kinematic loop.
+    #[error("hinge '{hinge}' closes a kinematic loop")]
+    HingeLoop {
+        /// The hinge.
+        hinge: String,
+    },
+    /// A body whose DOF restriction is not what its parent and its hinge leave it.
+    #[error("body '{body}' has DOF restrictions that its hinge to '{parent}' does not imply")]
+    DofRestrictions {
+        /// The body.
+        body: String,
+        /// Its parent in the kinematic tree.
+        parent: String,
+    },
+    /// A body with exactly two free rotations.
+    #[error("body '{body}' has exactly two free rotations")]
+    TwoFreeRotations {
+        /// The body.
+        body: String,
+    },
+    /// An axial spring that is not along a slide joint at a body's centre of mass.
+    #[error("spring {spring} is axial but not along a slide joint at the centre of mass")]
+    OffAxisSpring {
+        /// The spring's index.
+        spring: usize,
+    },
+    /// A compound part that is itself a compound.
+    #[error("nested compound shape")]
+    NestedCompound,
+}
+
+fn refuse(case: &str, reason: Unexportable) -> MjcfError {
+    MjcfError { case: case.to_string(), reason }
 }
 
 /// The world axis `e_k` (k = 0, 1, 2).
@@ -284,17 +378,17 @@ fn axis(k: usize) -> Vector3<f64> {
 
 /// Exports `scenario` (built from case `case` with `params`) as MJCF + sidecar, or says in one
 /// line why MJCF cannot express it.
-pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export, String> {
+pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export, MjcfError> {
     let w: &World = &scenario.world;
     let dt = scenario.dt;
     if !w.deformables.is_empty() {
-        return Err(refuse(case, "it has deformable (FEM) bodies"));
+        return Err(refuse(case, Unexportable::Deformables));
     }
     if !w.loads.is_empty() {
-        return Err(refuse(case, "it has time-dependent point loads"));
+        return Err(refuse(case, Unexportable::PointLoads));
     }
     if let Some(b) = w.bodies.iter().find(|b| b.applied_force.norm() > 0.0 || b.applied_torque.norm() > 0.0) {
-        return Err(refuse(case, format!("body '{}' has a constant applied force or torque", b.name)));
+        return Err(refuse(case, Unexportable::AppliedLoad { body: b.name.clone() }));
     }
     let mut notes = vec![];
     let mut world_joint: Vec<Option<usize>> = vec![None; w.bodies.len()];
@@ -306,7 +400,7 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
         match (joint.kind, joint.body_b) {
             (JointKind::Hinge { .. } | JointKind::Ball, None) => {
                 if world_joint[joint.body_a].replace(j).is_some() {
-                    return Err(refuse(case, format!("body {} has more than one joint to the world", joint.body_a)));
+                    return Err(refuse(case, Unexportable::WorldJoints { body: joint.body_a }));
                 }
             }
             (JointKind::Ball, Some(b)) => {
@@ -322,10 +416,10 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
             // hinges between two bodies are the edges of the kinematic tree (`Tree`)
             (JointKind::Hinge { .. }, Some(_)) => {}
             (JointKind::Axial { .. }, _) => {
-                return Err(refuse(case, format!("joint '{}' is an axial tie", joint.name)))
+                return Err(refuse(case, Unexportable::AxialTie { joint: joint.name.clone() }))
             }
             (JointKind::Angular { .. }, _) => {
-                return Err(refuse(case, format!("joint '{}' is a torsional spring", joint.name)))
+                return Err(refuse(case, Unexportable::TorsionalSpring { joint: joint.name.clone() }))
             }
         }
     }
@@ -391,7 +485,7 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
             }
             StaticShape::Sphere { center, radius } => {
                 if radius <= 0.0 {
-                    return Err(refuse(case, format!("static collider '{}' is a point (radius 0)", s.name)));
+                    return Err(refuse(case, Unexportable::PointCollider { collider: s.name.clone() }));
                 }
                 let _ = writeln!(
                     xml,
@@ -549,7 +643,7 @@ struct Tree {
 }
 
 impl Tree {
-    fn of(case: &str, w: &World, world_joint: &[Option<usize>]) -> Result<Tree, String> {
+    fn of(case: &str, w: &World, world_joint: &[Option<usize>]) -> Result<Tree, MjcfError> {
         let n = w.bodies.len();
         let mut adjacent: Vec<Vec<(usize, usize)>> = vec![vec![]; n];
         for (j, joint) in w.joints.iter().enumerate() {
@@ -581,10 +675,10 @@ impl Tree {
             if anchored.len() > 1 {
                 return Err(refuse(
                     case,
-                    format!(
-                        "bodies '{}' and '{}' are jointed to the world and hinged to each other (a closed loop)",
-                        w.bodies[anchored[0]].name, w.bodies[anchored[1]].name
-                    ),
+                    Unexportable::AnchoredLoop {
+                        first: w.bodies[anchored[0]].name.clone(),
+                        second: w.bodies[anchored[1]].name.clone(),
+                    },
                 ));
             }
             let root = anchored.first().copied().unwrap_or(start);
@@ -599,7 +693,7 @@ impl Tree {
                         continue;
                     }
                     if c == root || tree.parent[c].is_some() {
-                        return Err(refuse(case, format!("hinge '{}' closes a kinematic loop", w.joints[j].name)));
+                        return Err(refuse(case, Unexportable::HingeLoop { hinge: w.joints[j].name.clone() }));
                     }
                     tree.parent[c] = Some((p, j));
                     placed.push(c);
@@ -670,7 +764,7 @@ impl Emitter<'_> {
     }
 
     /// Writes body `i` and, nested in it, its children, at indentation level `depth`.
-    fn body(&mut self, i: usize, depth: usize) -> Result<(), String> {
+    fn body(&mut self, i: usize, depth: usize) -> Result<(), MjcfError> {
         let (case, w) = (self.case, self.w);
         let b = &w.bodies[i];
         let bname = body_name(w, i);
@@ -709,10 +803,7 @@ impl Emitter<'_> {
             if !consistent {
                 return Err(refuse(
                     case,
-                    format!(
-                        "body '{}' has DOF restrictions that its hinge to '{}' does not imply",
-                        b.name, w.bodies[p].name
-                    ),
+                    Unexportable::DofRestrictions { body: b.name.clone(), parent: w.bodies[p].name.clone() },
                 ));
             }
             self.joint(
@@ -744,7 +835,7 @@ impl Emitter<'_> {
         } else {
             let rots = (3..6).filter(|&k| b.dofs.0[k]).count();
             if rots == 2 {
-                return Err(refuse(case, format!("body '{}' has exactly two free rotations", b.name)));
+                return Err(refuse(case, Unexportable::TwoFreeRotations { body: b.name.clone() }));
             }
             for k in (0..3).filter(|&k| b.dofs.0[k]) {
                 let a = r0.inverse() * axis(k);
@@ -784,10 +875,7 @@ impl Emitter<'_> {
                         && s.local_point.norm() == 0.0
                         && (0..3).any(|k| b.dofs.0[k] && (sa.dot(&axis(k)).abs() - 1.0).abs() < 1e-12);
                     if !ok {
-                        return Err(refuse(
-                            case,
-                            format!("spring {si} is axial but not along a slide joint at the centre of mass"),
-                        ));
+                        return Err(refuse(case, Unexportable::OffAxisSpring { spring: si }));
                     }
                 }
                 None => {
@@ -817,7 +905,7 @@ impl Emitter<'_> {
                     // MuJoCo's cylinder axis is z; signorini's is y
                     part.rotation * UnitQuaternion::from_axis_angle(&Vector3::x_axis(), -std::f64::consts::FRAC_PI_2),
                 ),
-                Shape::Compound { .. } => return Err(refuse(case, "nested compound shape")),
+                Shape::Compound { .. } => return Err(refuse(case, Unexportable::NestedCompound)),
             };
             let _ = writeln!(
                 self.xml,

@@ -4,7 +4,8 @@
 use harness::model::{DofMask, Joint, Material, RigidBody, Shape, World};
 use harness::{Capabilities, Params, Scenario};
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
-use reference::mjcf::BodyJoint;
+use reference::mjcf::{BodyJoint, Unexportable};
+use reference::MjcfError;
 
 fn exported(case: &str, set: &[(&str, &str)]) -> reference::Export {
     let all = cases::all();
@@ -18,7 +19,7 @@ fn exported(case: &str, set: &[(&str, &str)]) -> reference::Export {
 }
 
 /// The export of a hand-built world (no case), or its refusal.
-fn export_world(world: World) -> Result<reference::Export, String> {
+fn export_world(world: World) -> Result<reference::Export, MjcfError> {
     let sc = Scenario { world, dt: 0.01, steps: 10, margin: 0.01, needs: Capabilities::default() };
     reference::export("test", &Params::default(), &sc)
 }
@@ -155,7 +156,8 @@ fn hinge_loops_are_refused() {
     }
     // breadth first from l0: h10 and h02 attach l1 and l2, then h21 reaches l2 a second time
     let err = export_world(w).unwrap_err();
-    assert_eq!(err, "case 'test' cannot be exported as MJCF: hinge 'h21' closes a kinematic loop");
+    assert_eq!(err.reason, Unexportable::HingeLoop { hinge: "h21".into() });
+    assert_eq!(err.to_string(), "case 'test' cannot be exported as MJCF: hinge 'h21' closes a kinematic loop");
     // two links, each hinged to the world, hinged to each other
     let mut w = World::new();
     w.bodies.push(link("a", 0.0));
@@ -165,6 +167,8 @@ fn hinge_loops_are_refused() {
     }
     w.joints.push(Joint::hinge_at(&w, 1, Some(0), Vector3::new(0.5, 0.0, 1.0), Vector3::y()));
     let err = export_world(w).unwrap_err();
+    assert_eq!(err.reason, Unexportable::AnchoredLoop { first: "a".into(), second: "b".into() });
+    let err = err.to_string();
     assert!(
         err.ends_with("bodies 'a' and 'b' are jointed to the world and hinged to each other (a closed loop)"),
         "{err}"
@@ -184,6 +188,8 @@ fn a_child_restricted_beyond_its_hinge_is_refused_and_a_planar_chain_is_not() {
     assert_eq!(e.sidecar.bodies[1].joint, BodyJoint::TreeHinge);
     assert_eq!(e.sidecar.bodies[0].joint, BodyJoint::Restricted);
     let err = chain(DofMask::PLANAR_XZ, Vector3::z()).unwrap_err();
+    assert_eq!(err.reason, Unexportable::DofRestrictions { body: "child".into(), parent: "root".into() });
+    let err = err.to_string();
     assert!(err.ends_with("body 'child' has DOF restrictions that its hinge to 'root' does not imply"), "{err}");
 }
 
