@@ -56,17 +56,101 @@ pub struct Source {
     pub timings: Vec<Timing>,
 }
 
+/// Why two timing sources could not be read ([`read_source`]) or compared ([`compare_sources`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// The source is not a directory.
+    #[error("{}: not a directory", dir.display())]
+    NotADirectory {
+        /// The source.
+        dir: std::path::PathBuf,
+    },
+    /// The source could not be listed ([`records::input::InputError`]).
+    #[error(transparent)]
+    Input(#[from] records::input::InputError),
+    /// Its run records could not be read, or two of them are one pair with different parameters
+    /// ([`crate::ReadError`]).
+    #[error(transparent)]
+    Read(#[from] crate::ReadError),
+    /// Its criterion estimates could not be read.
+    #[error(transparent)]
+    Criterion(#[from] criterion::CriterionError),
+    /// A timing that is not a finite non-negative number (or whose interval is not finite and
+    /// ordered).
+    #[error(
+        "{}: timing of '{id}' is {value_s:e} s{}: not a finite non-negative time",
+        file.display(),
+        ci_s.map(|(l, u)| format!(" (interval {l:e} .. {u:e})")).unwrap_or_default()
+    )]
+    BadTiming {
+        /// The file it was read from.
+        file: std::path::PathBuf,
+        /// Its id.
+        id: String,
+        /// Its value (s).
+        value_s: f64,
+        /// Its interval (s), if any.
+        ci_s: Option<(f64, f64)>,
+    },
+    /// Neither run records nor criterion estimates.
+    #[error("{}: neither run records nor criterion estimates found", dir.display())]
+    Empty {
+        /// The source.
+        dir: std::path::PathBuf,
+    },
+    /// A run directory against a criterion root.
+    #[error(
+        "cannot compare {} with {}: both sides must be run directories or both criterion roots",
+        base.describe(),
+        new.describe()
+    )]
+    Kinds {
+        /// The base's kind.
+        base: SourceKind,
+        /// The new source's kind.
+        new: SourceKind,
+    },
+    /// One id timed with different parameters on the two sides.
+    #[error(
+        "{} and {}: '{id}' was timed with different parameters ({} vs {}); not comparable",
+        base_file.display(),
+        new_file.display(),
+        base_params.as_deref().unwrap_or("-"),
+        new_params.as_deref().unwrap_or("-")
+    )]
+    Parameters {
+        /// The id.
+        id: String,
+        /// The base's file.
+        base_file: std::path::PathBuf,
+        /// The new source's file.
+        new_file: std::path::PathBuf,
+        /// The base's parameters.
+        base_params: Option<String>,
+        /// The new source's parameters.
+        new_params: Option<String>,
+    },
+    /// No id in both sources.
+    #[error("nothing compared: no benchmark or pair is in both sources ({base} in base, {new} in new)")]
+    NothingCompared {
+        /// Timings of the base.
+        base: usize,
+        /// Timings of the new source.
+        new: usize,
+    },
+}
+
+impl From<CompareError> for String {
+    fn from(e: CompareError) -> String {
+        e.to_string()
+    }
+}
+
 /// Refuses a timing that is not a finite non-negative number.
-fn checked(t: Timing) -> Result<Timing, String> {
+fn checked(t: Timing) -> Result<Timing, CompareError> {
     let ci_ok = t.ci_s.is_none_or(|(l, u)| l.is_finite() && u.is_finite() && l <= u);
     if !(t.value_s.is_finite() && t.value_s >= 0.0 && ci_ok) {
-        return Err(format!(
-            "{}: timing of '{}' is {:e} s{}: not a finite non-negative time",
-            t.file.display(),
-            t.id,
-            t.value_s,
-            t.ci_s.map(|(l, u)| format!(" (interval {l:e} .. {u:e})")).unwrap_or_default()
-        ));
+        return Err(CompareError::BadTiming { file: t.file, id: t.id, value_s: t.value_s, ci_s: t.ci_s });
     }
     Ok(t)
 }
@@ -74,13 +158,13 @@ fn checked(t: Timing) -> Result<Timing, String> {
 /// Reads the timings of a source directory (see the module doc). A run directory whose records
 /// hold the same pair twice with different parameters, a missing or non-finite mean, and a
 /// negative time are errors naming the file.
-pub fn read_source(dir: &Path) -> Result<Source, String> {
+pub fn read_source(dir: &Path) -> Result<Source, CompareError> {
     if !dir.is_dir() {
-        return Err(format!("{}: not a directory", dir.display()));
+        return Err(CompareError::NotADirectory { dir: dir.to_path_buf() });
     }
     if !records::input::json_files(dir)?.is_empty() {
         let mut records = crate::read_run_dir_files(dir)?;
-        crate::unique_pairs(&mut records)?;
+        crate::unique_pairs(&mut records).map_err(crate::ReadError::from)?;
         let timings = records
             .into_iter()
             .filter(|(_, r)| r.summary.steps > 0)
@@ -98,7 +182,7 @@ pub fn read_source(dir: &Path) -> Result<Source, String> {
     }
     let est = criterion::read(dir)?;
     if est.is_empty() {
-        return Err(format!("{}: neither run records nor criterion estimates found", dir.display()));
+        return Err(CompareError::Empty { dir: dir.to_path_buf() });
     }
     let timings = est
         .into_iter()
@@ -117,33 +201,24 @@ pub fn read_source(dir: &Path) -> Result<Source, String> {
 
 /// Compares two sources: refuses sources of different kinds, a pair timed with different
 /// parameters on the two sides (naming both files), and two sources with no id in common.
-pub fn compare_sources(base: &Source, new: &Source, threshold: f64) -> Result<Vec<Row>, String> {
+pub fn compare_sources(base: &Source, new: &Source, threshold: f64) -> Result<Vec<Row>, CompareError> {
     if base.kind != new.kind {
-        return Err(format!(
-            "cannot compare {} with {}: both sides must be run directories or both criterion roots",
-            base.kind.describe(),
-            new.kind.describe()
-        ));
+        return Err(CompareError::Kinds { base: base.kind, new: new.kind });
     }
     for b in &base.timings {
         if let Some(n) = new.timings.iter().find(|n| n.id == b.id && n.params != b.params) {
-            return Err(format!(
-                "{} and {}: '{}' was timed with different parameters ({} vs {}); not comparable",
-                b.file.display(),
-                n.file.display(),
-                b.id,
-                b.params.as_deref().unwrap_or("-"),
-                n.params.as_deref().unwrap_or("-")
-            ));
+            return Err(CompareError::Parameters {
+                id: b.id.clone(),
+                base_file: b.file.clone(),
+                new_file: n.file.clone(),
+                base_params: b.params.clone(),
+                new_params: n.params.clone(),
+            });
         }
     }
     let rows = compare(&base.timings, &new.timings, threshold);
     if !rows.iter().any(|r| r.base_s.is_some() && r.new_s.is_some()) {
-        return Err(format!(
-            "nothing compared: no benchmark or pair is in both sources ({} in base, {} in new)",
-            base.timings.len(),
-            new.timings.len()
-        ));
+        return Err(CompareError::NothingCompared { base: base.timings.len(), new: new.timings.len() });
     }
     Ok(rows)
 }

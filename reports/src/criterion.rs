@@ -20,6 +20,28 @@ pub struct Estimate {
     pub path: PathBuf,
 }
 
+/// Why criterion's estimates could not be read ([`read`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CriterionError {
+    /// A directory could not be walked or a file read ([`records::input::InputError`]).
+    #[error(transparent)]
+    Input(#[from] records::input::InputError),
+    /// An `estimates.json` that is not JSON.
+    #[error("{}: {source}", path.display())]
+    NotJson {
+        /// The file.
+        path: PathBuf,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+    /// An `estimates.json` without `mean.point_estimate`.
+    #[error("{}: no mean.point_estimate", path.display())]
+    NoMean {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
 fn num(v: &Value, path: &[&str]) -> f64 {
     path.iter().try_fold(v, |v, k| v.get(*k)).and_then(Value::as_f64).unwrap_or(f64::NAN)
 }
@@ -30,7 +52,7 @@ const MAX_DEPTH: usize = 12;
 /// Reads every estimate under `root` (e.g. `target/criterion`; a missing root has none), sorted by
 /// id, walking without following symbolic links. A file that is not valid JSON or whose mean is
 /// missing is an error naming it; a missing median or interval reads as NaN.
-pub fn read(root: &Path) -> Result<Vec<Estimate>, String> {
+pub fn read(root: &Path) -> Result<Vec<Estimate>, CriterionError> {
     if !root.exists() {
         return Ok(vec![]);
     }
@@ -38,9 +60,9 @@ pub fn read(root: &Path) -> Result<Vec<Estimate>, String> {
         .into_iter()
         .filter(|d| d.file_name().is_some_and(|n| n == "new") && d.join("estimates.json").is_file())
         .collect();
-    let load = |p: &Path| -> Result<Value, String> {
+    let load = |p: &Path| -> Result<Value, CriterionError> {
         let text = records::input::read_text(p)?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))
+        serde_json::from_str(&text).map_err(|source| CriterionError::NotJson { path: p.to_path_buf(), source })
     };
     let mut out = vec![];
     for d in dirs {
@@ -54,7 +76,7 @@ pub fn read(root: &Path) -> Result<Vec<Estimate>, String> {
             });
         let mean_ns = num(&est, &["mean", "point_estimate"]);
         if mean_ns.is_nan() {
-            return Err(format!("{}: no mean.point_estimate", d.join("estimates.json").display()));
+            return Err(CriterionError::NoMean { path: d.join("estimates.json") });
         }
         out.push(Estimate {
             id,

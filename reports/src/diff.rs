@@ -39,11 +39,47 @@ impl RecordDiff {
     }
 }
 
+/// Why two run directories could not be compared ([`diff_dirs`]).
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// A directory could not be listed or a file read ([`records::input::InputError`]).
+    #[error(transparent)]
+    Input(#[from] records::input::InputError),
+    /// A record file that is not JSON.
+    #[error("{}: not JSON: {source}", path.display())]
+    NotJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+    /// A record of another schema.
+    #[error("{}: schema '{found}' is not '{}'; refusing to compare", path.display(), records::SCHEMA)]
+    Schema {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Its schema tag.
+        found: String,
+    },
+    /// A JSON file without a schema tag.
+    #[error("{}: no schema tag; not a {} record", path.display(), records::SCHEMA)]
+    NoSchema {
+        /// The file.
+        path: std::path::PathBuf,
+    },
+}
+
+impl From<DiffError> for String {
+    fn from(e: DiffError) -> String {
+        e.to_string()
+    }
+}
+
 /// At most this many differing paths are kept per file.
 const MAX_PATHS: usize = 8;
 
 /// Compares every `*.json` record of `a` with the file of the same name in `b`.
-pub fn diff_dirs(a: &Path, b: &Path, ignore: &[String]) -> Result<RecordDiff, String> {
+pub fn diff_dirs(a: &Path, b: &Path, ignore: &[String]) -> Result<RecordDiff, DiffError> {
     let (fa, fb) = (json_files(a)?, json_files(b)?);
     let mut out = RecordDiff {
         only_in_a: fa.difference(&fb).cloned().collect(),
@@ -62,7 +98,7 @@ pub fn diff_dirs(a: &Path, b: &Path, ignore: &[String]) -> Result<RecordDiff, St
     Ok(out)
 }
 
-fn json_files(dir: &Path) -> Result<BTreeSet<String>, String> {
+fn json_files(dir: &Path) -> Result<BTreeSet<String>, DiffError> {
     Ok(records::input::json_files(dir)?
         .iter()
         .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -71,15 +107,14 @@ fn json_files(dir: &Path) -> Result<BTreeSet<String>, String> {
 
 /// A record as JSON, refused unless its `schema` is this code's run-record schema (a record of
 /// another schema, e.g. `signorini.run/99`, has fields that mean something else).
-fn read_json(path: &Path) -> Result<Value, String> {
+fn read_json(path: &Path) -> Result<Value, DiffError> {
     let text = records::input::read_text(path)?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not JSON: {e}", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|source| DiffError::NotJson { path: path.to_path_buf(), source })?;
     match v.get("schema").and_then(Value::as_str) {
         Some(records::SCHEMA) => Ok(v),
-        Some(other) => {
-            Err(format!("{}: schema '{other}' is not '{}'; refusing to compare", path.display(), records::SCHEMA))
-        }
-        None => Err(format!("{}: no schema tag; not a {} record", path.display(), records::SCHEMA)),
+        Some(other) => Err(DiffError::Schema { path: path.to_path_buf(), found: other.to_string() }),
+        None => Err(DiffError::NoSchema { path: path.to_path_buf() }),
     }
 }
 
@@ -190,10 +225,14 @@ mod tests {
         other["schema"] = json!("signorini.run/99");
         write(b.path(), "x__pgs.json", &other);
         let e = diff_dirs(a.path(), b.path(), &[]).unwrap_err();
+        assert!(matches!(&e, DiffError::Schema { found, .. } if found == "signorini.run/99"), "{e:?}");
+        let e = e.to_string();
         assert!(e.contains("x__pgs.json") && e.contains("signorini.run/99"), "{e}");
         other.as_object_mut().unwrap().remove("schema");
         write(b.path(), "x__pgs.json", &other);
-        assert!(diff_dirs(a.path(), b.path(), &[]).unwrap_err().contains("no schema"));
+        let e = diff_dirs(a.path(), b.path(), &[]).unwrap_err();
+        assert!(matches!(e, DiffError::NoSchema { .. }), "{e:?}");
+        assert!(e.to_string().contains("no schema"));
     }
 
     #[test]

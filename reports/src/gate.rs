@@ -166,42 +166,164 @@ struct GatesFile {
     expected_failure: Vec<ExpectedFailure>,
 }
 
+/// Why a gates file could not be read ([`parse`], [`load`]) or a run directory gated
+/// ([`check_dir`]): one line naming the file and the entry.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// Not TOML, or a key or type the gates format does not have.
+    #[error("{source_name}: {why}")]
+    Toml {
+        /// The gates file.
+        source_name: String,
+        /// The parser's message, one line.
+        why: String,
+    },
+    /// A malformed `[[gate]]`.
+    #[error("{source_name}: gate {index} ({solver} on {case}, {metric}): {problem}")]
+    Gate {
+        /// The gates file.
+        source_name: String,
+        /// The gate's position in the file (1-based).
+        index: usize,
+        /// Its solvers, as written.
+        solver: String,
+        /// Its cases, as written.
+        case: String,
+        /// Its metric.
+        metric: String,
+        /// What is wrong.
+        problem: GateProblem,
+    },
+    /// A malformed `[[expected_failure]]`.
+    #[error("{source_name}: expected_failure {index} ({solver} on {case}, {check}): {problem}")]
+    ExpectedFailure {
+        /// The gates file.
+        source_name: String,
+        /// The entry's position in the file (1-based).
+        index: usize,
+        /// Its solver.
+        solver: String,
+        /// Its case label.
+        case: String,
+        /// Its oracle check.
+        check: String,
+        /// What is wrong.
+        problem: ExpectedFailureProblem,
+    },
+    /// The gates file could not be read ([`records::input::InputError`]).
+    #[error(transparent)]
+    Input(#[from] records::input::InputError),
+    /// The suite the gates file names could not be resolved ([`load`]'s `pins_of`).
+    #[error("suite named by the gates file {}: {why}", gates_file.display())]
+    Suite {
+        /// The gates file.
+        gates_file: PathBuf,
+        /// Why the suite could not be resolved.
+        why: String,
+    },
+    /// The run directory could not be read ([`crate::ReadError`]).
+    #[error(transparent)]
+    Read(#[from] crate::ReadError),
+    /// The run directory holds no run record ([`check_dir`]).
+    #[error("{}: no run records (*.json) to gate", dir.display())]
+    NoRecords {
+        /// The run directory.
+        dir: PathBuf,
+    },
+}
+
+impl From<GateError> for String {
+    fn from(e: GateError) -> String {
+        e.to_string()
+    }
+}
+
+/// What is wrong with a `[[gate]]` ([`GateError::Gate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum GateProblem {
+    /// It gates an oracle check's pass (`oracle` or `oracle.NAME`), which every check is already.
+    #[error("oracle checks are gated already; list a failing one as [[expected_failure]]")]
+    OracleCheck,
+    /// Neither `max` nor `min`.
+    #[error("needs max or min")]
+    NoBound,
+    /// A NaN bound.
+    #[error("a NaN bound can never be checked")]
+    NanBound,
+    /// `min > max`.
+    #[error("min > max")]
+    MinAboveMax,
+    /// An empty list of solvers or cases.
+    #[error("empty list of names")]
+    EmptyNames,
+    /// No `why`.
+    #[error("needs a why")]
+    NoWhy,
+}
+
+/// What is wrong with an `[[expected_failure]]` ([`GateError::ExpectedFailure`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ExpectedFailureProblem {
+    /// No `reason` or no `see`.
+    #[error("needs a reason and a see")]
+    NoReasonOrSee,
+    /// The same (solver, case, check) twice.
+    #[error("listed twice")]
+    ListedTwice,
+}
+
 /// Parses a gates file (no pinning); `source` names it in errors.
-pub fn parse(text: &str, source: &str) -> Result<Gates, String> {
-    let f: GatesFile = toml::from_str(text).map_err(|e| format!("{source}: {}", api::params::toml_message(&e)))?;
+pub fn parse(text: &str, source: &str) -> Result<Gates, GateError> {
+    let f: GatesFile = toml::from_str(text)
+        .map_err(|e| GateError::Toml { source_name: source.to_string(), why: api::params::toml_message(&e) })?;
     for (i, g) in f.gate.iter().enumerate() {
-        let err =
-            |msg: &str| Err(format!("{source}: gate {} ({} on {}, {}): {msg}", i + 1, g.solver, g.case, g.metric));
+        let err = |problem| {
+            Err(GateError::Gate {
+                source_name: source.to_string(),
+                index: i + 1,
+                solver: g.solver.to_string(),
+                case: g.case.to_string(),
+                metric: g.metric.clone(),
+                problem,
+            })
+        };
         let parts: Vec<&str> = g.metric.split('.').collect();
         if parts.first() == Some(&"oracle") && parts.len() <= 2 {
-            return err("oracle checks are gated already; list a failing one as [[expected_failure]]");
+            return err(GateProblem::OracleCheck);
         }
         if g.max.is_none() && g.min.is_none() {
-            return err("needs max or min");
+            return err(GateProblem::NoBound);
         }
         if g.max.is_some_and(f64::is_nan) || g.min.is_some_and(f64::is_nan) {
-            return err("a NaN bound can never be checked");
+            return err(GateProblem::NanBound);
         }
         if let (Some(a), Some(b)) = (g.min, g.max) {
             if a > b {
-                return err("min > max");
+                return err(GateProblem::MinAboveMax);
             }
         }
         if g.solver.listed().is_empty() && !g.solver.is_all() || g.case.listed().is_empty() && !g.case.is_all() {
-            return err("empty list of names");
+            return err(GateProblem::EmptyNames);
         }
         if g.why.trim().is_empty() {
-            return err("needs a why");
+            return err(GateProblem::NoWhy);
         }
     }
     let mut seen = BTreeSet::new();
     for (i, e) in f.expected_failure.iter().enumerate() {
-        let what = format!("{source}: expected_failure {} ({} on {}, {})", i + 1, e.solver, e.case, e.check);
+        let err = |problem| GateError::ExpectedFailure {
+            source_name: source.to_string(),
+            index: i + 1,
+            solver: e.solver.clone(),
+            case: e.case.clone(),
+            check: e.check.clone(),
+            problem,
+        };
         if e.reason.trim().is_empty() || e.see.trim().is_empty() {
-            return Err(format!("{what}: needs a reason and a see"));
+            return Err(err(ExpectedFailureProblem::NoReasonOrSee));
         }
         if !seen.insert((&e.solver, &e.case, &e.check)) {
-            return Err(format!("{what}: listed twice"));
+            return Err(err(ExpectedFailureProblem::ListedTwice));
         }
     }
     Ok(Gates {
@@ -215,14 +337,17 @@ pub fn parse(text: &str, source: &str) -> Result<Gates, String> {
 
 /// Reads and parses a gates file. When it names a suite (a path relative to the gates file's
 /// folder), `pins_of` gives the parameter hashes that suite defines now (the caller resolves it),
-/// and the gates are pinned to them.
-pub fn load(path: &Path, pins_of: impl FnOnce(&Path) -> Result<ExpectedHashes, String>) -> Result<Gates, String> {
+/// and the gates are pinned to them; its error is kept as [`GateError::Suite`]'s text.
+pub fn load<E: std::fmt::Display>(
+    path: &Path,
+    pins_of: impl FnOnce(&Path) -> Result<ExpectedHashes, E>,
+) -> Result<Gates, GateError> {
     let text = records::input::read_text(path)?;
     let mut gates = parse(&text, &path.display().to_string())?;
     if let Some(suite) = &gates.suite {
         let suite = path.parent().unwrap_or(Path::new("")).join(suite);
         gates.pins =
-            Some(pins_of(&suite).map_err(|e| format!("suite named by the gates file {}: {e}", path.display()))?);
+            Some(pins_of(&suite).map_err(|e| GateError::Suite { gates_file: path.to_path_buf(), why: e.to_string() })?);
     }
     Ok(gates)
 }
@@ -813,10 +938,10 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
 /// Reads the run directory `dir` and checks it against `gates` under [`Scope::Suite`]. A
 /// directory without run records is an error: with no suite named by the gates, nothing would be
 /// checked and the gate would pass.
-pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, String> {
+pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, GateError> {
     let files = crate::read_run_dir_files(dir)?;
     if files.is_empty() {
-        return Err(format!("{}: no run records (*.json) to gate", dir.display()));
+        return Err(GateError::NoRecords { dir: dir.to_path_buf() });
     }
     Ok(evaluate(gates, &files, Scope::Suite))
 }
@@ -990,18 +1115,27 @@ mod tests {
     #[test]
     fn nan_bounds_and_redundant_oracle_gates_are_refused() {
         let gate = |body: &str| format!("[[gate]]\nsolver = \"pgs\"\ncase = \"c\"\n{body}\nwhy = \"w\"\n");
-        for (body, needle) in [
-            ("metric = \"metrics.x.max\"\nmax = nan", "NaN bound"),
-            ("metric = \"metrics.x.max\"\nmin = nan", "NaN bound"),
-            ("metric = \"metrics.x.max\"", "needs max or min"),
-            ("metric = \"metrics.x.max\"\nmin = 2\nmax = 1", "min > max"),
-            ("metric = \"oracle.slides\"", "gated already"),
+        for (body, kind, needle) in [
+            ("metric = \"metrics.x.max\"\nmax = nan", GateProblem::NanBound, "NaN bound"),
+            ("metric = \"metrics.x.max\"\nmin = nan", GateProblem::NanBound, "NaN bound"),
+            ("metric = \"metrics.x.max\"", GateProblem::NoBound, "needs max or min"),
+            ("metric = \"metrics.x.max\"\nmin = 2\nmax = 1", GateProblem::MinAboveMax, "min > max"),
+            ("metric = \"oracle.slides\"", GateProblem::OracleCheck, "gated already"),
         ] {
             let e = parse(&gate(body), "g.toml").unwrap_err();
+            assert!(matches!(e, GateError::Gate { index: 1, problem, .. } if problem == kind), "{body}: {e:?}");
+            let e = e.to_string();
             assert!(e.starts_with("g.toml: gate 1 (pgs on c") && e.contains(needle), "{body}: {e}");
         }
-        assert!(parse(&format!("{EXPECTED}{EXPECTED}"), "g.toml").unwrap_err().contains("listed twice"));
-        assert!(parse("[[gate]]\nsolver = 1\n", "g.toml").unwrap_err().starts_with("g.toml:"));
+        let e = parse(&format!("{EXPECTED}{EXPECTED}"), "g.toml").unwrap_err();
+        assert!(
+            matches!(e, GateError::ExpectedFailure { index: 2, problem: ExpectedFailureProblem::ListedTwice, .. }),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("listed twice"));
+        let e = parse("[[gate]]\nsolver = 1\n", "g.toml").unwrap_err();
+        assert!(matches!(e, GateError::Toml { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("g.toml:"));
     }
 
     #[test]
@@ -1105,7 +1239,8 @@ mod mutant_tests {
         }
         for refused in ["oracle", "oracle.slides"] {
             let e = parse(&gate(refused), "g.toml").unwrap_err();
-            assert!(e.contains("gated already"), "{refused}: {e}");
+            assert!(matches!(e, GateError::Gate { problem: GateProblem::OracleCheck, .. }), "{refused}: {e:?}");
+            assert!(e.to_string().contains("gated already"), "{refused}: {e}");
         }
     }
 
@@ -1119,7 +1254,8 @@ mod mutant_tests {
         assert!(parse(&gate("solver = \"pgs\"\ncase = \"c\"", "min = 1\nmax = 1"), "g.toml").is_ok());
         for names in ["solver = []\ncase = \"c\"", "solver = \"pgs\"\ncase = []"] {
             let e = parse(&gate(names, "max = 1"), "g.toml").unwrap_err();
-            assert!(e.contains("empty list of names"), "{names}: {e}");
+            assert!(matches!(e, GateError::Gate { problem: GateProblem::EmptyNames, .. }), "{names}: {e:?}");
+            assert!(e.to_string().contains("empty list of names"), "{names}: {e}");
         }
     }
 
@@ -1142,7 +1278,9 @@ mod mutant_tests {
         assert!(parse(&entry("r", "s"), "g.toml").is_ok());
         for (reason, see) in [("", "s"), ("r", " "), ("", "")] {
             let e = parse(&entry(reason, see), "g.toml").unwrap_err();
-            assert!(e.contains("needs a reason and a see"), "{reason:?} {see:?}: {e}");
+            let kind = ExpectedFailureProblem::NoReasonOrSee;
+            assert!(matches!(e, GateError::ExpectedFailure { problem, .. } if problem == kind), "{e:?}");
+            assert!(e.to_string().contains("needs a reason and a see"), "{reason:?} {see:?}: {e}");
         }
     }
 
@@ -1159,14 +1297,16 @@ mod mutant_tests {
             asked = Some(suite.to_path_buf());
             let mut pins = ExpectedHashes::new();
             pins.insert(("pgs".into(), "a".into()), ("h".into(), "k".into()));
-            Ok(pins)
+            Ok::<_, String>(pins)
         })
         .unwrap();
         assert_eq!(asked, Some(dir.path().join("sub").join("s.toml")));
         assert_eq!(g.suite.as_deref(), Some("s.toml"));
         assert_eq!(g.pins.map(|p| p.len()), Some(1));
         assert!(g.source.ends_with("g.toml"));
-        let e = load(&path, |_| Err("no such suite".into())).unwrap_err();
+        let e = load(&path, |_| Err("no such suite")).unwrap_err();
+        assert!(matches!(&e, GateError::Suite { gates_file, why } if *gates_file == path && why == "no such suite"));
+        let e = e.to_string();
         assert!(e.contains("no such suite") && e.contains("g.toml"), "{e}");
     }
 

@@ -30,12 +30,71 @@ pub mod table;
 mod test_records;
 pub mod text;
 
-use records::RunRecord;
+use records::input::InputError;
+use records::{RecordError, RunRecord};
 use std::path::{Path, PathBuf};
+
+pub use report::ReportError;
+
+/// Why a run directory could not be read ([`read_run_dir`] and its variants).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The directory could not be listed ([`InputError`]).
+    #[error(transparent)]
+    Input(#[from] InputError),
+    /// A `*.json` file is not a readable run record ([`RecordError`]).
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// Two records of one pair that differ ([`unique_pairs`]).
+    #[error(transparent)]
+    Pair(#[from] PairConflict),
+}
+
+impl From<ReadError> for String {
+    fn from(e: ReadError) -> String {
+        e.to_string()
+    }
+}
+
+/// Two records of the same (case label, solver) pair in one directory that are not copies of
+/// each other ([`unique_pairs`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{} and {}: the same pair ({label} / {solver}) with {difference} in one directory; move one of them to its own \
+     directory",
+    first.display(),
+    second.display()
+)]
+pub struct PairConflict {
+    /// The record read first.
+    pub first: PathBuf,
+    /// The other record.
+    pub second: PathBuf,
+    /// The pair's case label.
+    pub label: String,
+    /// The pair's solver.
+    pub solver: String,
+    /// How they differ.
+    pub difference: PairDifference,
+}
+
+/// How two records of one pair differ ([`PairConflict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum PairDifference {
+    /// Their case parameter hashes.
+    #[error("different case parameters")]
+    CaseParameters,
+    /// Their solver parameter hashes.
+    #[error("different solver parameters")]
+    SolverParameters,
+    /// The same parameters, other results: two runs.
+    #[error("the same parameters but different results (two runs)")]
+    Results,
+}
 
 /// Reads every `*.json` run record in `dir` (not recursive), sorted by file name. Files that are
 /// not run records are errors naming the file.
-pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
+pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, ReadError> {
     Ok(read_run_dir_files(dir)?.into_iter().map(|(_, r)| r).collect())
 }
 
@@ -43,7 +102,7 @@ pub fn read_run_dir(dir: &Path) -> Result<Vec<RunRecord>, String> {
 pub type RecordFile = (PathBuf, RunRecord);
 
 /// [`read_run_dir`] with the file each record came from.
-pub fn read_run_dir_files(dir: &Path) -> Result<Vec<RecordFile>, String> {
+pub fn read_run_dir_files(dir: &Path) -> Result<Vec<RecordFile>, ReadError> {
     let files: Vec<RecordFile> = records::input::json_files(dir)?
         .into_iter()
         .map(|p| RunRecord::read(&p).map(|r| (p, r)))
@@ -58,7 +117,7 @@ pub fn read_run_dir_files(dir: &Path) -> Result<Vec<RecordFile>, String> {
 /// the same pair once: the later copies are removed from `files` and counted in the result. The
 /// same pair and parameters recorded twice with different results is an error too (which run
 /// would a table show?).
-pub fn unique_pairs(files: &mut Vec<RecordFile>) -> Result<usize, String> {
+pub fn unique_pairs(files: &mut Vec<RecordFile>) -> Result<usize, PairConflict> {
     let mut seen: std::collections::BTreeMap<(String, String, Option<PathBuf>), usize> = Default::default();
     let mut copies = vec![];
     for (k, (path, r)) in files.iter().enumerate() {
@@ -68,24 +127,23 @@ pub fn unique_pairs(files: &mut Vec<RecordFile>) -> Result<usize, String> {
             continue;
         };
         let (first, fr) = &files[j];
-        let what = if fr.case.params_hash != r.case.params_hash {
-            "different case parameters"
+        let difference = if fr.case.params_hash != r.case.params_hash {
+            PairDifference::CaseParameters
         } else if fr.solver.params_hash != r.solver.params_hash {
-            "different solver parameters"
+            PairDifference::SolverParameters
         } else if serde_json::to_value(fr).ok() != serde_json::to_value(r).ok() {
-            "the same parameters but different results (two runs)"
+            PairDifference::Results
         } else {
             copies.push(k);
             continue;
         };
-        return Err(format!(
-            "{} and {}: the same pair ({} / {}) with {what} in one directory; move one of them to its own \
-             directory",
-            first.display(),
-            path.display(),
-            r.case.label,
-            r.solver.name
-        ));
+        return Err(PairConflict {
+            first: first.clone(),
+            second: path.clone(),
+            label: r.case.label.clone(),
+            solver: r.solver.name.clone(),
+            difference,
+        });
     }
     for &k in copies.iter().rev() {
         files.remove(k);
@@ -98,13 +156,13 @@ pub fn unique_pairs(files: &mut Vec<RecordFile>) -> Result<usize, String> {
 /// the run directories one level below `dir` are read too, after `dir`'s own records (a *study*
 /// directory: one subdirectory per variant of a suite, e.g. `runs/nsn-convergence/r-one`, whose
 /// records share file names and differ in a setting; ci/studies/nsn-convergence.toml).
-pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>), String> {
+pub fn read_run_dir_partial(dir: &Path) -> Result<(Vec<RunRecord>, Vec<String>), ReadError> {
     let (records, errors) = read_run_dir_partial_files(dir)?;
     Ok((records.into_iter().map(|(_, r)| r).collect(), errors))
 }
 
 /// [`read_run_dir_partial`] with the file each record came from.
-pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<String>), String> {
+pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<String>), ReadError> {
     read_run_dir_partial_files_with(dir, &mut |_| {})
 }
 
@@ -113,7 +171,7 @@ pub fn read_run_dir_partial_files(dir: &Path) -> Result<(Vec<RecordFile>, Vec<St
 pub fn read_run_dir_partial_files_with(
     dir: &Path,
     progress: &mut dyn FnMut(report::Progress),
-) -> Result<(Vec<RecordFile>, Vec<String>), String> {
+) -> Result<(Vec<RecordFile>, Vec<String>), ReadError> {
     let mut paths = records::input::json_files(dir)?;
     for d in records::input::list_dir(dir)?.1 {
         paths.extend(records::input::json_files(&d)?);
@@ -132,7 +190,7 @@ pub fn read_run_dir_partial_files_with(
 }
 
 /// Builds the report and writes `index.html` and `summary.md` into `opts.out_dir`.
-pub fn write(opts: &report::Options) -> Result<report::Report, String> {
+pub fn write(opts: &report::Options) -> Result<report::Report, ReportError> {
     write_with(opts, &mut |_| {})
 }
 
@@ -141,11 +199,11 @@ pub fn write(opts: &report::Options) -> Result<report::Report, String> {
 pub fn write_with(
     opts: &report::Options,
     progress: &mut dyn FnMut(report::Progress),
-) -> Result<report::Report, String> {
+) -> Result<report::Report, ReportError> {
     let report = report::build_with(opts, progress)?;
     for (name, text) in [("index.html", html::index(&report)), ("summary.md", markdown::summary(&report))] {
         let path = opts.out_dir.join(name);
-        records::write_atomic(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        records::write_atomic(&path, text.as_bytes()).map_err(|source| ReportError::Io { path, source })?;
     }
     Ok(report)
 }
@@ -165,10 +223,14 @@ mod tests {
         let mut other = r.clone();
         other.summary.stage_times.solve_s = 2.0;
         let e = unique_pairs(&mut vec![file("a.json", &r), file("b.json", &other)]).unwrap_err();
+        assert_eq!(e.difference, PairDifference::Results);
+        let e = e.to_string();
         assert!(e.contains("the same parameters but different results"), "{e}");
         let mut tuned = r.clone();
         tuned.solver.params_hash = "other".into();
         let e = unique_pairs(&mut vec![file("a.json", &r), file("b.json", &tuned)]).unwrap_err();
+        assert_eq!(e.difference, PairDifference::SolverParameters);
+        let e = e.to_string();
         assert!(e.contains("with different solver parameters"), "{e}");
         // another directory is another pair
         let mut files = vec![file("a.json", &r), (PathBuf::from("run/sub/a.json"), tuned)];

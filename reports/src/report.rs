@@ -4,7 +4,7 @@
 //! `summary.md` (for pull requests).
 
 use crate::criterion::{self, Estimate};
-use crate::figures::{self, Figure};
+use crate::figures::{self, Figure, FigureError};
 use crate::gate::{self, GateReport, Gates};
 use records::RunRecord;
 use std::path::{Path, PathBuf};
@@ -131,7 +131,7 @@ pub fn draw_figures(
     records: &[RunRecord],
     out_dir: &Path,
     progress: &mut dyn FnMut(Progress),
-) -> Result<(Vec<Figure>, Vec<String>), String> {
+) -> Result<(Vec<Figure>, Vec<String>), FigureError> {
     let order = figures::solver_order(records);
     let mut out = vec![];
     out.extend(figures::profiles::figure(out_dir, records, &order)?);
@@ -186,33 +186,83 @@ pub fn draw_figures(
     Ok((out, left_out))
 }
 
+/// Why a report could not be built ([`build`]) or written ([`crate::write`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The run directory could not be read ([`crate::ReadError`]).
+    #[error(transparent)]
+    Read(#[from] crate::ReadError),
+    /// The run directory holds no readable run record, and these files that are not one.
+    #[error("{}", unreadable.first().map_or("", String::as_str))]
+    OnlyUnreadable {
+        /// One message per file that is not a readable run record (at least one).
+        unreadable: Vec<String>,
+    },
+    /// The run directory holds no `*.json` file.
+    #[error("{}: no run records (*.json) to report on", dir.display())]
+    NoRecords {
+        /// The run directory.
+        dir: PathBuf,
+    },
+    /// `--baseline` names a solver without a record here.
+    #[error(
+        "--baseline {baseline}: no record of solver '{baseline}' in {} (solvers here: {})",
+        dir.display(),
+        solvers.join(", ")
+    )]
+    NoBaseline {
+        /// The solver asked for.
+        baseline: String,
+        /// The run directory.
+        dir: PathBuf,
+        /// The solvers that have records, sorted.
+        solvers: Vec<String>,
+    },
+    /// criterion's estimates could not be read.
+    #[error(transparent)]
+    Criterion(#[from] criterion::CriterionError),
+    /// A figure could not be drawn or written.
+    #[error(transparent)]
+    Figure(#[from] FigureError),
+    /// An old figure could not be removed, or a page written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+impl From<ReportError> for String {
+    fn from(e: ReportError) -> String {
+        e.to_string()
+    }
+}
+
 /// Reads the inputs and draws the figures (writes only `out_dir/figures`).
-pub fn build(opts: &Options) -> Result<Report, String> {
+pub fn build(opts: &Options) -> Result<Report, ReportError> {
     build_with(opts, &mut |_| {})
 }
 
 /// [`build`], telling `progress` about every record file read and every case label drawn (the
 /// CLI prints a line now and then on long reports).
-pub fn build_with(opts: &Options, progress: &mut dyn FnMut(Progress)) -> Result<Report, String> {
+pub fn build_with(opts: &Options, progress: &mut dyn FnMut(Progress)) -> Result<Report, ReportError> {
     let (files, unreadable) = crate::read_run_dir_partial_files_with(&opts.run_dir, progress)?;
     if files.is_empty() {
-        if let Some(first) = unreadable.first() {
-            return Err(first.clone());
+        if !unreadable.is_empty() {
+            return Err(ReportError::OnlyUnreadable { unreadable });
         }
-        return Err(format!("{}: no run records (*.json) to report on", opts.run_dir.display()));
+        return Err(ReportError::NoRecords { dir: opts.run_dir.clone() });
     }
     let gates = opts.gates.as_ref().map(|g| gate::evaluate(g, &files, gate::Scope::Directory));
     let records: Vec<RunRecord> = files.into_iter().map(|(_, r)| r).collect();
     if let Some(b) = &opts.baseline {
         if !records.iter().any(|r| &r.solver.name == b && !r.is_reference()) {
-            let mut here: Vec<&str> = records.iter().map(|r| r.solver.name.as_str()).collect();
+            let mut here: Vec<String> = records.iter().map(|r| r.solver.name.clone()).collect();
             here.sort();
             here.dedup();
-            return Err(format!(
-                "--baseline {b}: no record of solver '{b}' in {} (solvers here: {})",
-                opts.run_dir.display(),
-                here.join(", ")
-            ));
+            return Err(ReportError::NoBaseline { baseline: b.clone(), dir: opts.run_dir.clone(), solvers: here });
         }
     }
     let criterion = match &opts.criterion {
@@ -223,7 +273,7 @@ pub fn build_with(opts: &Options, progress: &mut dyn FnMut(Progress)) -> Result<
     if let Ok(entries) = std::fs::read_dir(&fig_dir) {
         for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
             if p.extension().is_some_and(|x| x == "svg") {
-                std::fs::remove_file(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                std::fs::remove_file(&p).map_err(|source| ReportError::Io { path: p.clone(), source })?;
             }
         }
     }

@@ -13,7 +13,8 @@
 //! ([`super::variant_label`]).
 
 use super::{
-    dropped_note, render, source_of, variant_color, variant_label, Figure, Legend, Panel, Scale, Series, Style,
+    dropped_note, render, source_of, variant_color, variant_label, Figure, FigureError, Legend, Panel, Scale, Series,
+    Style,
 };
 use api::IterationLog;
 use records::yardstick;
@@ -91,7 +92,7 @@ pub fn figure(
     case_label: &str,
     records: &[&RunRecord],
     order: &[String],
-) -> Result<Option<Figure>, String> {
+) -> Result<Option<Figure>, FigureError> {
     let (mut by_iter, mut by_time, mut sources, mut picked) = (vec![], vec![], vec![], vec![]);
     let labels: Vec<String> = records.iter().map(|r| variant_label(r, records)).collect();
     let common = common_step(records);

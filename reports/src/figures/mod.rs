@@ -37,7 +37,40 @@ use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use records::RunRecord;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// Why a figure could not be drawn or written.
+#[derive(Debug, thiserror::Error)]
+pub enum FigureError {
+    /// plotters failed to draw (its message).
+    #[error("{why}")]
+    Draw {
+        /// plotters' message.
+        why: String,
+    },
+    /// plotters failed to finish the SVG of a file.
+    #[error("{}: {why}", path.display())]
+    Present {
+        /// The figure's file.
+        path: PathBuf,
+        /// plotters' message.
+        why: String,
+    },
+    /// The figures directory could not be created, or a figure written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The directory or file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The figure's SVG is empty.
+    #[error("{}: the figure drew nothing", path.display())]
+    Empty {
+        /// The figure's file.
+        path: PathBuf,
+    },
+}
 
 /// A rendered figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -261,8 +294,8 @@ type Segments = Vec<Vec<(f64, f64)>>;
 
 /// Draws one panel into `area`; returns the number of legend entries and the number of points
 /// left out (non-finite, or non-positive on a log axis).
-pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Result<(usize, usize), String> {
-    let e = |e: DrawingAreaErrorKind<_>| e.to_string();
+pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Result<(usize, usize), FigureError> {
+    let e = |e: DrawingAreaErrorKind<_>| FigureError::Draw { why: e.to_string() };
     let mut dropped = 0;
     let mut t_series: Vec<(usize, Segments)> = vec![];
     for s in &p.series {
@@ -437,10 +470,10 @@ pub fn render(
     panels: &[Panel],
     panel_w: u32,
     h: u32,
-) -> Result<(String, usize, usize), String> {
+) -> Result<(String, usize, usize), FigureError> {
     register_font();
     let figures = dir.join("figures");
-    std::fs::create_dir_all(&figures).map_err(|e| format!("{}: {e}", figures.display()))?;
+    std::fs::create_dir_all(&figures).map_err(|source| FigureError::Io { path: figures.clone(), source })?;
     let path = figures.join(format!("{name}.svg"));
     let (mut legend, mut dropped) = (0, 0);
     // drawn into memory, then written atomically: a full disk or a failed draw leaves the previous
@@ -449,19 +482,19 @@ pub fn render(
     {
         let w = panel_w * panels.len().max(1) as u32;
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(|e| FigureError::Draw { why: e.to_string() })?;
         let areas = root.split_evenly((1, panels.len().max(1)));
         for (area, p) in areas.iter().zip(panels) {
             let (l, d) = draw_panel(area, p)?;
             legend += l;
             dropped += d;
         }
-        root.present().map_err(|e| format!("{}: {e}", path.display()))?;
+        root.present().map_err(|e| FigureError::Present { path: path.clone(), why: e.to_string() })?;
     }
     if svg.is_empty() {
-        return Err(format!("{}: the figure drew nothing", path.display()));
+        return Err(FigureError::Empty { path });
     }
-    records::write_atomic(&path, svg.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    records::write_atomic(&path, svg.as_bytes()).map_err(|source| FigureError::Io { path: path.clone(), source })?;
     Ok((format!("figures/{name}.svg"), legend, dropped))
 }
 
@@ -571,7 +604,8 @@ mod tests {
         assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"), "{text}");
         std::fs::create_dir_all(dir.path().join("figures/taken.svg/x")).unwrap();
         let e = render(dir.path(), "taken", &[panel], 300, 200).unwrap_err();
-        assert!(e.contains("taken.svg"), "{e}");
+        assert!(matches!(&e, FigureError::Io { path, .. } if path.ends_with("taken.svg")), "{e:?}");
+        assert!(e.to_string().contains("taken.svg"), "{e}");
         let names: Vec<String> = std::fs::read_dir(dir.path().join("figures"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -8,7 +8,9 @@
 //! dominates) shows a slope near 0.
 
 use super::work_precision::{accuracy, note_measure, sweeps, Sweep};
-use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{
+    color_of, dropped_note, fmt_num, render, slug, source_of, Figure, FigureError, Legend, Panel, Scale, Series, Style,
+};
 use records::RunRecord;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -36,7 +38,7 @@ fn dt_of(r: &RunRecord) -> f64 {
 }
 
 /// One figure per case with a `dt` sweep; empty when there is none.
-pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, String> {
+pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, FigureError> {
     let all = sweeps(records);
     let mut by_case: BTreeMap<String, Vec<&Sweep<'_>>> = BTreeMap::new();
     for s in all.iter().filter(|s| s.param == "dt") {

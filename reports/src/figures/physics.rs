@@ -6,7 +6,8 @@
 //! against its analytic solution; the oracle checks (measured vs expected) are in the report's table.
 
 use super::{
-    dropped_note, render, source_of, variant_color, variant_label, Figure, Legend, Panel, Scale, Series, Style,
+    dropped_note, render, source_of, variant_color, variant_label, Figure, FigureError, Legend, Panel, Scale, Series,
+    Style,
 };
 use records::RunRecord;
 use records::StepMetrics;
@@ -28,7 +29,7 @@ pub fn figure(
     case_label: &str,
     records: &[&RunRecord],
     order: &[String],
-) -> Result<Option<Figure>, String> {
+) -> Result<Option<Figure>, FigureError> {
     let with_steps: Vec<&&RunRecord> = records.iter().filter(|r| !r.steps.is_empty()).collect();
     if with_steps.is_empty() {
         return Ok(None);

@@ -4,7 +4,7 @@
 //! gets a second, dashed line: its profile when those pairs count as solved
 //! ([`crate::profile::lenient`]); the solid line counts them as failures.
 
-use super::{color_of, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{color_of, render, source_of, Figure, FigureError, Legend, Panel, Scale, Series, Style};
 use crate::profile::{attempted, cost_table, curve, lenient, ratios, rho, unconverged, Measure};
 use records::RunRecord;
 use std::path::Path;
@@ -79,7 +79,7 @@ fn panel(records: &[RunRecord], measure: Measure, order: &[String]) -> (Panel, V
 /// Reference engines' records (MuJoCo, Drake; [`records::RunRecord::is_reference`]) are left out: the
 /// profiles compare signorini's solvers. FCLIB campaign records (case `fclib`) have their own
 /// figures ([`fclib_figures`]).
-pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Option<Figure>, String> {
+pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Option<Figure>, FigureError> {
     let own: Vec<RunRecord> = records.iter().filter(|r| !r.is_reference() && r.case.name != "fclib").cloned().collect();
     let records = &own[..];
     let (time, counts) = panel(records, Measure::SolveTime, order);
@@ -119,7 +119,7 @@ pub fn fclib_family(r: &RunRecord) -> String {
 /// reached the campaign's tolerance (`unconverged_steps = 0`); the regularised models (sap,
 /// drumwright) are graded so on the rigid problem, and their own-model residual is shown apart
 /// ([`crate::table::fclib_regularised`]).
-pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, String> {
+pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, FigureError> {
     let fc: Vec<RunRecord> = records.iter().filter(|r| r.case.name == "fclib").cloned().collect();
     if fc.is_empty() {
         return Ok(vec![]);

@@ -10,7 +10,9 @@
 //! their points are the engine's whole step.
 
 use super::order::observed_order;
-use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{
+    color_of, dropped_note, fmt_num, render, slug, source_of, Figure, FigureError, Legend, Panel, Scale, Series, Style,
+};
 use records::{RunRecord, RunStatus};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -59,7 +61,7 @@ pub fn size_sweeps(records: &[RunRecord]) -> Vec<SizeSweep<'_>> {
 }
 
 /// One figure per (case, size parameter) with a size sweep; empty when there is none.
-pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, String> {
+pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, FigureError> {
     let mut by_case: BTreeMap<(String, String), Vec<SizeSweep<'_>>> = BTreeMap::new();
     for s in size_sweeps(records) {
         by_case.entry((s.0.clone(), s.1.clone())).or_default().push(s);

@@ -12,7 +12,9 @@
 
 use super::convergence::residual_column;
 use super::work_precision::sweeps;
-use super::{dropped_note, render, setting_value, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{
+    dropped_note, render, setting_value, slug, source_of, Figure, FigureError, Legend, Panel, Scale, Series, Style,
+};
 use records::{IterationRecord, RunRecord};
 use std::path::Path;
 
@@ -36,7 +38,7 @@ pub fn common_step(records: &[&RunRecord]) -> Option<usize> {
 }
 
 /// Draws one figure per (case label, swept solver setting); empty without such sweeps.
-pub fn figures(dir: &Path, records: &[RunRecord]) -> Result<Vec<Figure>, String> {
+pub fn figures(dir: &Path, records: &[RunRecord]) -> Result<Vec<Figure>, FigureError> {
     let mut out = vec![];
     for sw in sweeps(records) {
         let Some(key) = sw.param.strip_prefix("solver.") else { continue };

@@ -5,7 +5,7 @@
 //! Run records of `signorini.run/1` carry no DOF count, and body counts only as case-specific
 //! parameters, so the size axis is contacts.
 
-use super::{color_of, dropped_note, render, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{color_of, dropped_note, render, source_of, Figure, FigureError, Legend, Panel, Scale, Series, Style};
 use records::{RunRecord, RunStatus};
 use std::path::Path;
 
@@ -18,7 +18,7 @@ pub fn mean_contacts(r: &RunRecord) -> f64 {
 }
 
 /// Draws the timing figure; `None` when no record completed a step.
-pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Option<Figure>, String> {
+pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Option<Figure>, FigureError> {
     let mut series = vec![];
     let mut sources = vec![];
     for solver in order {

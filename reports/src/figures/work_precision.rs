@@ -12,7 +12,9 @@
 //! One figure per (case, swept parameter), one line per solver, each point labelled with its swept
 //! value (`dt=0.005`, `tolerance=1e-6`).
 
-use super::{color_of, dropped_note, fmt_num, render, slug, source_of, Figure, Legend, Panel, Scale, Series, Style};
+use super::{
+    color_of, dropped_note, fmt_num, render, slug, source_of, Figure, FigureError, Legend, Panel, Scale, Series, Style,
+};
 use records::{RunRecord, RunStatus};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -128,7 +130,7 @@ pub fn accuracy(s: &Sweep<'_>) -> (String, Vec<f64>) {
 }
 
 /// Draws one figure per (case, swept parameter); empty when the run directory holds no sweep.
-pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, String> {
+pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Vec<Figure>, FigureError> {
     let all = sweeps(records);
     let mut by_key: BTreeMap<(String, String), Vec<&Sweep<'_>>> = BTreeMap::new();
     for s in &all {
