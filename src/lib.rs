@@ -28,10 +28,24 @@ pub fn defaults(reg: &Registry) -> reports::table::Defaults {
     }
 }
 
+/// Why the suite a gates file names could not be resolved ([`suite_pins`]).
+#[derive(Debug, thiserror::Error)]
+pub enum SuitePinsError {
+    /// The suite file could not be read.
+    #[error(transparent)]
+    Input(#[from] records::input::InputError),
+    /// It is not a valid suite file.
+    #[error(transparent)]
+    File(#[from] harness::runner::SuiteFileError),
+    /// Its pairs could not be resolved.
+    #[error(transparent)]
+    Resolve(#[from] harness::runner::SuiteError),
+}
+
 /// The parameter hashes every pair of the suite file `suite` gets now, `(solver, case label)` ->
 /// `(case hash, solver hash)`, from its one resolution: what a gates file naming the suite is
 /// pinned to ([`reports::gate::load`]).
-pub fn suite_pins(reg: &Registry, suite: &std::path::Path) -> Result<reports::gate::ExpectedHashes, String> {
+pub fn suite_pins(reg: &Registry, suite: &std::path::Path) -> Result<reports::gate::ExpectedHashes, SuitePinsError> {
     let name = suite.display().to_string();
     let text = records::input::read_text(suite)?;
     let pairs = harness::runner::Suite::from_toml(&text, &name, reg)?.resolve(reg)?;
@@ -42,6 +56,6 @@ pub fn suite_pins(reg: &Registry, suite: &std::path::Path) -> Result<reports::ga
 }
 
 /// Reads a gates file, pinning it to the suite it names (resolved with `reg`).
-pub fn load_gates(path: &std::path::Path, reg: &Registry) -> Result<reports::gate::Gates, String> {
+pub fn load_gates(path: &std::path::Path, reg: &Registry) -> Result<reports::gate::Gates, reports::gate::GateError> {
     reports::gate::load(path, |suite| suite_pins(reg, suite))
 }

@@ -86,7 +86,7 @@ fn build_with(
     dir: &Path,
     gates: Option<&str>,
     baseline: Option<&str>,
-) -> Result<(report::Report, std::path::PathBuf), String> {
+) -> Result<(report::Report, std::path::PathBuf), reports::ReportError> {
     let out = dir.join("report");
     let gates = gates.map(|text| reports::gate::parse(text, "gates.toml").unwrap());
     let opts = Options {
@@ -396,6 +396,8 @@ fn baseline_ratio_and_settings_columns() {
     let dir = tempfile::tempdir().unwrap();
     let records = fixture(dir.path());
     let err = build_with(dir.path(), None, Some("nosuch")).unwrap_err();
+    assert!(matches!(&err, reports::ReportError::NoBaseline { baseline, .. } if baseline == "nosuch"), "{err:?}");
+    let err = err.to_string();
     assert!(err.contains("--baseline nosuch: no record of solver 'nosuch'"), "{err}");
     let (rep, out) = build_with(dir.path(), None, Some("pgs")).unwrap();
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
