@@ -51,5 +51,7 @@ fn projected_jacobi_runs_the_quick_suite_under_the_gate() {
 fn projected_jacobi_settings_are_checked() {
     let reg = signorini::registry().register::<ProjectedJacobi>();
     let err = runner::run_one(&reg, "slope", &[], "jacobi", &[("relaxation", "1.5")]).unwrap_err();
+    assert!(matches!(err, runner::RunOneError::Suite(_)), "refused before running: {err:?}");
+    let err = err.to_string();
     assert!(err.contains("relaxation") && err.contains("(0, 1]"), "{err}");
 }

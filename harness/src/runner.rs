@@ -962,18 +962,53 @@ fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
     s
 }
 
+/// Why [`run_one`] did not run its pair.
+#[derive(Debug, thiserror::Error)]
+pub enum RunOneError {
+    /// The pair could not be resolved or prepared: an unknown name or parameter, an invalid value.
+    #[error(transparent)]
+    Suite(#[from] SuiteError),
+    /// The runner would skip the pair: the solver lacks a capability the case needs.
+    #[error("{case} / {solver} would be skipped: {why}")]
+    Skipped {
+        /// The case.
+        case: String,
+        /// The solver.
+        solver: String,
+        /// What is missing (`pgs does not support deformable bodies`).
+        why: String,
+    },
+}
+
+impl From<RunOneError> for String {
+    fn from(e: RunOneError) -> String {
+        e.to_string()
+    }
+}
+
+/// Why a run record could not be written into the output directory ([`run_suite`],
+/// [`PairResult::path`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", dir.display())]
+pub struct RecordWriteError {
+    /// The output directory.
+    pub dir: PathBuf,
+    /// The error.
+    pub source: std::io::Error,
+}
+
 /// Runs one (case, solver) pair with `--set`-style overrides, as
 /// `signorini run --case C --solver S --set ...` does, and returns its record without writing it.
-/// `Err` carries the message the CLI would print: an unknown name or parameter, an invalid
-/// value, or a pair the runner would skip (with the missing capability). The record's own status
-/// says whether the run completed.
+/// `Err` says what the CLI would print: an unknown name or parameter, an invalid value, or a pair
+/// the runner would skip (with the missing capability). The record's own status says whether the
+/// run completed.
 pub fn run_one(
     reg: &Registry,
     case: &str,
     case_set: &[(&str, &str)],
     solver: &str,
     solver_set: &[(&str, &str)],
-) -> Result<RunRecord, String> {
+) -> Result<RunRecord, RunOneError> {
     let owned =
         |sets: &[(&str, &str)]| sets.iter().map(|(k, v)| (k.to_string(), Override::Text(v.to_string()))).collect();
     let suite = Suite {
@@ -988,7 +1023,7 @@ pub fn run_one(
     };
     let pair = prepare(reg, &suite)?.remove(0);
     if let Some(why) = &pair.skip {
-        return Err(format!("{case} / {solver} would be skipped: {why}"));
+        return Err(RunOneError::Skipped { case: case.to_string(), solver: solver.to_string(), why: why.clone() });
     }
     Ok(run_pair(&pair, RunOptions::default(), &Provenance::collect(), &NoProgress))
 }
@@ -1001,7 +1036,7 @@ pub fn run_suite(
     out_dir: &Path,
     opts: RunOptions,
     progress: &dyn Progress,
-) -> Vec<(RunRecord, Result<PathBuf, String>)> {
+) -> Vec<(RunRecord, Result<PathBuf, RecordWriteError>)> {
     run_suite_resuming(pairs, out_dir, opts, progress, Resume::Off).into_iter().map(|r| (r.record, r.path)).collect()
 }
 
@@ -1102,7 +1137,7 @@ pub struct PairResult {
     /// The pair's record (read back from `out_dir` when reused).
     pub record: RunRecord,
     /// Where it was written, or why it could not be.
-    pub path: Result<PathBuf, String>,
+    pub path: Result<PathBuf, RecordWriteError>,
     /// Whether an existing record was reused instead of running the pair.
     pub reused: bool,
     /// Why a record found under the pair's file name was not reused (and the pair ran).
@@ -1136,7 +1171,8 @@ pub fn run_suite_resuming(
             }
             let r = run_pair(p, opts.clone(), &provenance, progress);
             progress.pair_finished(&r);
-            let path = r.write_atomic(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()));
+            let path =
+                r.write_atomic(out_dir).map_err(|source| RecordWriteError { dir: out_dir.to_path_buf(), source });
             PairResult { record: r, path, reused: false, not_reused }
         })
         .collect()
