@@ -187,7 +187,7 @@ proptest! {
             let reg = signorini::registry();
             let entry = reg.find_solver("pgs").unwrap();
             let mut solver = entry.build(&(entry.defaults)()).unwrap();
-            let _ = fclib::solve(&prob, solver.as_mut());
+            let _ = fclib::solve(&prob, solver.as_mut(), entry.capabilities.delassus_form);
         }
     }
 }
