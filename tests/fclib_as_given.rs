@@ -215,6 +215,22 @@ fn a_mass_block_above_six_dofs_is_given_in_whitened_variables() {
     assert!((m_asymmetry - 0.5e-7 / 3.1).abs() < 1e-9, "{m_asymmetry}");
     let why = fclib::Prepared::new(&coupled(1e-3)).unwrap().check(false).unwrap_err().to_string();
     assert!(why.contains("M is not symmetric") && why.contains("1e-6"), "{why}");
+
+    // condensed as Siconos does (--form local on a global-only file): W = H^T M^-1 H with M as
+    // written, and the Delassus answer of pgs is the global answer
+    let g = prob.global.as_ref().unwrap();
+    let local = g.condense().unwrap();
+    assert!(local.asymmetry() < 1e-15, "M symmetric: W symmetric ({})", local.asymmetry());
+    assert!(coupled(1e-3).global.unwrap().condense().unwrap().asymmetry() > 1e-5, "a skewed M skews W");
+    let condensed = FclibProblem { form: Form::Local, local: Some(local), ..prob.clone() };
+    let e = reg.find_solver("pgs").unwrap();
+    let mut s = e.build(&e.with_budget_and_tolerance(10_000, 1e-14).unwrap()).unwrap();
+    let on_w = fclib::Prepared::new(&condensed).unwrap().solve(s.as_mut(), true, None).unwrap();
+    let on_m = prepared.solve(s.as_mut(), false, None).unwrap();
+    assert!(on_w.grade.error <= 1e-10, "{}", on_w.grade.error);
+    // both answers graded on the global problem
+    let (a, b) = (prepared.grader.grade(&on_w.r).error, prepared.grader.grade(&on_m.r).error);
+    assert!(a <= 1e-10 && b <= 1e-10, "{a} {b}");
 }
 
 /// `fclib solve --write-solution` writes the problem with the answer as `/solution`; read back,

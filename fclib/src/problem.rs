@@ -314,6 +314,61 @@ impl GlobalProblem {
         Ok(BlockDiagonal::new(blocks))
     }
 
+    /// The local problem Siconos condenses a global one to, `W = H^T M^-1 H`, `q = H^T M^-1 f + w`,
+    /// with `M` as written (an LU factor of each diagonal block: a non-symmetric `M` gives a
+    /// non-symmetric `W`). Refused above [`LOCAL_VIEW_LIMIT`] rows or for a singular block.
+    pub fn condense(&self) -> Result<LocalProblem, ProblemError> {
+        let n = 3 * self.nc();
+        if n > LOCAL_VIEW_LIMIT {
+            return Err(ProblemError::LocalViewTooLarge { rows: n, limit: LOCAL_VIEW_LIMIT });
+        }
+        let mut lus = vec![];
+        let mut owner = vec![0usize; self.nv()];
+        let mut offsets = vec![];
+        let mut off = 0;
+        for (k, b) in self.blocks()?.into_iter().enumerate() {
+            let lu = b.lu();
+            if !lu.is_invertible() {
+                return Err(FieldError::new("M", format!("diagonal block {k} is singular")).into());
+            }
+            owner[off..off + lu.l().nrows()].fill(k);
+            offsets.push(off);
+            off += lu.l().nrows();
+            lus.push(lu);
+        }
+        // x = M^-1 y, solving only the blocks `y` touches
+        let solve = |y: &mut [f64], touched: &[usize]| {
+            for &k in touched {
+                let (o, m) = (offsets[k], lus[k].l().nrows());
+                let mut b = nalgebra::DVector::from_column_slice(&y[o..o + m]);
+                lus[k].solve_mut(&mut b);
+                y[o..o + m].copy_from_slice(b.as_slice());
+            }
+        };
+        let (p, i, x) = (self.h.indptr().into_raw_storage(), self.h.indices(), self.h.data());
+        let mut t = vec![];
+        let mut col = vec![0.0; self.nv()];
+        for c in 0..n {
+            col.fill(0.0);
+            let mut touched: Vec<usize> = (p[c]..p[c + 1]).map(|k| owner[i[k]]).collect();
+            touched.sort_unstable();
+            touched.dedup();
+            for k in p[c]..p[c + 1] {
+                col[i[k]] = x[k];
+            }
+            solve(&mut col, &touched);
+            for (r, v) in self.h.tr_mul(&col).into_iter().enumerate() {
+                if v != 0.0 {
+                    t.push((r, c, v));
+                }
+            }
+        }
+        let mut vstar = self.f.clone();
+        solve(&mut vstar, &(0..lus.len()).collect::<Vec<_>>());
+        let q = self.h.tr_mul(&vstar).iter().zip(&self.w).map(|(a, b)| a + b).collect();
+        Ok(LocalProblem { w: Csc::from_triplets(n, n, &t), q, mu: self.mu.clone() })
+    }
+
     /// `u = H^T v + w`, the contact velocities of `v`.
     pub fn contact_velocity(&self, v: &[f64]) -> Vec<f64> {
         self.h.tr_mul(v).iter().zip(&self.w).map(|(a, b)| a + b).collect()

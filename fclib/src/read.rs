@@ -197,9 +197,10 @@ pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
 }
 
 /// Reads an FCLIB file for the solvers in `form`: [`Form::Global`] needs `/fclib_global` (and
-/// reads `/fclib_local` too when present), [`Form::Local`] needs `/fclib_local` (and reads
-/// `/fclib_global` too when present); `None` takes the global form when the
-/// file has one, else the local form. Every error names the file and the field.
+/// reads `/fclib_local` too when present), [`Form::Local`] reads `/fclib_local`, or condenses
+/// the global form when the file has none ([`GlobalProblem::condense`], as Siconos does), and
+/// `/fclib_global` too when present; `None` takes the global form when the file has one, else the
+/// local form. Every error names the file and the field.
 pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibError> {
     let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
         let (e, prefix) = (e.to_string(), format!("{}: ", path.display()));
@@ -217,7 +218,7 @@ pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibErr
             };
             return Err(r.err("/fclib_global", why));
         }
-        Some(Form::Local) if !has_local => {
+        Some(Form::Local) if !has_local && !has_global => {
             return Err(r.err("/fclib_local", "missing: this file has no local form (W, q, mu)"));
         }
         Some(f) => f,
@@ -229,7 +230,12 @@ pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibErr
     };
     let global = if has_global { Some(r.global()?) } else { None };
     let nc = global.as_ref().map(|g| g.nc());
-    let local = if has_local { Some(r.local(nc)?) } else { None };
+    let local = match (has_local, form, &global) {
+        (true, _, _) => Some(r.local(nc)?),
+        // the local form of a global-only file: condensed as Siconos does
+        (false, Form::Local, Some(g)) => Some(g.condense().map_err(|e| r.err("/fclib_global", e))?),
+        _ => None,
+    };
     let info = if has_global { r.info("fclib_global/info") } else { r.info("fclib_local/info") };
     let nv = global.as_ref().map_or(0, |g| g.nv());
     let nc = global.as_ref().map(|g| g.nc()).or(local.as_ref().map(|l| l.nc())).unwrap_or(0);
