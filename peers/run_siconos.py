@@ -15,11 +15,13 @@ Siconos' FC3D solvers take, `W = H^T M^-1 H`, `q = H^T M^-1 f + w` (sparse, scip
 taken as it is (`W`, `q`, `mu`). W is handed to Siconos as its 3x3 sparse-block matrix (SBM),
 built by Siconos' `SBM_from_csparse(3, W)` as its FCLIB reader (`from_fclib_local`) builds it,
 so the solvers run the code path of a Siconos user who reads the file (`--matrix csr` hands a
-CSR NumericsMatrix instead, the earlier form, for comparison). Every answer `r` is graded as
-signorini grades its own (see
-fclib/src/bench.rs): `u = W r + q`, the natural map `F_i = r_i - P_K(r_i - u_i - mu_i ||u_T,i||
-e_n)`, `fclib_error = ||F|| / (1 + ||q||)` against the tolerance, with `natmap_rel_q = ||F|| /
-||q||` and `natmap_siconos = ||F|| / max(||q||, ||r||, ||u||)` (Siconos' own scaling) beside it.
+CSR NumericsMatrix instead, the earlier form, for comparison). Every answer `r` is graded by
+signorini's own grader, the function that grades signorini's solvers: the answer is written as an
+FCLIB solution (`OUT/solutions/PROBLEM__siconos-SOLVER.hdf5`, `/solution/{r, u}`) and graded by
+`signorini fclib grade FILE --answer ANSWER` (`--signorini BIN`, default `target/release/signorini`,
+else `signorini` on PATH): `fclib_error = ||F|| / max(||q||, ||r||, ||u||)` against the tolerance
+(Siconos' scaling, computed from `r` alone), with `natmap_1q = ||F|| / (1 + ||q||)` and
+`natmap_rel_q = ||F|| / ||q||` beside it.
 Each solve runs in a forked child, stopped at the time limit (Siconos' drivers have an iteration
 budget, no clock). The solver's own tolerance (`dparam[SICONOS_DPARAM_TOL]`) is the protocol's,
 on Siconos' own error measure. Each record also holds Siconos' own grade of the answer,
@@ -105,25 +107,32 @@ def load(path, form):
         return W, q, mu, use, title, W.shape[0]
 
 
-def natmap(W, q, mu, r):
-    """(||F||, u): the natural-map residual of the Coulomb NCP (normal first) and u = W r + q."""
-    u = W @ r + q
-    R, U = r.reshape(-1, 3), u.reshape(-1, 3)
-    ut = np.hypot(U[:, 1], U[:, 2])
-    x = R - U
-    x[:, 0] -= mu * ut
-    # projection onto the cone {|x_t| <= mu x_n}
-    xn, xt = x[:, 0], np.hypot(x[:, 1], x[:, 2])
-    p = x.copy()
-    polar = mu * xt <= -xn
-    p[polar] = 0.0
-    side = ~(xt <= mu * xn) & ~polar
-    s = (xn[side] + mu[side] * xt[side]) / (1.0 + mu[side] ** 2)
-    p[side, 0] = s
-    scale = np.where(xt[side] > 0, mu[side] * s / np.maximum(xt[side], 1e-300), 0.0)
-    p[side, 1] = x[side, 1] * scale
-    p[side, 2] = x[side, 2] * scale
-    return float(np.linalg.norm(R - p)), u
+def grade(bin_, path, answer, form):
+    """signorini's grade of the answer stored in `answer` (its /solution/r) to the problem at `path`."""
+    out = subprocess.run([bin_, "fclib", "grade", path, "--answer", answer, "--form", form], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"signorini fclib grade: {out.stderr.strip()}")
+    return json.loads(out.stdout)
+
+
+def write_answer(path, r, u):
+    """An FCLIB solution group `/solution/{r, u}` (atomically)."""
+    tmp = path + ".tmp"
+    with h5py.File(tmp, "w") as h:
+        g = h.create_group("solution")
+        g.create_dataset("r", data=np.asarray(r, dtype=float))
+        g.create_dataset("u", data=np.asarray(u, dtype=float))
+    os.replace(tmp, path)
+
+
+def signorini_binary(given):
+    """The signorini binary that grades the answers."""
+    import shutil
+
+    for c in [given, os.environ.get("SIGNORINI"), "target/release/signorini", shutil.which("signorini")]:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    die("no signorini binary to grade the answers: build it (cargo build --release) or pass --signorini BIN")
 
 
 def siconos_problem(sn, W, q, mu, matrix):
@@ -200,7 +209,7 @@ def stat(x):
 
 
 def record(prov, path, label, family, title, form, nc, dofs, solver, settings, status, reason=None, result=None, tol=1e-8):
-    case = {"file": path, "title": title, "family": family, "form": form, "contacts": nc, "dofs": dofs, "regularisation": 0.0}
+    case = {"file": path, "title": title, "family": family, "form": form, "contacts": nc, "dofs": dofs}
     summary = {
         "steps": 0, "failures": 0, "unconverged_steps": 0,
         "wall_per_step_s": {"median": 0.0, "p95": 0.0}, "iterations_per_step": {"mean": 0.0, "max": 0.0},
@@ -210,12 +219,13 @@ def record(prov, path, label, family, title, form, nc, dofs, solver, settings, s
     if status == "failed":
         summary["failures"] = 1
     if result is not None:
-        it, wall, err, rel_q, sic, own, sic_err = result
+        it, wall, g, own, sic_err = result
+        err = g["error"]
         summary.update(steps=1, unconverged_steps=int(not err <= tol))
         summary["wall_per_step_s"] = {"median": wall, "p95": wall}
         summary["iterations_per_step"] = {"mean": float(it), "max": float(it)}
         summary["stage_times"]["solve_s"] = wall
-        summary["metrics"] = {"fclib_error": stat(err), "natmap_rel_q": stat(rel_q), "natmap_siconos": stat(sic), "siconos_error": stat(sic_err), "siconos_reported": stat(own)}
+        summary["metrics"] = {"fclib_error": stat(err), "natmap_1q": stat(g["natmap_1q"]), "natmap_rel_q": stat(g["natmap_rel_q"]), "siconos_error": stat(sic_err), "siconos_reported": stat(own)}
     rec = {
         "schema": "signorini.run/1", "provenance": prov,
         "case": {"name": "fclib", "label": label, "params": case, "params_hash": fnv(case)},
@@ -244,6 +254,7 @@ def main():
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--form", choices=["global", "local"])
     ap.add_argument("--matrix", choices=list(MATRIX_FORMS), default="sbm", help="how W is handed to Siconos (default sbm: as its FCLIB reader builds it)")
+    ap.add_argument("--signorini", help="the signorini binary that grades the answers (default target/release/signorini)")
     a = ap.parse_args()
     solvers = [s for s in a.solvers.split(",") if s]
     for s in solvers:
@@ -256,7 +267,8 @@ def main():
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(a.dir) for f in fs if f.endswith(".hdf5"))
     if not files:
         die(f"{a.dir}: no *.hdf5 files")
-    os.makedirs(a.out, exist_ok=True)
+    bin_ = signorini_binary(a.signorini)
+    os.makedirs(os.path.join(a.out, "solutions"), exist_ok=True)
     prov = provenance()
     deb, mod = siconos_version()
     version = deb or mod
@@ -270,7 +282,6 @@ def main():
             print(f"unreadable: {path}: {e}")
             continue
         family = title or label.split("-")[0]
-        qn = float(np.linalg.norm(q))
         for s in solvers:
             settings = {
                 "reference": True, "engine": "siconos", "solver": SOLVERS[s], "tolerance": a.tolerance,
@@ -297,17 +308,17 @@ def main():
                 print(f"{label:<40} siconos-{s:<8} failed   {why}")
             else:
                 info, it, own, wall, r, sic_err = got
-                res, u = natmap(W, q, mu, r)
-                scale = max(qn, float(np.linalg.norm(r)), float(np.linalg.norm(u)))
-                err = res / (1.0 + qn)
-                result = (it, wall, err, res / qn if qn > 2.2e-16 else res, res / scale if scale > 2.2e-16 else res, own, sic_err)
-                rec = record(prov, path, label, family, title, form, mu.size, dofs, s, settings, "ok", None, result, a.tolerance)
+                answer = os.path.join(a.out, "solutions", f"{label}__siconos-{s}.hdf5")
+                write_answer(answer, r, W @ r + q)
+                g = grade(bin_, path, answer, form)
+                err = g["error"]
+                rec = record(prov, path, label, family, title, form, mu.size, dofs, s, settings, "ok", None, (it, wall, g, own, sic_err), a.tolerance)
                 ok = err <= a.tolerance
                 solved += ok
                 print(f"{label:<40} siconos-{s:<8} {'solved' if ok else 'unsolved':<8} error {err:.2e}  {it:>6} it  {wall:.3e} s  (siconos info {info}, reported {own:.2e}, fc3d_compute_error {sic_err:.2e})")
             name = f"{label}__siconos-{s}.json".replace("/", "_")
             write_atomic(os.path.join(a.out, name), rec)
-    print(f"{len(files)} files x {len(solvers)} Siconos solvers: {solved} reached ||F||/(1+||q||) <= {a.tolerance:g}; records in {a.out}")
+    print(f"{len(files)} files x {len(solvers)} Siconos solvers: {solved} reached ||F||/max(||q||,||r||,||u||) <= {a.tolerance:g} (graded by {bin_}); records in {a.out}")
 
 
 if __name__ == "__main__":

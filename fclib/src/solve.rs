@@ -2,7 +2,10 @@
 //! harness's own [`Grader`] (never with what the solver says of them).
 //!
 //! How the problem is given ([`Given`]):
-//! - global form: as a step problem without a world ([`crate::view`]);
+//! - global form: as a step problem without a world ([`crate::view`]); when `M` is not symmetric
+//!   (beyond [`crate::M_SYMMETRY_TOLERANCE`]), a solver with `delassus_form` is given the condensed
+//!   `W = H^T M^-1 H` with `M` as written ([`crate::GlobalProblem::condense`]) and any other
+//!   solver refuses it;
 //! - local form, to a solver with `delassus_form`: `W` as given ([`api::DelassusProblem`]);
 //! - local form, to any other solver: the Cholesky view of `W` ([`crate::LocalProblem::global_view`]),
 //!   refused when `W` is not symmetric beyond [`crate::W_SYMMETRY_TOLERANCE`].
@@ -30,6 +33,14 @@ pub enum Given {
         /// Relative asymmetry of `W`.
         w_asymmetry: f64,
     },
+    /// The global form condensed to `W = H^T M^-1 H`, `q = H^T M^-1 f + w` (`M` as written: it is
+    /// not symmetric), `W` as it comes out.
+    Condensed {
+        /// Relative asymmetry of `M`.
+        m_asymmetry: f64,
+        /// Relative asymmetry of the condensed `W`.
+        w_asymmetry: f64,
+    },
     /// The Cholesky view of a symmetric `W` plus `regularisation I`.
     CholeskyView {
         /// The view's `epsilon`.
@@ -46,6 +57,11 @@ impl std::fmt::Display for Given {
                 "global form, {whitened} blocks of M above 6 DOFs in whitened variables (M asymmetry {m_asymmetry:.1e})"
             ),
             Given::Delassus { w_asymmetry } => write!(f, "local form, W as given (asymmetry {w_asymmetry:.1e})"),
+            Given::Condensed { m_asymmetry, w_asymmetry } => write!(
+                f,
+                "global form condensed to W = H^T M^-1 H with M as written (M asymmetry {m_asymmetry:.1e}, W \
+                 asymmetry {w_asymmetry:.1e})"
+            ),
             Given::CholeskyView { regularisation } => {
                 write!(f, "local form through the Cholesky view of W (regularisation epsilon = {regularisation:.1e})")
             }
@@ -147,20 +163,40 @@ impl<'a> Prepared<'a> {
             .map_err(Clone::clone)
     }
 
-    /// The local problem in Delassus form (local form only).
+    /// The problem in Delassus form: the local form as given, or the global form condensed.
     pub fn delassus(&self) -> Result<&(api::DelassusProblem, Given), ProblemError> {
         self.delassus
-            .get_or_init(|| {
-                let l = self.prob.local_form()?;
-                Ok((l.to_delassus()?, Given::Delassus { w_asymmetry: l.asymmetry() }))
+            .get_or_init(|| match self.prob.form {
+                Form::Local => {
+                    let l = self.prob.local_form()?;
+                    Ok((l.to_delassus()?, Given::Delassus { w_asymmetry: l.asymmetry() }))
+                }
+                Form::Global => {
+                    let g = self.prob.global_form()?;
+                    let l = g.condense()?;
+                    let given = Given::Condensed { m_asymmetry: g.m_asymmetry()?, w_asymmetry: l.asymmetry() };
+                    Ok((l.to_delassus()?, given))
+                }
             })
             .as_ref()
             .map_err(Clone::clone)
     }
 
-    /// Whether a solver with (`delassus_form`) can be given the problem, else why not.
+    /// Whether a solver with (`delassus_form`) is given the Delassus form: for the local form,
+    /// and for a global form whose `M` is not symmetric (module doc).
+    fn takes_delassus(&self, delassus_form: bool) -> bool {
+        delassus_form
+            && match self.prob.form {
+                Form::Local => true,
+                Form::Global => {
+                    matches!(self.global_view(), Err(ProblemError::NotSymmetric { matrix: "M", .. }))
+                }
+            }
+    }
+
+    /// How a solver with (`delassus_form`) is given the problem, or why it cannot be.
     pub fn check(&self, delassus_form: bool) -> Result<Given, ProblemError> {
-        if delassus_form && self.prob.form == Form::Local {
+        if self.takes_delassus(delassus_form) {
             return self.delassus().map(|d| d.1);
         }
         self.global_view().map(|g| g.1)
@@ -179,7 +215,7 @@ impl<'a> Prepared<'a> {
         let mut log = api::IterationLog::with_deadline(deadline);
         let catch = |e: Box<dyn std::any::Any + Send>| SolveFailure::Panic(harness::stepper::panic_message(e.as_ref()));
         let (given, r, v, status, iterations, wall_s);
-        if delassus_form && self.prob.form == Form::Local {
+        if self.takes_delassus(delassus_form) {
             let (d, g) = self.delassus()?;
             let t = Instant::now();
             let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.solve_delassus(d, &mut log)))
