@@ -92,7 +92,7 @@ bench=(fclib bench "$out/files" --out "$out/runs" --tolerance "$tol" --max-itera
 tail -n 1 "$out/bench.log"
 if [ "${SKIP_SICONOS:-0}" != 1 ] && "$py" -c "import siconos.numerics, h5py, scipy" 2>/dev/null; then
   "$py" -W ignore "$root/peers/run_siconos.py" "$out/files" --out "$out/runs" --tolerance "$tol" \
-    --max-iterations "$budget" --time-limit "$limit" --solvers "${SICONOS_SOLVERS:-nsgs,nsn_ac,admm,prox}" \
+    --max-iterations "$budget" --time-limit "$limit" --solvers "${SICONOS_SOLVERS:-nsgs,nsn_ac,admm,prox}" --signorini "$bin" \
     >"$out/siconos.log" 2>&1 || { tail -n 5 "$out/siconos.log" >&2; exit 1; }
   tail -n 1 "$out/siconos.log"
 else

@@ -292,9 +292,9 @@ impl GlobalProblem {
         Ok(blocks)
     }
 
-    /// The largest relative asymmetry `max |M_b - M_b^T| / max |M_b|` over `M`'s diagonal blocks.
+    /// The relative asymmetry of `M`, `max |M - M^T| / max |M|` (over its diagonal blocks).
     pub fn m_asymmetry(&self) -> Result<f64, ProblemError> {
-        Ok(self.blocks()?.iter().map(asymmetry).fold(0.0, f64::max))
+        Ok(block_asymmetry(&self.blocks()?))
     }
 
     /// The block-diagonal mass matrix the solvers are given (unfactored): `M`'s blocks, each
@@ -302,17 +302,17 @@ impl GlobalProblem {
     /// [`M_SYMMETRY_TOLERANCE`]; refused beyond, with the measured asymmetry.
     pub fn mass(&self) -> Result<BlockDiagonal, ProblemError> {
         let mut blocks = self.blocks()?;
+        let a = block_asymmetry(&blocks);
+        if a > M_SYMMETRY_TOLERANCE || a.is_nan() {
+            return Err(ProblemError::NotSymmetric {
+                matrix: "M",
+                asymmetry: a,
+                tolerance: M_SYMMETRY_TOLERANCE,
+                needs: "a solver reading a mass matrix needs it symmetric (solvers working on W are given the \
+                        condensed W = H^T M^-1 H)",
+            });
+        }
         for b in &mut blocks {
-            let a = asymmetry(b);
-            if a > M_SYMMETRY_TOLERANCE || a.is_nan() {
-                return Err(ProblemError::NotSymmetric {
-                    matrix: "M",
-                    asymmetry: a,
-                    tolerance: M_SYMMETRY_TOLERANCE,
-                    needs: "a solver reading a mass matrix needs it symmetric (solvers working on W are given the \
-                            condensed W = H^T M^-1 H)",
-                });
-            }
             *b = (&*b + b.transpose()) * 0.5;
         }
         Ok(BlockDiagonal::new(blocks))
@@ -527,11 +527,13 @@ pub fn norm(x: &[f64]) -> f64 {
     x.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
-/// The relative asymmetry `max |A - A^T| / max |A|` of a square matrix (0 for a zero matrix).
-pub fn asymmetry(a: &DMatrix<f64>) -> f64 {
-    let scale = a.amax();
+/// The relative asymmetry `max |A - A^T| / max |A|` of a block-diagonal matrix given by its
+/// diagonal blocks (0 for a zero matrix).
+pub fn block_asymmetry(blocks: &[DMatrix<f64>]) -> f64 {
+    let scale = blocks.iter().map(|b| b.amax()).fold(0.0, f64::max);
+    let diff = blocks.iter().map(|b| (b - b.transpose()).amax()).fold(0.0, f64::max);
     if scale > 0.0 {
-        (a - a.transpose()).amax() / scale
+        diff / scale
     } else {
         0.0
     }
