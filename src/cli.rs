@@ -371,6 +371,11 @@ pub(crate) enum FclibCommand {
         /// Output directory of the run records.
         #[arg(long, default_value = "runs/fclib")]
         out: PathBuf,
+        /// What stops a solver of the rigid problem: `harness` (equal accuracy: the harness grades
+        /// every iterate and stops it once the error meets the tolerance; its own tolerance is set
+        /// out of reach) or `solver` (its own criterion, its tolerance the protocol's).
+        #[arg(long, default_value = "harness")]
+        stop: String,
         /// Also write each answer as an FCLIB file (the problem with the answer as /solution) to
         /// OUT/solutions/PROBLEM__SOLVER.hdf5.
         #[arg(long)]

@@ -127,7 +127,13 @@ fn a_velocity_inconsistent_with_the_impulses_is_graded_on_the_impulses() {
         }),
         ..pgs
     };
-    let protocol = fclib::bench::Protocol { tolerance: 1e-8, max_iterations: 1000, time_limit_s: 10.0, form: None };
+    let protocol = fclib::bench::Protocol {
+        tolerance: 1e-8,
+        max_iterations: 1000,
+        time_limit_s: 10.0,
+        form: None,
+        stop: fclib::bench::Stop::Solver,
+    };
     let prepared = fclib::Prepared::new(&prob).unwrap();
     let provenance = records::Provenance::collect();
     let path = Path::new("slope.hdf5");
@@ -299,4 +305,29 @@ fn the_error_is_siconos_scaling_and_the_other_columns_are_kept() {
     assert!((g.error - 1e3 / u).abs() < 1e-15, "Siconos: ||F|| / max(||q||, ||r||, ||u||) = {}", g.error);
     assert!((g.error_1q - 1e3 / (1.0 + 1e-6)).abs() < 1e-9, "||F|| / (1 + ||q||) = {}", g.error_1q);
     assert!((g.error_rel_q - 1e9).abs() < 1e-3, "||F|| / ||q|| = {}", g.error_rel_q);
+}
+
+/// Equal accuracy: the harness's rule stops pgs at the first sweep whose impulses grade within
+/// `eps`, although pgs's own test (relative change below 1e-14) would go on; with a budget too
+/// small to get there, pgs runs out and the best error it reached is kept.
+#[test]
+fn the_harness_stops_a_solver_at_the_accuracy_and_keeps_the_best_otherwise() {
+    let prob = local_only(skewed());
+    let prepared = fclib::Prepared::new(&prob).unwrap();
+    let pgs = |budget: &str| solver("pgs", &[("tolerance", "1e-14"), ("max_iterations", budget)]);
+    let free = prepared.solve(pgs("10000").as_mut(), true, None).unwrap();
+    let stopped = prepared.solve_to(pgs("10000").as_mut(), true, None, 1e-6).unwrap();
+    assert_eq!(stopped.status, api::SolveStatus::Stopped);
+    assert!(stopped.grade.error <= 1e-6, "{}", stopped.grade.error);
+    assert!(stopped.iterations < free.iterations, "{} vs {}", stopped.iterations, free.iterations);
+    let y = stopped.log.column("yardstick").unwrap();
+    assert_eq!(y.len(), stopped.iterations);
+    assert!(y[y.len() - 2] > 1e-6 && y[y.len() - 1] <= 1e-6, "stopped at the first sweep within eps: {y:?}");
+    assert_eq!(y[y.len() - 1], stopped.grade.error, "the yardstick is the grade");
+    let short = prepared.solve_to(pgs("2").as_mut(), true, None, 1e-12).unwrap();
+    assert_eq!(short.status, api::SolveStatus::MaxIterations);
+    let best = short.log.best_yardstick().unwrap();
+    assert!(
+        best > 1e-12 && best == short.log.column("yardstick").unwrap().iter().cloned().fold(f64::INFINITY, f64::min)
+    );
 }

@@ -33,7 +33,7 @@ pub use delassus::{Block3, DelassusProblem};
 pub use error::SolveError;
 pub use eval::{ElasticEval, ModelEval, Reevaluation};
 pub use layout::{BlockKind, DofBlock, DofLayout};
-pub use log::IterationLog;
+pub use log::{IterationLog, StopRule, Yardstick};
 pub use params::{
     check_budget, check_in, check_non_negative, check_positive, Bound, FieldError, ParamError, Params, Settings,
     MAX_ITERATION_BUDGET,

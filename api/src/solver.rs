@@ -80,6 +80,9 @@ pub enum SolveStatus {
     /// criterion was met; the last iterate is returned (as clarabel's `MaxTime`). The harness
     /// records the step and stops the pair with the limit as its reason.
     TimeLimit,
+    /// The harness's stopping rule stopped it (equal accuracy: its yardstick met the accuracy,
+    /// [`crate::IterationLog::should_stop`]); a verdict of the harness, not the solver's claim.
+    Stopped,
 }
 
 impl SolveStatus {

@@ -11,6 +11,17 @@
 //! solver's own `v` shows whether the velocity it returned balances its impulses (it is not part
 //! of the verdict, which needs `r` only).
 //!
+//! # What stops a solver
+//! By default the harness ([`Stop::Harness`], equal accuracy): every solver of the rigid problem
+//! hands over its iterate once per outer iteration, the harness grades the impulses and stops it
+//! at the first iterate whose `fclib_error` meets the tolerance (status `Stopped`), or at the
+//! budget or time limit; the solver's own tolerance is set out of reach. Siconos's solvers stop on
+//! Siconos's error, the same measure, so every row of a campaign answers to one accuracy. The
+//! regularised models stop on their own criterion at the tolerance. `--stop solver` lets every
+//! solver stop on its own criterion, its tolerance the protocol's (the earlier protocol): then a
+//! solver whose own test is met above the tolerance is recorded `unconverged (solver claimed
+//! solved)`.
+//!
 //! # The records
 //! Case `fclib`, label the file stem, case parameters `file`, `title`, `family` (the file's
 //! title, else the stem up to its first `-`), `form`, `contacts`, `dofs` (global form), and the
@@ -53,6 +64,54 @@ pub struct Protocol {
     pub time_limit_s: f64,
     /// The form given to the solvers (`None`: global when the file has it, else local).
     pub form: Option<Form>,
+    /// What stops a solver of the rigid problem.
+    pub stop: Stop,
+}
+
+/// What stops a solver of the rigid Coulomb problem in a campaign (a regularised model always
+/// stops on its own criterion at the tolerance: the rigid error is not its model's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stop {
+    /// The harness (equal accuracy): at every iterate the solver hands over, the harness grades
+    /// its impulses (`fclib_error`) and stops the solver once they meet the tolerance; the
+    /// solver's own tolerance is set to [`OWN_TOLERANCE_UNDER_HARNESS`] so that its own criterion
+    /// does not stop it first. As Siconos's solvers stop on Siconos's error.
+    #[default]
+    Harness,
+    /// The solver's own criterion, its tolerance set to the protocol's.
+    Solver,
+}
+
+impl std::str::FromStr for Stop {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "harness" => Ok(Stop::Harness),
+            "solver" => Ok(Stop::Solver),
+            _ => Err(format!("'{s}': expected 'harness' or 'solver'")),
+        }
+    }
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stop::Harness => "harness",
+            Stop::Solver => "solver",
+        })
+    }
+}
+
+/// A solver's own tolerance when the harness stops it ([`Stop::Harness`]): far below anything
+/// reachable in double precision, so only the harness's rule, the budget or the time limit end it.
+pub const OWN_TOLERANCE_UNDER_HARNESS: f64 = 1e-300;
+
+impl Protocol {
+    /// Whether the harness stops `entry` (its answers are graded on its own model's terms
+    /// otherwise).
+    pub fn harness_stops(&self, entry: &SolverEntry) -> bool {
+        self.stop == Stop::Harness && !entry.model.is_regularised()
+    }
 }
 
 /// One pair's outcome: its record, and the answer when the solver gave one.
@@ -82,11 +141,12 @@ pub fn accepts(entry: &SolverEntry) -> Result<(), String> {
     }
 }
 
-/// The solver's default settings with the protocol's tolerance and budget in the settings its
-/// definition names ([`SolverEntry::budget`], [`SolverEntry::tolerance`]), and nothing else
-/// changed.
+/// The solver's default settings with the protocol's budget and tolerance in the settings its
+/// definition names ([`SolverEntry::budget`], [`SolverEntry::tolerance`]; the tolerance is
+/// [`OWN_TOLERANCE_UNDER_HARNESS`] when the harness stops it), and nothing else changed.
 pub fn settings(entry: &SolverEntry, protocol: &Protocol) -> Result<Params, String> {
-    entry.with_budget_and_tolerance(protocol.max_iterations, protocol.tolerance).map_err(|e| e.to_string())
+    let tol = if protocol.harness_stops(entry) { OWN_TOLERANCE_UNDER_HARNESS } else { protocol.tolerance };
+    entry.with_budget_and_tolerance(protocol.max_iterations, tol).map_err(|e| e.to_string())
 }
 
 /// How deep [`files`] looks below its directory.
@@ -138,9 +198,10 @@ pub fn family(prob: &FclibProblem, path: &Path) -> String {
     stem.split('-').next().unwrap_or_default().to_string()
 }
 
-/// The case part of a record of `prob` read from `path`.
-pub fn case_record(prob: &FclibProblem, path: &Path) -> CaseRecord {
+/// The case part of a record of `prob` read from `path` under `protocol`.
+pub fn case_record(prob: &FclibProblem, path: &Path, protocol: &Protocol) -> CaseRecord {
     let mut m = serde_json::Map::new();
+    m.insert("stop".into(), Value::from(protocol.stop.to_string()));
     m.insert("file".into(), Value::from(path.display().to_string()));
     m.insert("title".into(), Value::from(prob.info.title.trim()));
     m.insert("family".into(), Value::from(family(prob, path)));
@@ -172,7 +233,7 @@ pub fn run_one(
     let prob = prepared.prob;
     let params = settings(entry, protocol)?;
     let solver = SolverRecord::new(entry.name, params.clone(), entry.paper, (entry.defaults)().hash());
-    let mut record = RunRecord::new(provenance.clone(), case_record(prob, path), solver);
+    let mut record = RunRecord::new(provenance.clone(), case_record(prob, path, protocol), solver);
     if let Err(why) = accepts(entry) {
         record.reason = Some(why);
         return Ok(Outcome { record, answer: None });
@@ -187,7 +248,12 @@ pub fn run_one(
         .map_err(|_| format!("time limit {} s: not a number of seconds a deadline can hold", protocol.time_limit_s))?;
     // a deadline beyond what `Instant` can hold is no deadline
     let deadline = Instant::now().checked_add(limit);
-    let rep = match prepared.solve(s.as_mut(), delassus, deadline) {
+    let rep = if protocol.harness_stops(entry) {
+        prepared.solve_to(s.as_mut(), delassus, deadline, protocol.tolerance)
+    } else {
+        prepared.solve(s.as_mut(), delassus, deadline)
+    };
+    let rep = match rep {
         Err(e @ crate::SolveFailure::Solver(api::SolveError::Unsupported { .. })) => {
             record.reason = Some(format!("refuses the {} form: {e}", prob.form));
             return Ok(Outcome { record, answer: None });
@@ -209,6 +275,12 @@ pub fn run_one(
             "stopped at the time limit ({} s) after {} iterations; the answer is graded but counts as unsolved",
             protocol.time_limit_s, rep.iterations
         ));
+    } else if !solved && rep.status == harness::SolveStatus::Solved && entry.model.is_regularised() {
+        record.reason = Some(format!(
+            "a regularised model: solved its own model (its own residual below); the rigid error {:.3e} is above \
+             the tolerance {:e}",
+            g.error, protocol.tolerance
+        ));
     } else if !solved && rep.status == harness::SolveStatus::Solved {
         record.reason =
             Some(format!("{CLAIMED_SOLVED}: error {:.3e} above the tolerance {:e}", g.error, protocol.tolerance));
@@ -221,6 +293,10 @@ pub fn run_one(
     sm.stage_times = StageTimes { solve_s: rep.wall_s, ..StageTimes::default() };
     for (k, v) in [("fclib_error", g.error), ("natmap_1q", g.error_1q), ("natmap_rel_q", g.error_rel_q)] {
         sm.metrics.insert(k.into(), metric_stat(&[v]));
+    }
+    if let Some(b) = rep.log.best_yardstick() {
+        // the harness's stopping rule: the best error of any iterate handed over
+        sm.metrics.insert("best_yardstick".into(), metric_stat(&[b]));
     }
     if let Some(c) = rep.consistency {
         sm.metrics.insert("consistency".into(), metric_stat(&[c]));

@@ -93,7 +93,8 @@ pub struct SolveReport {
     pub stored: Option<Grade>,
     /// The grades of the stored guesses (`None`: an empty or all-zero guess).
     pub guesses: Vec<Option<Grade>>,
-    /// The solver's iteration log.
+    /// The solver's iteration log (with a stopping rule, its column `yardstick` is the harness's
+    /// error of each iterate).
     pub log: api::IterationLog,
 }
 
@@ -211,8 +212,43 @@ impl<'a> Prepared<'a> {
         delassus_form: bool,
         deadline: Option<Instant>,
     ) -> Result<SolveReport, SolveFailure> {
+        self.solve_with(solver, delassus_form, api::IterationLog::with_deadline(deadline))
+    }
+
+    /// [`Self::solve`], the solver also stopped by the harness as soon as an iterate it hands over
+    /// grades at most `eps` ([`Self::stop_rule`]: equal accuracy, `SolveStatus::Stopped`).
+    pub fn solve_to(
+        &self,
+        solver: &mut dyn api::Solver,
+        delassus_form: bool,
+        deadline: Option<Instant>,
+        eps: f64,
+    ) -> Result<SolveReport, SolveFailure> {
+        let log = api::IterationLog::with_deadline(deadline).with_stop_rule(self.stop_rule(eps));
+        self.solve_with(solver, delassus_form, log)
+    }
+
+    /// The harness's stopping rule at accuracy `eps`: the yardstick is this problem's error
+    /// ([`Grader::grade`], Siconos's scaling) of the impulses of each iterate.
+    pub fn stop_rule(&self, eps: f64) -> api::StopRule {
+        let grader = std::sync::Arc::new(self.grader.clone());
+        let yardstick: api::Yardstick = std::sync::Arc::new(move |_v: &[f64], impulses: &[[f64; 3]], _b: &[f64]| {
+            let r: Vec<f64> = impulses.iter().flatten().copied().collect();
+            if r.len() != grader.q().len() {
+                return f64::NAN;
+            }
+            grader.grade(&r).error
+        });
+        api::StopRule { yardstick, eps }
+    }
+
+    fn solve_with(
+        &self,
+        solver: &mut dyn api::Solver,
+        delassus_form: bool,
+        mut log: api::IterationLog,
+    ) -> Result<SolveReport, SolveFailure> {
         let nc = self.prob.nc();
-        let mut log = api::IterationLog::with_deadline(deadline);
         let catch = |e: Box<dyn std::any::Any + Send>| SolveFailure::Panic(harness::stepper::panic_message(e.as_ref()));
         let (given, r, v, status, iterations, wall_s);
         if self.takes_delassus(delassus_form) {

@@ -170,12 +170,23 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        FclibCommand::Bench { dir, solver, tolerance, max_iterations, time_limit, form, out, write_solutions } => {
+        FclibCommand::Bench {
+            dir,
+            solver,
+            tolerance,
+            max_iterations,
+            time_limit,
+            form,
+            out,
+            write_solutions,
+            stop,
+        } => {
             let protocol = fclib::bench::Protocol {
                 tolerance,
                 max_iterations,
                 time_limit_s: time_limit,
                 form: parse_form(&form)?,
+                stop: stop.parse().map_err(|e| format!("--stop {e}"))?,
             };
             fclib_bench(&dir, &solver, &protocol, &out, write_solutions)
         }

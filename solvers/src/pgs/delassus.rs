@@ -71,9 +71,10 @@ impl Pgs {
                 .sum::<f64>()
                 .sqrt();
             log.record(&[("rel_change_linf", rel_change), ("natmap_abs_l2", natmap)]);
+            log.iterate(&[], &r, &[]);
             iterations = k;
-            if log.past_deadline() {
-                status = SolveStatus::TimeLimit;
+            if log.should_stop() {
+                status = log.stop_status();
                 break;
             }
             if rel_change < tolerance {

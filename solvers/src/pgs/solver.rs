@@ -288,8 +288,8 @@ impl Pgs {
             ]);
             log.iterate(&self.v, &self.lambda, &self.gamma);
             iterations = k;
-            if log.past_deadline() {
-                status = SolveStatus::TimeLimit;
+            if log.should_stop() {
+                status = log.stop_status();
                 break;
             }
             if rel_change < tolerance {
