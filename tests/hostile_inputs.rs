@@ -976,3 +976,55 @@ fn merge_and_parameter_errors_name_what_differs() {
         &["seed", "-9223372036854775808..=9223372036854775807", "out of range"],
     );
 }
+
+/// Shards of suites that differ only in a case parameter (`--set case.mu=...`, or the suite file's
+/// `set`) write the same record names; their manifests carry each pair's case and the hash of its
+/// case parameters, so `merge` refuses them naming the pair and the parameter (they were merged
+/// mixed). A shard directory whose record was replaced by a run of other case parameters is
+/// refused too, and shards of one suite still merge.
+#[test]
+fn shards_of_other_case_parameters_are_not_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let suite = |name: &str, set: &str| {
+        write(
+            &d.join(name),
+            &format!("name = \"s\"\nsolvers = [\"pgs\", \"sap\"]\n[[case]]\nname = \"slope\"\nset = {{ duration = 0.05{set} }}\n"),
+        );
+    };
+    suite("s.toml", "");
+    suite("s-mu.toml", ", mu = 0.5");
+    let shard = |suite: &str, i: usize, out: &str, sets: &[&str]| {
+        let shard = format!("{i}/2");
+        let mut args = vec!["run", "--suite", suite, "--shard", &shard, "--out", out];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = run_in(d, &args);
+        assert_eq!(o.code, Some(0), "{}", o.all());
+    };
+    shard("s.toml", 0, "sh0", &[]);
+    shard("s.toml", 1, "sh1", &[]);
+    shard("s.toml", 1, "set", &["case.mu=0.5"]);
+    shard("s-mu.toml", 1, "file", &[]);
+    for other in ["set", "file"] {
+        let line = refused_in(
+            d,
+            &["merge", "m", "sh0", other],
+            &["different case parameters", "pair 0 of the suite (slope__pgs.json)", "case.params.mu: 0.3 vs 0.5"],
+        );
+        assert!(
+            line.contains("sh0/shard-0-of-2.manifest") && line.contains(&format!("{other}/shard-1-of-2")),
+            "{line}"
+        );
+    }
+    // a shard's record replaced by a run of other case parameters disagrees with its manifest
+    let o = run_in(d, &["run", "--suite", "s-mu.toml", "--solver", "sap", "--out", "sh1", "--overwrite"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    refused_in(d, &["merge", "m", "sh0", "sh1"], &["sh1/slope__sap.json", "shard-1-of-2.manifest", "lists slope:"]);
+    // the shards of one suite merge
+    shard("s.toml", 1, "sh1b", &[]);
+    let o = run_in(d, &["merge", "m", "sh0", "sh1b"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("merged 2 records"), "{}", o.stdout);
+}
