@@ -14,24 +14,31 @@
 //! records first, then the inputs in command-line order).
 //!
 //! A shard also writes a [`Manifest`] into its output directory before running anything
-//! (`shard-I-of-N.manifest`): the suite's name, `I/N`, and the record file names of the whole
-//! suite in suite order. When the inputs of a merge hold manifests, the merge knows the expected
-//! set: it refuses, with one line naming the missing shards and pairs, unless every pair of the
-//! suite has a record; [`merge_partial`] merges what exists and returns the missing pairs.
+//! (`shard-I-of-N.manifest`): the suite's name, `I/N`, the record file names of the whole suite in
+//! suite order and, for each pair, its case and the hash of its resolved case parameters (a record
+//! name carries the label and the solver settings, not the case parameters). When the inputs of a
+//! merge hold manifests, they must agree (one suite, one shard count, the same pairs with the same
+//! case parameters), every record must hold the case parameters its manifest lists for it, and the
+//! merge knows the expected set: it refuses, with one line naming the missing shards and pairs,
+//! unless every pair of the suite has a record; [`merge_partial`] merges what exists and returns
+//! the missing pairs.
 
 use records::{write_atomic, RunRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The schema tag of shard manifests.
-pub const MANIFEST_SCHEMA: &str = "signorini.shard/1";
+/// The schema tag of the shard manifests written now.
+pub const MANIFEST_SCHEMA: &str = "signorini.shard/2";
+
+/// The schema tag of the manifests of earlier versions (no [`Manifest::cases`]): still read.
+pub const MANIFEST_SCHEMA_V1: &str = "signorini.shard/1";
 
 /// What shard `shard` of `shards` of a suite is part of: written by `signorini run --shard` into
 /// its output directory, read by [`merge`] to know which records make the whole suite.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Always [`MANIFEST_SCHEMA`].
+    /// [`MANIFEST_SCHEMA`] ([`MANIFEST_SCHEMA_V1`] in a manifest of an earlier version).
     pub schema: String,
     /// Suite name.
     pub suite: String,
@@ -42,12 +49,31 @@ pub struct Manifest {
     /// Record file names of every pair of the suite, in suite order: pair `k` belongs to shard
     /// `k mod N`.
     pub pairs: Vec<String>,
+    /// For each entry of `pairs`, its case and the hash of its resolved case parameters,
+    /// `NAME:HASH` ([`case_key`]): two suites that differ only in a case parameter write the same
+    /// record names, and differ here. Empty in a [`MANIFEST_SCHEMA_V1`] manifest.
+    #[serde(default)]
+    pub cases: Vec<String>,
+}
+
+/// A pair's case identity in a manifest: `NAME:HASH`, the case name and the hash of its resolved
+/// parameters ([`crate::params::Params::hash`], the `case.params_hash` of its run record).
+pub fn case_key(case: &str, params_hash: &str) -> String {
+    format!("{case}:{params_hash}")
 }
 
 impl Manifest {
-    /// The manifest of shard `shard` of `shards` of a suite whose pairs write `pairs`.
-    pub fn new(suite: &str, shard: usize, shards: usize, pairs: Vec<String>) -> Self {
-        Manifest { schema: MANIFEST_SCHEMA.into(), suite: suite.into(), shard, shards, pairs }
+    /// The manifest of shard `shard` of `shards` of a suite whose resolved pairs are `pairs` (the
+    /// whole suite, in suite order).
+    pub fn new(suite: &str, shard: usize, shards: usize, pairs: &[crate::runner::ResolvedPair]) -> Self {
+        Manifest {
+            schema: MANIFEST_SCHEMA.into(),
+            suite: suite.into(),
+            shard,
+            shards,
+            pairs: pairs.iter().map(|p| p.record_name.clone()).collect(),
+            cases: pairs.iter().map(|p| case_key(&p.spec.case, &p.case_params.hash())).collect(),
+        }
     }
 
     /// Its file name inside the shard's directory: `shard-I-of-N.manifest`.
@@ -65,12 +91,21 @@ impl Manifest {
 
     /// Reads a manifest through the bounded reader ([`records::input::read_text`]): a link to
     /// `/dev/zero`, a FIFO or a file above the input limit is refused in one line, never read.
-    fn read(path: &Path) -> Result<Manifest, String> {
+    pub fn read(path: &Path) -> Result<Manifest, String> {
         let text = records::input::read_text(path)?;
-        let m: Manifest =
-            serde_json::from_str(&text).map_err(|e| format!("{}: not a shard manifest: {e}", path.display()))?;
-        if m.schema != MANIFEST_SCHEMA || m.shards == 0 || m.shard >= m.shards {
-            return Err(format!("{}: not a valid {MANIFEST_SCHEMA} manifest", path.display()));
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses a manifest's text; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Manifest, String> {
+        let m: Manifest = serde_json::from_str(text).map_err(|e| format!("{source}: not a shard manifest: {e}"))?;
+        let cases_ok = match m.schema.as_str() {
+            MANIFEST_SCHEMA => m.cases.len() == m.pairs.len(),
+            MANIFEST_SCHEMA_V1 => m.cases.is_empty(),
+            _ => false,
+        };
+        if !cases_ok || m.shards == 0 || m.shard >= m.shards {
+            return Err(format!("{source}: not a valid {MANIFEST_SCHEMA} manifest"));
         }
         Ok(m)
     }
@@ -140,9 +175,11 @@ impl std::fmt::Display for Missing {
     }
 }
 
-/// Checks the inputs' manifests agree (one suite, one shard count) and finds what is missing
-/// from `present` (the record names the merge would hold).
-fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, String> {
+/// The inputs' manifests, checked to agree: one suite, one shard count, the same pairs with the
+/// same case parameters. Returns the first one with its path and the shards found, or `None`
+/// when no input holds a manifest. `found` (the records of the merge) names the differing case
+/// parameter when two manifests list other case parameters for one pair.
+fn manifests(inputs: &[PathBuf], found: &[Found]) -> Result<Option<(PathBuf, Manifest, BTreeSet<usize>)>, String> {
     let mut first: Option<(PathBuf, Manifest)> = None;
     let mut shards = BTreeSet::new();
     for dir in inputs {
@@ -155,8 +192,13 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, St
                     Some(format!("different shard counts ({} vs {})", m0.shards, m.shards))
                 } else if m0.pairs != m.pairs {
                     Some(pairs_difference(&m0.pairs, &m.pairs))
+                } else if m0.schema != m.schema {
+                    Some(format!(
+                        "manifests of different versions ({} vs {}): run every shard with one signorini",
+                        m0.schema, m.schema
+                    ))
                 } else {
-                    None
+                    cases_difference(m0, &m, found)
                 };
                 if let Some(why) = why {
                     return Err(format!("refusing to merge {} and {}: {why}", p0.display(), path.display()));
@@ -168,7 +210,17 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, St
             }
         }
     }
-    let Some((_, m)) = first else { return Ok(Missing::default()) };
+    Ok(first.map(|(p, m)| (p, m, shards)))
+}
+
+/// What `present` (the record names the merge would hold) lacks of the suite of manifest `m`,
+/// of which the shards `shards` were found.
+fn missing(
+    inputs: &[PathBuf],
+    m: &Manifest,
+    shards: &BTreeSet<usize>,
+    present: &BTreeSet<String>,
+) -> Result<Missing, String> {
     let mut without = vec![];
     for dir in inputs {
         if manifest_files(dir)?.is_empty() {
@@ -185,6 +237,11 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, St
     })
 }
 
+/// A record's case identity, as a manifest lists it ([`case_key`]).
+fn record_case(r: &RunRecord) -> String {
+    case_key(&r.case.name, &r.case.params_hash)
+}
+
 /// How the pair lists of two manifests of one suite differ: the first pair whose record names
 /// differ (a record name carries the solver settings' hash, so shards run with different settings
 /// differ there), or the lengths.
@@ -196,6 +253,64 @@ fn pairs_difference(a: &[String], b: &[String]) -> String {
         ),
         None => format!("shards of suites of {} and {} pairs", a.len(), b.len()),
     }
+}
+
+/// How the case parameters of two manifests with the same pairs differ, if they do: the first
+/// pair whose case or case-parameter hash differs, with the first differing parameter when a
+/// record of the merge holds each of the two (the pairs of one case variant share its parameters,
+/// so another solver's record of the variant usually does).
+fn cases_difference(a: &Manifest, b: &Manifest, found: &[Found]) -> Option<String> {
+    let (i, (x, y)) = a.cases.iter().zip(&b.cases).enumerate().find(|(_, (x, y))| x != y)?;
+    let with = |key: &str| found.iter().find(|f| record_case(&f.record) == key).map(|f| &f.record);
+    let detail = match (with(x), with(y)) {
+        (Some(rx), Some(ry)) if rx.case.name != ry.case.name => {
+            format!(" (case.name: '{}' vs '{}')", rx.case.name, ry.case.name)
+        }
+        (Some(rx), Some(ry)) => {
+            params_diff("case", &rx.case.params, &ry.case.params).map(|d| format!(" ({d})")).unwrap_or_default()
+        }
+        _ => String::new(),
+    };
+    let split = |k: &str| k.rsplit_once(':').map_or((k.to_string(), String::new()), |(c, h)| (c.into(), h.into()));
+    let ((cx, hx), (cy, hy)) = (split(x), split(y));
+    let runs = if cx == cy {
+        format!("runs case {cx} with parameters of hash {hx} in one and {hy} in the other")
+    } else {
+        format!("runs case {cx} in one and case {cy} in the other")
+    };
+    Some(format!(
+        "shards run with different case parameters: pair {i} of the suite ({}) {runs}{detail}; a record name does \
+         not carry the case parameters",
+        a.pairs[i]
+    ))
+}
+
+/// Refuses a record whose case parameters are not those its suite's manifest `m` (at `path`)
+/// lists for it: a shard's directory that received a record of another run of the pair. The
+/// error names the manifest beside the record when there is one.
+fn records_match_manifest(path: &Path, m: &Manifest, found: &[Found]) -> Result<(), String> {
+    if m.cases.is_empty() {
+        return Ok(());
+    }
+    let listed: BTreeMap<&str, &str> =
+        m.pairs.iter().map(String::as_str).zip(m.cases.iter().map(String::as_str)).collect();
+    for f in found {
+        let name = f.record.file_name();
+        let Some(&want) = listed.get(name.as_str()) else { continue };
+        let have = record_case(&f.record);
+        if have != want {
+            // the manifest beside the record when there is one (they all agree)
+            let beside = f.path.parent().and_then(|d| manifest_files(d).ok()?.into_iter().next());
+            return Err(format!(
+                "refusing to merge: {} runs case {have}, but the manifest {} of suite '{}' lists {want} for {name} \
+                 (case NAME:HASH of its parameters): was it run again with other case parameters?",
+                f.path.display(),
+                beside.as_deref().unwrap_or(path).display(),
+                m.suite
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Parses `I/N` (0 <= I < N, N >= 1).
@@ -328,7 +443,10 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
     }
     let mut report = MergeReport::default();
     let present: BTreeSet<String> = found.iter().map(|f| f.record.file_name()).collect();
-    report.missing = missing(inputs, &present)?;
+    if let Some((path, m, shards)) = manifests(inputs, &found)? {
+        records_match_manifest(&path, &m, &found)?;
+        report.missing = missing(inputs, &m, &shards, &present)?;
+    }
     if !report.missing.is_empty() && !partial {
         return Err(format!("refusing to merge: {} (merge --partial merges what exists)", report.missing));
     }
@@ -385,6 +503,28 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A manifest lists a case identity per pair (schema 2); a manifest of an earlier version
+    /// (schema 1, none) is still read, and one whose lists disagree in length is refused.
+    #[test]
+    fn manifests_list_a_case_per_pair() {
+        let v2 = r#"{"schema":"signorini.shard/2","suite":"s","shard":0,"shards":2,
+                     "pairs":["a__pgs.json","a__sap.json"],"cases":["slope:00ff","slope:00ff"]}"#;
+        let m = Manifest::parse(v2, "m").unwrap();
+        assert_eq!(m.cases, ["slope:00ff", "slope:00ff"]);
+        let v1 = r#"{"schema":"signorini.shard/1","suite":"s","shard":1,"shards":2,"pairs":["a__pgs.json"]}"#;
+        assert!(Manifest::parse(v1, "m").unwrap().cases.is_empty());
+        for bad in [
+            v2.replace(r#","slope:00ff"]"#, "]"),
+            v2.replace("shard/2", "shard/1"),
+            v1.replace("shard/1", "shard/2"),
+            v1.replace("shard/1", "shard/9"),
+        ] {
+            let e = Manifest::parse(&bad, "m").unwrap_err();
+            assert_eq!(e, format!("m: not a valid {MANIFEST_SCHEMA} manifest"), "{bad}");
+        }
+        assert_eq!(case_key("slope", "00ff"), "slope:00ff");
+    }
 
     #[test]
     fn shard_syntax() {
