@@ -298,5 +298,15 @@ proptest! {
             let mut solver = entry.build(&(entry.defaults)()).unwrap();
             let _ = fclib::solve(&prob, solver.as_mut(), entry.capabilities.delassus_form);
         }
+        // the same bytes as an answer (`fclib grade --answer`): read, checked against the
+        // fixture's 4 contacts, and graded, or refused cleanly
+        if let Ok(answer) = fclib::read_solution(&path, 4) {
+            prop_assert_eq!(answer.r.len(), 12);
+            prop_assert!(answer.r.iter().all(|x| x.is_finite()));
+            let prob = fclib::read(&fclib_fixture()).unwrap();
+            let g = fclib::Grader::new(&prob).unwrap().grade(&answer.r);
+            // an absurd answer may overflow to inf / inf: NaN, which no tolerance accepts
+            prop_assert!(!(g.error < 0.0));
+        }
     }
 }
