@@ -326,17 +326,37 @@ pub(crate) enum FclibCommand {
         /// Form given to the solver: `global` or `local` (default: global when the file has it).
         #[arg(long)]
         form: Option<String>,
+        /// Write the problem with the solver's answer as its /solution (r, u, and v for the
+        /// global form) to this FCLIB file (atomically), for anyone to grade.
+        #[arg(long, value_name = "OUT.hdf5")]
+        write_solution: Option<PathBuf>,
     },
-    /// Run solvers on every *.hdf5 under DIR with one protocol (error ||F|| / (1 + ||q||) below
-    /// a tolerance, an iteration budget, a time limit) and write one run record per (problem,
-    /// solver) into OUT (`signorini report OUT` draws the performance profiles).
+    /// Grade an answer to an FCLIB problem with the harness's grader (from its r alone): the
+    /// /solution of ANSWER (any HDF5 file with /solution/r), or the problem's own stored
+    /// solution. Prints one JSON object: error (Siconos's ||F||/max(||q||,||r||,||u||)),
+    /// natmap_1q, natmap_rel_q, residual, contacts, form.
+    Grade {
+        /// FCLIB file of the problem.
+        problem: PathBuf,
+        /// File holding the answer as /solution (default: the problem file's own).
+        #[arg(long)]
+        answer: Option<PathBuf>,
+        /// Form graded: `global` or `local` (default: global when the file has it).
+        #[arg(long)]
+        form: Option<String>,
+    },
+    /// Run solvers on every *.hdf5 under DIR with one protocol (Siconos's error ||F|| /
+    /// max(||q||, ||r||, ||u||), computed by the harness from the answer's r, below a tolerance,
+    /// an iteration budget, a time limit) and write one run record per (problem, solver) into OUT
+    /// (`signorini report OUT` draws the performance profiles).
     Bench {
         /// Directory of FCLIB files (searched recursively).
         dir: PathBuf,
         /// Solvers, comma-separated (default: every solver that takes FCLIB problems).
         #[arg(long, value_delimiter = ',')]
         solver: Vec<String>,
-        /// Tolerance on ||F|| / (1 + ||q||); also each solver's `tolerance` setting.
+        /// Tolerance on Siconos's error ||F|| / max(||q||, ||r||, ||u||); also each solver's
+        /// stopping tolerance (the setting its definition names).
         #[arg(long, default_value_t = 1e-8, allow_negative_numbers = true)]
         tolerance: f64,
         /// Iteration budget (each solver's outer-iteration setting).
@@ -351,5 +371,14 @@ pub(crate) enum FclibCommand {
         /// Output directory of the run records.
         #[arg(long, default_value = "runs/fclib")]
         out: PathBuf,
+        /// What stops a solver of the rigid problem: `harness` (equal accuracy: the harness grades
+        /// every iterate and stops it once the error meets the tolerance; its own tolerance is set
+        /// out of reach) or `solver` (its own criterion, its tolerance the protocol's).
+        #[arg(long, default_value = "harness")]
+        stop: String,
+        /// Also write each answer as an FCLIB file (the problem with the answer as /solution) to
+        /// OUT/solutions/PROBLEM__SOLVER.hdf5.
+        #[arg(long)]
+        write_solutions: bool,
     },
 }

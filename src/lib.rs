@@ -37,21 +37,30 @@ pub enum SuitePinsError {
     /// It is not a valid suite file.
     #[error(transparent)]
     File(#[from] harness::runner::SuiteFileError),
-    /// Its pairs could not be resolved.
+    /// Its pairs could not be resolved, or a case's scene (built to name its oracle checks) is
+    /// invalid or over the memory limit ([`harness::runner::oracle_checks`]).
     #[error(transparent)]
     Resolve(#[from] harness::runner::SuiteError),
 }
 
-/// The parameter hashes every pair of the suite file `suite` gets now, `(solver, case label)` ->
-/// `(case hash, solver hash)`, from its one resolution: what a gates file naming the suite is
-/// pinned to ([`reports::gate::load`]).
-pub fn suite_pins(reg: &Registry, suite: &std::path::Path) -> Result<reports::gate::ExpectedHashes, SuitePinsError> {
+/// What every pair of the suite file `suite` gets now, `(solver, case label)` -> the hashes of its
+/// case and solver parameters and the names of the oracle checks its case grades, from its one
+/// resolution: what a gates file naming the suite is pinned to ([`reports::gate::load`]). The
+/// checks come from [`harness::runner::oracle_checks`] (each case variant's scene built once,
+/// under the machine's memory limit).
+pub fn suite_pins(reg: &Registry, suite: &std::path::Path) -> Result<reports::gate::Pins, SuitePinsError> {
     let name = suite.display().to_string();
     let text = records::input::read_text(suite)?;
     let pairs = harness::runner::Suite::from_toml(&text, &name, reg)?.resolve(reg)?;
+    let checks = harness::runner::oracle_checks(&pairs, harness::resources::default_limit())?;
     Ok(pairs
         .into_iter()
-        .map(|p| ((p.spec.solver, p.spec.label), (p.case_params.hash(), p.solver_params.hash())))
+        .zip(checks)
+        .map(|(p, checks)| {
+            let pin =
+                reports::gate::Pin { case_hash: p.case_params.hash(), solver_hash: p.solver_params.hash(), checks };
+            ((p.spec.solver, p.spec.label), pin)
+        })
         .collect())
 }
 

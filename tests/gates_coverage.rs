@@ -69,3 +69,47 @@ fn every_case_is_in_the_quick_suite_and_every_gates_entry_names_a_runnable_pair(
     }
     assert!(wrong.is_empty(), "ci/gates.toml: {wrong:#?}");
 }
+
+/// The oracle checks a case grades are known without running it ([`runner::oracle_checks`]: the
+/// scene graded on an empty trace, each check unmeasured), and they are the checks a whole run
+/// grades: checked here for every case's defaults and variants and every case variant of the
+/// quick suite, against a whole trace that holds the initial state (`signorini gate` refuses a
+/// completed record that lacks one of the first, so the two lists must agree).
+#[test]
+fn the_checks_known_without_running_are_those_a_whole_run_grades() {
+    let reg = signorini::registry();
+    let text = std::fs::read_to_string(root().join("ci/quick.toml")).unwrap();
+    let mut suite = Suite::from_toml(&text, "ci/quick.toml", &reg).unwrap();
+    suite.pairs.extend(Suite::default_suite(&reg).pairs.into_iter().map(|mut p| {
+        p.label = format!("default-{}", p.label);
+        p
+    }));
+    let resolved = suite.resolve(&reg).unwrap();
+    let known = runner::oracle_checks(&resolved, harness::resources::default_limit()).unwrap();
+    let mut seen = BTreeSet::new();
+    let mut wrong = vec![];
+    for (pair, known) in runner::prepare(&reg, &suite).unwrap().iter().zip(known) {
+        if !seen.insert((pair.spec.case.clone(), pair.case_params.hash())) {
+            continue;
+        }
+        let sc = pair.case.scenario();
+        let (q, v) = (sc.world.positions(), sc.world.velocities());
+        let trace = harness::Trace {
+            dt: sc.dt,
+            q: vec![q; sc.steps + 1],
+            v: vec![v; sc.steps + 1],
+            metrics: vec![records::StepMetrics::default(); sc.steps],
+            completed: true,
+        };
+        let mut whole: Vec<String> = pair.case.grade(&trace).into_iter().map(|c| c.name).collect();
+        whole.sort();
+        if known.is_empty() || whole != known {
+            wrong.push(format!(
+                "{} ({}): known {known:?}, a whole run grades {whole:?}",
+                pair.spec.label, pair.spec.case
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert!(seen.len() > 30, "{} case variants checked", seen.len());
+}

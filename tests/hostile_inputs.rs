@@ -909,7 +909,7 @@ fn grade_refuses_impossible_trajectories() {
 
 /// `gate` recomputes each check's verdict from the record's numbers: a stored `pass = true` with
 /// `error > tolerance` (it counted as passed) and an emptied `"oracle": {}` beside records of the
-/// same case that have checks (they were silently dropped) fail the gate with the file named.
+/// same case that have checks (they were silently dropped) are refused with the file named.
 #[test]
 fn gate_recomputes_stored_verdicts_and_misses_no_dropped_checks() {
     let dir = tempfile::tempdir().unwrap();
@@ -932,13 +932,54 @@ fn gate_recomputes_stored_verdicts_and_misses_no_dropped_checks() {
         c["tolerance"] = 0.0.into();
         c["pass"] = true.into();
     });
-    let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
-    assert_ne!(o.code, Some(0), "{}", o.all());
-    assert!(o.all().contains("slope__pgs.json: oracle.") && o.all().contains("stores pass = true"), "{}", o.all());
+    refused_in(
+        d,
+        &["gate", "r", "--gates", "g.toml"],
+        &["refusing to gate r", "slope__pgs.json: oracle.", "stores pass = true"],
+    );
     edit("slope__pgs.json", &|v| v["summary"]["oracle"] = serde_json::json!({}));
+    refused_in(d, &["gate", "r", "--gates", "g.toml"], &["slope__pgs.json: completed without oracle checks, but"]);
+}
+
+/// A lone record whose checks were dropped (`"oracle": {}`, or one check removed) was gated as a
+/// pair without checks: with a gates file that names the suite, the gate knows the checks each
+/// pair's case grades (from the suite's resolution) and refuses the record in one line naming it
+/// and the missing checks.
+#[test]
+fn gate_refuses_a_lone_record_without_the_checks_its_case_grades() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write(
+        &d.join("s.toml"),
+        "name = \"s\"\nsolvers = [\"pgs\"]\n[[case]]\nname = \"slope\"\nset = { duration = 0.05 }\n",
+    );
+    write(&d.join("g.toml"), "suite = \"s.toml\"\n");
+    let o = run_in(d, &["run", "--suite", "s.toml", "--out", "r"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
     let o = run_in(d, &["gate", "r", "--gates", "g.toml"]);
-    assert_ne!(o.code, Some(0), "{}", o.all());
-    assert!(o.all().contains("slope__pgs.json: completed without oracle checks, but"), "{}", o.all());
+    assert_eq!(o.code, Some(0), "the untouched run passes: {}", o.all());
+    assert!(o.stdout.contains("oracle checks: 3 passed"), "{}", o.stdout);
+    let path = d.join("r/slope__pgs.json");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let edited = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+        f(&mut v);
+        write(&path, &v.to_string());
+    };
+    edited(&|v| v["summary"]["oracle"] = serde_json::json!({}));
+    refused_in(
+        d,
+        &["gate", "r", "--gates", "g.toml"],
+        &["r/slope__pgs.json: completed with no oracle check: missing acceleration, creep_speed, slides", "s.toml"],
+    );
+    edited(&|v| {
+        v["summary"]["oracle"].as_object_mut().unwrap().remove("slides");
+    });
+    refused_in(
+        d,
+        &["gate", "r", "--gates", "g.toml"],
+        &["r/slope__pgs.json: completed with 2 of its 3 oracle checks: missing slides"],
+    );
 }
 
 /// Unclear merge errors: a shard whose manifest was removed is named with the directory that
@@ -975,4 +1016,56 @@ fn merge_and_parameter_errors_name_what_differs() {
         &["run", "--case", "clutter", "--solver", "pgs", "--set", "seed=18446744073709551615"],
         &["seed", "-9223372036854775808..=9223372036854775807", "out of range"],
     );
+}
+
+/// Shards of suites that differ only in a case parameter (`--set case.mu=...`, or the suite file's
+/// `set`) write the same record names; their manifests carry each pair's case and the hash of its
+/// case parameters, so `merge` refuses them naming the pair and the parameter (they were merged
+/// mixed). A shard directory whose record was replaced by a run of other case parameters is
+/// refused too, and shards of one suite still merge.
+#[test]
+fn shards_of_other_case_parameters_are_not_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let suite = |name: &str, set: &str| {
+        write(
+            &d.join(name),
+            &format!("name = \"s\"\nsolvers = [\"pgs\", \"sap\"]\n[[case]]\nname = \"slope\"\nset = {{ duration = 0.05{set} }}\n"),
+        );
+    };
+    suite("s.toml", "");
+    suite("s-mu.toml", ", mu = 0.5");
+    let shard = |suite: &str, i: usize, out: &str, sets: &[&str]| {
+        let shard = format!("{i}/2");
+        let mut args = vec!["run", "--suite", suite, "--shard", &shard, "--out", out];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = run_in(d, &args);
+        assert_eq!(o.code, Some(0), "{}", o.all());
+    };
+    shard("s.toml", 0, "sh0", &[]);
+    shard("s.toml", 1, "sh1", &[]);
+    shard("s.toml", 1, "set", &["case.mu=0.5"]);
+    shard("s-mu.toml", 1, "file", &[]);
+    for other in ["set", "file"] {
+        let line = refused_in(
+            d,
+            &["merge", "m", "sh0", other],
+            &["different case parameters", "pair 0 of the suite (slope__pgs.json)", "case.params.mu: 0.3 vs 0.5"],
+        );
+        assert!(
+            line.contains("sh0/shard-0-of-2.manifest") && line.contains(&format!("{other}/shard-1-of-2")),
+            "{line}"
+        );
+    }
+    // a shard's record replaced by a run of other case parameters disagrees with its manifest
+    let o = run_in(d, &["run", "--suite", "s-mu.toml", "--solver", "sap", "--out", "sh1", "--overwrite"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    refused_in(d, &["merge", "m", "sh0", "sh1"], &["sh1/slope__sap.json", "shard-1-of-2.manifest", "lists slope:"]);
+    // the shards of one suite merge
+    shard("s.toml", 1, "sh1b", &[]);
+    let o = run_in(d, &["merge", "m", "sh0", "sh1b"]);
+    assert_eq!(o.code, Some(0), "{}", o.all());
+    assert!(o.stdout.contains("merged 2 records"), "{}", o.stdout);
 }

@@ -16,6 +16,7 @@
 pub mod bilateral;
 pub mod contact;
 pub mod def;
+pub mod delassus;
 pub mod error;
 pub mod eval;
 pub mod layout;
@@ -28,13 +29,14 @@ pub mod solver;
 pub use bilateral::{BilateralRow, BilateralSet, GBlock, JointCompliance};
 pub use contact::{ColliderId, Contact, ContactCompliance, ContactKey, ContactSet, JBlock};
 pub use def::{AnsweredModel, ProblemSize, SolverDef, SolverEntry};
+pub use delassus::{Block3, DelassusProblem};
 pub use error::SolveError;
 pub use eval::{ElasticEval, ModelEval, Reevaluation};
 pub use layout::{BlockKind, DofBlock, DofLayout};
-pub use log::IterationLog;
+pub use log::{IterationLog, StopRule, Yardstick};
 pub use params::{
     check_budget, check_in, check_non_negative, check_positive, Bound, ChoiceError, FieldError, ParamError, Params,
     Settings, MAX_ITERATION_BUDGET,
 };
 pub use problem::{StepProblem, StepProblemParts, WarmStart};
-pub use solver::{Capabilities, SolveStatus, Solver, SolverContext, StepSolution};
+pub use solver::{Capabilities, DelassusSolution, SolveStatus, Solver, SolverContext, StepSolution};

@@ -2,7 +2,30 @@
 //! `SapStatistics`): named columns of `f64`, one row per iteration, plus the elapsed time.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Instant;
+
+/// The yardstick of a [`StopRule`]: from an iterate (velocity, contact impulses, bilateral
+/// impulses) to a non-negative number, smaller is more accurate.
+pub type Yardstick = Arc<dyn Fn(&[f64], &[[f64; 3]], &[f64]) -> f64 + Send + Sync>;
+
+/// The harness's stopping rule for comparisons at equal accuracy: a yardstick the harness
+/// computes on every iterate a solver hands over ([`IterationLog::iterate`]), and the accuracy
+/// `eps` at which the solver is stopped ([`IterationLog::should_stop`]), whatever its own
+/// criterion says.
+#[derive(Clone)]
+pub struct StopRule {
+    /// The yardstick.
+    pub yardstick: Yardstick,
+    /// Stop once the yardstick is at most this.
+    pub eps: f64,
+}
+
+impl std::fmt::Debug for StopRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StopRule").field("eps", &self.eps).finish_non_exhaustive()
+    }
+}
 
 /// Named per-iteration columns. Each name states its norm and normalisation (e.g.
 /// `natmap_rel_l2`, `rel_step_l2`, `cost`, `alpha`, `inner_iters`). The column `time_s` (seconds
@@ -32,6 +55,12 @@ pub struct IterationLog {
     /// Seconds spent in the solver's named stages during this step ([`Self::add_stage`]).
     #[serde(skip)]
     stages: std::collections::BTreeMap<String, f64>,
+    /// The harness's stopping rule, when the step is run at equal accuracy.
+    #[serde(skip)]
+    stop: Option<StopRule>,
+    /// The smallest yardstick of the iterates handed over so far (with a stopping rule).
+    #[serde(skip)]
+    best: Option<f64>,
 }
 
 /// A solver's iterate: velocity, contact impulses (N s, `(n, t1, t2)`) and bilateral impulses.
@@ -81,6 +110,45 @@ impl IterationLog {
             iterates: None,
             iterate_numbers: 0,
             stages: Default::default(),
+            stop: None,
+            best: None,
+        }
+    }
+
+    /// This log, with the harness's stopping rule: every iterate handed over is measured (column
+    /// `yardstick`) and [`Self::should_stop`] turns true once one meets `rule.eps`.
+    pub fn with_stop_rule(mut self, rule: StopRule) -> Self {
+        self.stop = Some(rule);
+        self
+    }
+
+    /// The smallest yardstick measured so far (`None` without a stopping rule, or before the
+    /// first iterate).
+    pub fn best_yardstick(&self) -> Option<f64> {
+        self.best
+    }
+
+    /// Whether an iterate met the stopping rule's accuracy.
+    pub fn accuracy_reached(&self) -> bool {
+        matches!((&self.stop, self.best), (Some(r), Some(b)) if b <= r.eps)
+    }
+
+    /// Whether the solver must stop now: the step's deadline passed ([`Self::past_deadline`]) or
+    /// the harness's stopping rule was met ([`Self::accuracy_reached`]). Solvers ask once per
+    /// outer iteration, after handing over their iterate ([`Self::iterate`]), and return it with
+    /// [`Self::stop_status`].
+    pub fn should_stop(&self) -> bool {
+        self.accuracy_reached() || self.past_deadline()
+    }
+
+    /// The status of an iterate returned because [`Self::should_stop`] said so:
+    /// [`crate::SolveStatus::Stopped`] when the accuracy was reached, else
+    /// [`crate::SolveStatus::TimeLimit`].
+    pub fn stop_status(&self) -> crate::SolveStatus {
+        if self.accuracy_reached() {
+            crate::SolveStatus::Stopped
+        } else {
+            crate::SolveStatus::TimeLimit
         }
     }
 
@@ -102,16 +170,28 @@ impl IterationLog {
         self
     }
 
-    /// Whether [`Self::iterate`] keeps what it is given (a solver may skip forming an iterate
-    /// that costs something when it does not).
+    /// Whether [`Self::iterate`] uses what it is given (it keeps iterates, or measures them for
+    /// a stopping rule); a solver may skip forming an iterate that costs something when not.
     pub fn wants_iterates(&self) -> bool {
-        self.iterates.is_some()
+        self.iterates.is_some() || self.stop.is_some()
     }
 
     /// Hands over the solver's current iterate (velocity, contact impulses, bilateral impulses),
-    /// tied to the last recorded row; call it right after [`Self::record`]. Free when the log
-    /// does not record iterates.
+    /// tied to the last recorded row; call it right after [`Self::record`]. With a stopping rule
+    /// the harness measures it (column `yardstick`). Free when the log neither records iterates
+    /// nor has a stopping rule.
     pub fn iterate(&mut self, v: &[f64], impulses: &[[f64; 3]], bilateral: &[f64]) {
+        if let Some(rule) = &self.stop {
+            let y = (rule.yardstick)(v, impulses, bilateral);
+            // NaN never counts as reached
+            if !y.is_nan() && self.best.is_none_or(|b| y < b) {
+                self.best = Some(y);
+            }
+            if !self.is_empty() {
+                let row = self.len() - 1;
+                self.set(row, "yardstick", y);
+            }
+        }
         let Some(list) = self.iterates.as_mut() else { return };
         let n = v.len() + 3 * impulses.len() + bilateral.len();
         if self.iterate_numbers + n > MAX_ITERATE_NUMBERS || self.columns[0].is_empty() {
@@ -201,6 +281,30 @@ impl IterationLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The stopping rule measures each iterate, keeps the best, and says stop once one meets
+    /// `eps` (not before, and never on NaN); without a rule nothing is measured.
+    #[test]
+    fn the_stop_rule_stops_at_the_first_iterate_within_eps() {
+        let rule = StopRule { yardstick: Arc::new(|_, r, _| (r[0][0] - 1.0).abs()), eps: 1e-3 };
+        let mut log = IterationLog::new().with_stop_rule(rule);
+        assert!(log.wants_iterates() && !log.should_stop() && log.best_yardstick().is_none());
+        for (k, r) in [0.5, f64::NAN, 0.99, 0.9995, 0.9].into_iter().enumerate() {
+            log.record(&[("k", k as f64)]);
+            log.iterate(&[], &[[r, 0.0, 0.0]], &[]);
+            let reached = k >= 3;
+            assert_eq!(log.should_stop(), reached, "iterate {k}");
+            assert_eq!(log.stop_status() == crate::SolveStatus::Stopped, reached);
+        }
+        assert!((log.best_yardstick().unwrap() - 5e-4).abs() < 1e-12);
+        let y = log.column("yardstick").unwrap();
+        assert!(y[1].is_nan() && (y[0] - 0.5).abs() < 1e-15 && (y[4] - 0.1).abs() < 1e-12);
+        let mut plain = IterationLog::new();
+        plain.record(&[]);
+        plain.iterate(&[], &[[1.0, 0.0, 0.0]], &[]);
+        assert!(!plain.wants_iterates() && !plain.should_stop() && plain.column("yardstick").is_none());
+        assert_eq!(plain.stop_status(), crate::SolveStatus::TimeLimit);
+    }
 
     #[test]
     fn columns_are_padded_with_nan() {

@@ -5,6 +5,7 @@
 //! how good it is (`Solved`, `MaxIterations`, ...); `Err` is reserved for steps that produced
 //! nothing usable.
 
+use crate::delassus::DelassusProblem;
 pub use crate::error::SolveError;
 use crate::log::IterationLog;
 use crate::problem::StepProblem;
@@ -29,6 +30,9 @@ pub struct Capabilities {
     pub bilateral_constraints: bool,
     /// Runs on a GPU.
     pub gpu: bool,
+    /// Takes problems in Delassus form `u = W r + q` as given, non-symmetric `W` included
+    /// ([`crate::delassus`], [`Solver::solve_delassus`]).
+    pub delassus_form: bool,
 }
 
 impl Capabilities {
@@ -43,6 +47,7 @@ impl Capabilities {
             (self.exact_friction_cone, needs.exact_friction_cone, "exact friction cone"),
             (self.bilateral_constraints, needs.bilateral_constraints, "bilateral constraints"),
             (self.gpu, needs.gpu, "gpu"),
+            (self.delassus_form, needs.delassus_form, "Delassus form"),
         ];
         pairs.iter().filter(|(has, need, _)| *need && !*has).map(|(_, _, n)| *n).collect()
     }
@@ -75,6 +80,9 @@ pub enum SolveStatus {
     /// criterion was met; the last iterate is returned (as clarabel's `MaxTime`). The harness
     /// records the step and stops the pair with the limit as its reason.
     TimeLimit,
+    /// The harness's stopping rule stopped it (equal accuracy: its yardstick met the accuracy,
+    /// [`crate::IterationLog::should_stop`]); a verdict of the harness, not the solver's claim.
+    Stopped,
 }
 
 impl SolveStatus {
@@ -111,4 +119,25 @@ pub struct StepSolution {
 pub trait Solver: Send {
     /// Solves one step. Implementations record per-iteration statistics in `log`.
     fn step(&mut self, problem: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError>;
+
+    /// Solves a problem in Delassus form, `W` as given (symmetric or not). Solvers that declare
+    /// [`Capabilities::delassus_form`] implement it; the default refuses.
+    fn solve_delassus(
+        &mut self,
+        _problem: &DelassusProblem,
+        _log: &mut IterationLog,
+    ) -> Result<DelassusSolution, SolveError> {
+        Err(SolveError::Unsupported { what: "problems in Delassus form (u = W r + q)".into() })
+    }
+}
+
+/// A solver's answer to a [`DelassusProblem`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DelassusSolution {
+    /// Impulses `r_i = (n, t1, t2)`, one per contact.
+    pub impulses: Vec<[f64; 3]>,
+    /// Iterations of the solver's main loop.
+    pub iterations: usize,
+    /// The solver's own verdict on its iterate (the harness grades the impulses itself).
+    pub status: SolveStatus,
 }

@@ -2,21 +2,37 @@
 //! protocol (Siconos' `faf` campaigns: one tolerance on one error for every solver, an iteration
 //! budget and a time limit per problem), one run record per (problem, solver).
 //!
-//! # The error
-//! `fclib_error = ||F||_2 / (1 + ||q||_2)`, `F` the natural map of the rigid Coulomb NCP
-//! ([`crate::natmap_residual`]) at the returned impulses and contact velocities, `q = H^T M^-1 f +
-//! w` (global form) or the file's `q` (local form). The `1 +` keeps the measure finite for a
-//! problem with `q = 0` and makes it absolute for small `q`. Beside it every record keeps
-//! `natmap_rel_q = ||F|| / ||q||` (what `signorini fclib solve` prints) and `natmap_siconos =
-//! ||F|| / max(||q||, ||r||, ||u||)` (the scaling of Siconos' own `fc3d_compute_error`).
+//! # The grade (the harness's, never the solver's)
+//! From the returned impulses `r` alone ([`crate::Grader`]): `u = W r + q` (local form) or `v =
+//! M^-1 (H r + f)`, `u = H^T v + w` with the file's `M` (global form). `fclib_error` is Siconos's
+//! error `||F|| / max(||q||, ||r||, ||u||)` (`fc3d_compute_error`), `F` the natural map of the
+//! rigid Coulomb NCP; beside it `natmap_1q = ||F|| / (1 + ||q||)` and `natmap_rel_q = ||F|| /
+//! ||q||`. For the global form, `consistency = ||M v - H r - f|| / max(||f||, ||H r||)` of the
+//! solver's own `v` shows whether the velocity it returned balances its impulses (it is not part
+//! of the verdict, which needs `r` only).
+//!
+//! # What stops a solver
+//! By default the harness ([`Stop::Harness`], equal accuracy): every solver of the rigid problem
+//! hands over its iterate once per outer iteration, the harness grades the impulses and stops it
+//! at the first iterate whose `fclib_error` meets the tolerance (status `Stopped`), or at the
+//! budget or time limit; the solver's own tolerance is set out of reach. Siconos's solvers stop on
+//! Siconos's error, the same measure, so every row of a campaign answers to one accuracy. The
+//! regularised models stop on their own criterion at the tolerance. `--stop solver` lets every
+//! solver stop on its own criterion, its tolerance the protocol's (the earlier protocol): then a
+//! solver whose own test is met above the tolerance is recorded `unconverged (solver claimed
+//! solved)`.
 //!
 //! # The records
 //! Case `fclib`, label the file stem, case parameters `file`, `title`, `family` (the file's
-//! title, else the stem up to its first `-`), `form`, `contacts`, `dofs`, `regularisation`; one
-//! step; `summary.iterations_per_step`, `summary.stage_times.solve_s` and `wall_per_step_s` the
-//! solver's; `summary.unconverged_steps = 1` when `fclib_error` is above the tolerance (so the
-//! performance profiles count the pair as unsolved); status `failed` when the solver stopped with
-//! an error (the time limit included), `skipped` when it refuses the problem's form.
+//! title, else the stem up to its first `-`), `form`, `contacts`, `dofs` (global form), and the
+//! measured `w_asymmetry` (local form) or `m_asymmetry` (global form); one step;
+//! `summary.iterations_per_step`, `summary.stage_times.solve_s` and `wall_per_step_s` the
+//! solver's; `summary.unconverged_steps = 1` unless `fclib_error <= tolerance` within the time
+//! limit (so the performance profiles count the pair as unsolved), and a solver that claimed
+//! `Solved` above the tolerance gets the reason `unconverged (solver claimed solved)`; status
+//! `failed` when the solver stopped with an error, `skipped` when the problem cannot be given to
+//! it (a non-symmetric `W` for a solver that needs a symmetric one, with the measured asymmetry);
+//! `view_regularisation` in the metrics when it was given the Cholesky view.
 //!
 //! # Regularised models
 //! sap and drumwright solve a compliant, regularised model, not the rigid NCP: their
@@ -24,7 +40,8 @@
 //! stopping test uses, from their iteration log: sap's relative gradient `grad_rel`, drumwright's
 //! largest conic residual `max(r_prim, r_dual)`) grades them on their own.
 
-use crate::problem::{norm, FclibProblem, Form};
+use crate::problem::{FclibProblem, Form};
+use crate::solve::{Given, Prepared};
 use harness::params::{ParamError, Params};
 use harness::registry::SolverEntry;
 use records::{
@@ -47,6 +64,8 @@ pub struct Protocol {
     pub time_limit_s: f64,
     /// The form given to the solvers (`None`: global when the file has it, else local).
     pub form: Option<Form>,
+    /// What stops a solver of the rigid problem.
+    pub stop: Stop,
 }
 
 /// Why a campaign cannot start or a pair cannot run: a solver that cannot take FCLIB problems,
@@ -113,6 +132,73 @@ impl From<BenchError> for String {
     }
 }
 
+/// What stops a solver of the rigid Coulomb problem in a campaign (a regularised model always
+/// stops on its own criterion at the tolerance: the rigid error is not its model's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stop {
+    /// The harness (equal accuracy): at every iterate the solver hands over, the harness grades
+    /// its impulses (`fclib_error`) and stops the solver once they meet the tolerance; the
+    /// solver's own tolerance is set to [`OWN_TOLERANCE_UNDER_HARNESS`] so that its own criterion
+    /// does not stop it first. As Siconos's solvers stop on Siconos's error.
+    #[default]
+    Harness,
+    /// The solver's own criterion, its tolerance set to the protocol's.
+    Solver,
+}
+
+/// A spelling of [`Stop`] that is neither `harness` nor `solver`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("'{spelling}': expected 'harness' or 'solver'")]
+pub struct StopError {
+    /// The spelling given.
+    pub spelling: String,
+}
+
+impl std::str::FromStr for Stop {
+    type Err = StopError;
+    fn from_str(s: &str) -> Result<Self, StopError> {
+        match s {
+            "harness" => Ok(Stop::Harness),
+            "solver" => Ok(Stop::Solver),
+            _ => Err(StopError { spelling: s.to_string() }),
+        }
+    }
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stop::Harness => "harness",
+            Stop::Solver => "solver",
+        })
+    }
+}
+
+/// A solver's own tolerance when the harness stops it ([`Stop::Harness`]): far below anything
+/// reachable in double precision, so only the harness's rule, the budget or the time limit end it.
+pub const OWN_TOLERANCE_UNDER_HARNESS: f64 = 1e-300;
+
+impl Protocol {
+    /// Whether the harness stops `entry` (its answers are graded on its own model's terms
+    /// otherwise).
+    pub fn harness_stops(&self, entry: &SolverEntry) -> bool {
+        self.stop == Stop::Harness && !entry.model.is_regularised()
+    }
+}
+
+/// One pair's outcome: its record, and the answer when the solver gave one.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The run record.
+    pub record: RunRecord,
+    /// The answer as an FCLIB solution (`r`, `u`, and `v` for the global form).
+    pub answer: Option<crate::Solution>,
+}
+
+/// The message of a pair whose solver claimed `Solved` while the harness's error is above the
+/// tolerance.
+pub const CLAIMED_SOLVED: &str = "unconverged (solver claimed solved)";
+
 /// Whether a solver can take FCLIB problems at all (rigid contact between rigid bodies), else
 /// [`BenchError::Unsupported`] (one line).
 pub fn accepts(entry: &SolverEntry) -> Result<(), BenchError> {
@@ -127,11 +213,12 @@ pub fn accepts(entry: &SolverEntry) -> Result<(), BenchError> {
     }
 }
 
-/// The solver's default settings with the protocol's tolerance and budget in the settings its
-/// definition names ([`SolverEntry::budget`], [`SolverEntry::tolerance`]), and nothing else
-/// changed.
+/// The solver's default settings with the protocol's budget and tolerance in the settings its
+/// definition names ([`SolverEntry::budget`], [`SolverEntry::tolerance`]; the tolerance is
+/// [`OWN_TOLERANCE_UNDER_HARNESS`] when the harness stops it), and nothing else changed.
 pub fn settings(entry: &SolverEntry, protocol: &Protocol) -> Result<Params, BenchError> {
-    entry.with_budget_and_tolerance(protocol.max_iterations, protocol.tolerance).map_err(BenchError::Settings)
+    let tol = if protocol.harness_stops(entry) { OWN_TOLERANCE_UNDER_HARNESS } else { protocol.tolerance };
+    entry.with_budget_and_tolerance(protocol.max_iterations, tol).map_err(BenchError::Settings)
 }
 
 /// How deep [`files`] looks below its directory.
@@ -171,7 +258,7 @@ pub fn files(dir: &Path) -> Result<Vec<PathBuf>, BenchError> {
 
 /// The family of a problem: the file's title, else the file stem up to its first `-`.
 pub fn family(prob: &FclibProblem, path: &Path) -> String {
-    let t = prob.global.info.title.trim();
+    let t = prob.info.title.trim();
     if !t.is_empty() {
         return t.to_string();
     }
@@ -179,86 +266,115 @@ pub fn family(prob: &FclibProblem, path: &Path) -> String {
     stem.split('-').next().unwrap_or_default().to_string()
 }
 
-/// The case part of a record of `prob` read from `path`.
-pub fn case_record(prob: &FclibProblem, path: &Path) -> CaseRecord {
+/// The case part of a record of `prob` read from `path` under `protocol`.
+pub fn case_record(prob: &FclibProblem, path: &Path, protocol: &Protocol) -> CaseRecord {
     let mut m = serde_json::Map::new();
+    m.insert("stop".into(), Value::from(protocol.stop.to_string()));
     m.insert("file".into(), Value::from(path.display().to_string()));
-    m.insert("title".into(), Value::from(prob.global.info.title.trim()));
+    m.insert("title".into(), Value::from(prob.info.title.trim()));
     m.insert("family".into(), Value::from(family(prob, path)));
     m.insert("form".into(), Value::from(prob.form.to_string()));
-    m.insert("contacts".into(), Value::from(prob.global.nc()));
-    m.insert("dofs".into(), Value::from(prob.global.nv()));
-    m.insert("regularisation".into(), Value::from(prob.regularisation));
+    m.insert("contacts".into(), Value::from(prob.nc()));
+    m.insert("dofs".into(), prob.nv().map_or(Value::Null, Value::from));
+    match prob.form {
+        Form::Local => {
+            m.insert("w_asymmetry".into(), prob.local.as_ref().map_or(Value::Null, |l| Value::from(l.asymmetry())));
+        }
+        Form::Global => {
+            let a = prob.global.as_ref().and_then(|g| g.m_asymmetry().ok());
+            m.insert("m_asymmetry".into(), a.map_or(Value::Null, Value::from));
+        }
+    }
     let label = path.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
     CaseRecord::new("fclib", &label, Params(m))
 }
 
-/// The errors of an answer `(r, u)` to a problem with `||q|| = q_norm` and natural-map residual
-/// `residual`: `(fclib_error, natmap_rel_q, natmap_siconos)` (module doc).
-pub fn errors(residual: f64, q_norm: f64, r: &[f64], u: &[f64]) -> (f64, f64, f64) {
-    let rel_q = if q_norm <= f64::EPSILON { residual } else { residual / q_norm };
-    let scale = q_norm.max(norm(r)).max(norm(u));
-    let siconos = if scale <= f64::EPSILON { residual } else { residual / scale };
-    (residual / (1.0 + q_norm), rel_q, siconos)
-}
-
-/// Runs `entry` on `prob` (read from `path`) under `protocol`: one run record.
+/// Runs `entry` on the prepared problem (read from `path`) under `protocol`: one run record, and
+/// the answer.
 pub fn run_one(
-    prob: &FclibProblem,
+    prepared: &Prepared<'_>,
     path: &Path,
     entry: &SolverEntry,
     protocol: &Protocol,
     provenance: &Provenance,
-) -> Result<RunRecord, BenchError> {
+) -> Result<Outcome, BenchError> {
+    let prob = prepared.prob;
     let params = settings(entry, protocol)?;
     let solver = SolverRecord::new(entry.name, params.clone(), entry.paper, (entry.defaults)().hash());
-    let mut record = RunRecord::new(provenance.clone(), case_record(prob, path), solver);
+    let mut record = RunRecord::new(provenance.clone(), case_record(prob, path, protocol), solver);
     if let Err(why) = accepts(entry) {
         record.reason = Some(why.to_string());
-        return Ok(record);
+        return Ok(Outcome { record, answer: None });
     }
-    if let Err(why) = prob.global.to_linear() {
-        record.reason = Some(format!("the problem cannot be given to the solvers: {why}"));
-        return Ok(record);
+    let delassus = entry.capabilities.delassus_form;
+    if let Err(why) = prepared.check(delassus) {
+        record.reason = Some(format!("the problem cannot be given to {}: {why}", entry.name));
+        return Ok(Outcome { record, answer: None });
     }
     let mut s = entry.build(&params).map_err(BenchError::Build)?;
     let limit = Duration::try_from_secs_f64(protocol.time_limit_s)
         .map_err(|_| BenchError::TimeLimit { seconds: protocol.time_limit_s })?;
     // a deadline beyond what `Instant` can hold is no deadline
     let deadline = Instant::now().checked_add(limit);
-    match crate::solve_until(prob, s.as_mut(), deadline) {
+    let rep = if protocol.harness_stops(entry) {
+        prepared.solve_to(s.as_mut(), delassus, deadline, protocol.tolerance)
+    } else {
+        prepared.solve(s.as_mut(), delassus, deadline)
+    };
+    let rep = match rep {
         Err(e @ crate::SolveFailure::Solver(api::SolveError::Unsupported { .. })) => {
             record.reason = Some(format!("refuses the {} form: {e}", prob.form));
+            return Ok(Outcome { record, answer: None });
         }
         Err(e) => {
             record.status = RunStatus::Failed;
             record.reason = Some(e.to_string());
             record.summary.failures = 1;
+            return Ok(Outcome { record, answer: None });
         }
-        Ok(rep) => {
-            let (err, rel_q, siconos) = errors(rep.residual, rep.q_norm, &rep.r, &rep.u);
-            // the protocol's time limit: an answer returned past it is graded but unsolved
-            let timed_out = rep.status == harness::SolveStatus::TimeLimit || rep.wall_s > protocol.time_limit_s;
-            if timed_out {
-                record.reason = Some(format!(
-                    "stopped at the time limit ({} s) after {} iterations; the answer is graded but counts as unsolved",
-                    protocol.time_limit_s, rep.iterations
-                ));
-            }
-            let sm = &mut record.summary;
-            sm.steps = 1;
-            sm.unconverged_steps = usize::from(timed_out || err.is_nan() || err > protocol.tolerance);
-            sm.wall_per_step_s = Quantiles { median: rep.wall_s, p95: rep.wall_s };
-            sm.iterations_per_step = MeanMax { mean: rep.iterations as f64, max: rep.iterations as f64 };
-            sm.stage_times = StageTimes { solve_s: rep.wall_s, ..StageTimes::default() };
-            for (k, v) in [("fclib_error", err), ("natmap_rel_q", rel_q), ("natmap_siconos", siconos)] {
-                sm.metrics.insert(k.into(), metric_stat(&[v]));
-            }
-            if let Some(m) = entry.model.own_residual(&rep.log) {
-                sm.metrics.insert("model_residual".into(), metric_stat(&[m]));
-            }
-            record.status = RunStatus::Ok;
-        }
+        Ok(rep) => rep,
+    };
+    let g = &rep.grade;
+    // the protocol's time limit: an answer returned past it is graded but unsolved
+    let timed_out = rep.status == harness::SolveStatus::TimeLimit || rep.wall_s > protocol.time_limit_s;
+    let solved = !timed_out && g.error <= protocol.tolerance;
+    if timed_out {
+        record.reason = Some(format!(
+            "stopped at the time limit ({} s) after {} iterations; the answer is graded but counts as unsolved",
+            protocol.time_limit_s, rep.iterations
+        ));
+    } else if !solved && rep.status == harness::SolveStatus::Solved && entry.model.is_regularised() {
+        record.reason = Some(format!(
+            "a regularised model: solved its own model (its own residual below); the rigid error {:.3e} is above \
+             the tolerance {:e}",
+            g.error, protocol.tolerance
+        ));
+    } else if !solved && rep.status == harness::SolveStatus::Solved {
+        record.reason =
+            Some(format!("{CLAIMED_SOLVED}: error {:.3e} above the tolerance {:e}", g.error, protocol.tolerance));
     }
-    Ok(record)
+    let sm = &mut record.summary;
+    sm.steps = 1;
+    sm.unconverged_steps = usize::from(!solved);
+    sm.wall_per_step_s = Quantiles { median: rep.wall_s, p95: rep.wall_s };
+    sm.iterations_per_step = MeanMax { mean: rep.iterations as f64, max: rep.iterations as f64 };
+    sm.stage_times = StageTimes { solve_s: rep.wall_s, ..StageTimes::default() };
+    for (k, v) in [("fclib_error", g.error), ("natmap_1q", g.error_1q), ("natmap_rel_q", g.error_rel_q)] {
+        sm.metrics.insert(k.into(), metric_stat(&[v]));
+    }
+    if let Some(b) = rep.log.best_yardstick() {
+        // the harness's stopping rule: the best error of any iterate handed over
+        sm.metrics.insert("best_yardstick".into(), metric_stat(&[b]));
+    }
+    if let Some(c) = rep.consistency {
+        sm.metrics.insert("consistency".into(), metric_stat(&[c]));
+    }
+    if let Given::CholeskyView { regularisation } = rep.given {
+        sm.metrics.insert("view_regularisation".into(), metric_stat(&[regularisation]));
+    }
+    if let Some(m) = entry.model.own_residual(&rep.log) {
+        sm.metrics.insert("model_residual".into(), metric_stat(&[m]));
+    }
+    record.status = RunStatus::Ok;
+    Ok(Outcome { record, answer: Some(crate::answer(&rep)) })
 }

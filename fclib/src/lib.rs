@@ -57,19 +57,23 @@ pub use hdf5_pure;
 pub mod bench;
 mod error;
 pub mod export;
+pub mod grade;
 pub mod matrix;
 pub mod problem;
 pub mod read;
 pub mod solve;
+pub mod view;
 pub mod write;
 
 pub use error::FclibError;
 pub use export::{export_step, solution_of, ExportError};
+pub use grade::{Grade, Grader};
 pub use matrix::{Csc, CscOps};
 pub use problem::{
     from_normal_last, from_step, natmap_residual, to_normal_last, FclibProblem, Form, FormError, GlobalProblem, Info,
-    LocalProblem, ProblemError, Solution, LOCAL_LIMIT, LOCAL_VIEW_LIMIT,
+    LocalProblem, ProblemError, Solution, LOCAL_LIMIT, LOCAL_VIEW_LIMIT, M_SYMMETRY_TOLERANCE, W_SYMMETRY_TOLERANCE,
 };
-pub use read::{read, read_as};
-pub use solve::{solve, solve_until, SolveFailure, SolveReport};
+pub use read::{read, read_as, read_solution};
+pub use solve::{answer, solve, Given, Prepared, SolveFailure, SolveReport};
+pub use view::GlobalView;
 pub use write::write;

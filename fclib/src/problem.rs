@@ -18,6 +18,27 @@ pub enum ProblemError {
         /// How many.
         rows: usize,
     },
+    /// The file lacks the form asked for.
+    #[error("the file has no {form} form")]
+    MissingForm {
+        /// The form.
+        form: Form,
+    },
+    /// A matrix that the method needs symmetric is not, beyond the tolerance.
+    #[error(
+        "{matrix} is not symmetric: relative asymmetry max|A - A^T| / max|A| = {asymmetry:.2e} > {tolerance:.0e}; \
+         {needs}"
+    )]
+    NotSymmetric {
+        /// `W` or `M`.
+        matrix: &'static str,
+        /// The measured relative asymmetry.
+        asymmetry: f64,
+        /// [`W_SYMMETRY_TOLERANCE`] or [`M_SYMMETRY_TOLERANCE`].
+        tolerance: f64,
+        /// What needs it symmetric.
+        needs: &'static str,
+    },
     /// The local problem is too large for the dense Cholesky view.
     #[error("{rows} rows: the dense Cholesky view of W is limited to {limit}")]
     LocalViewTooLarge {
@@ -36,7 +57,6 @@ impl From<ProblemError> for String {
 
 use crate::matrix::{Csc, CscOps};
 use api::FieldError;
-use harness::linear::LinearProblem;
 use harness::problem::StepProblem;
 use kernels::BlockDiagonal;
 use nalgebra::DMatrix;
@@ -112,8 +132,6 @@ pub struct GlobalProblem {
     pub w: Vec<f64>,
     /// Friction coefficients (`nc`).
     pub mu: Vec<f64>,
-    /// Descriptions.
-    pub info: Info,
 }
 
 /// The local form `u = W r + q`.
@@ -141,22 +159,66 @@ pub struct Solution {
 /// Everything an FCLIB file holds that signorini uses.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FclibProblem {
-    /// Which form the solvers are given: [`Form::Global`] runs `global` as read;
-    /// [`Form::Local`] runs `global` = the Cholesky view of `local`
-    /// ([`LocalProblem::global_view`]) and grades answers on `local` itself.
+    /// Which form the solvers are given and the answers are graded on.
     pub form: Form,
-    /// The `epsilon` of the Cholesky view (`W + epsilon I = R^T R`); 0 for the global form and for
-    /// a positive definite `W`.
-    pub regularisation: f64,
-    /// The global problem (for [`Form::Local`], the view of the local one).
-    pub global: GlobalProblem,
-    /// The local problem, when written.
+    /// Descriptions (`/fclib_global/info`, or `/fclib_local/info` in a local-only file).
+    pub info: Info,
+    /// The global problem, when the file has it (always, for [`Form::Global`]).
+    pub global: Option<GlobalProblem>,
+    /// The local problem, when the file has it (always, for [`Form::Local`]).
     pub local: Option<LocalProblem>,
     /// The stored solution.
     pub solution: Option<Solution>,
     /// Stored initial guesses.
     pub guesses: Vec<Solution>,
 }
+
+impl FclibProblem {
+    /// Number of contacts.
+    pub fn nc(&self) -> usize {
+        self.mu().len()
+    }
+
+    /// Number of velocity DOFs of the global form, when the file has one.
+    pub fn nv(&self) -> Option<usize> {
+        self.global.as_ref().map(GlobalProblem::nv)
+    }
+
+    /// Friction coefficients.
+    pub fn mu(&self) -> &[f64] {
+        match (&self.global, &self.local) {
+            (Some(g), _) => &g.mu,
+            (None, Some(l)) => &l.mu,
+            (None, None) => &[],
+        }
+    }
+
+    /// The global problem, for [`Form::Global`].
+    pub fn global_form(&self) -> Result<&GlobalProblem, ProblemError> {
+        self.global.as_ref().ok_or(ProblemError::MissingForm { form: Form::Global })
+    }
+
+    /// The local problem, for [`Form::Local`].
+    pub fn local_form(&self) -> Result<&LocalProblem, ProblemError> {
+        self.local.as_ref().ok_or(ProblemError::MissingForm { form: Form::Local })
+    }
+}
+
+/// Largest relative asymmetry `max |W - W^T| / max |W|` of a local problem's `W` that a solver
+/// needing a symmetric `W` (through the Cholesky view) accepts. A `W = H^T M^-1 H` computed in
+/// double precision is symmetric to a few units of round-off (1e-16 relative) times the
+/// conditioning of `M`'s blocks; 1e-10 leaves room for that and refuses the files whose `W` is
+/// not symmetric (Siconos's test data: 4.5e-5 to 1.8e-3).
+pub const W_SYMMETRY_TOLERANCE: f64 = 1e-10;
+
+/// Largest relative asymmetry `max |M_b - M_b^T| / max |M_b|` of a diagonal block of a global
+/// problem's `M` that the solvers reading a mass matrix take (through the block's symmetric part),
+/// the same round-off allowance as [`W_SYMMETRY_TOLERANCE`]. LMGC90's finite-element files store
+/// `M` symmetric only to 1.5e-7, and that skew part is not round-off there: with `M`'s condition
+/// number of 9.5e6 it changes `W = H^T M^-1 H` by 6 to 8.5 % of `max |W|`. Such a file is given
+/// to the solvers that work on `W` as its condensed `W` (with `M` as written), and refused, with
+/// the measured asymmetry, by the others.
+pub const M_SYMMETRY_TOLERANCE: f64 = 1e-10;
 
 /// The FCLIB problem of one step (rigid reference law), with the local form when `3 nc <=
 /// local_limit`. Fails on a step without contacts or with bilateral rows (FCLIB's `G` is not
@@ -176,9 +238,9 @@ pub fn from_step(p: &StepProblem<'_>, local_limit: usize, info: Info) -> Result<
     let w: Vec<f64> = (0..nc).flat_map(|i| p.bias(i)).collect();
     let mu: Vec<f64> = p.contacts.contacts.iter().map(|c| c.mu).collect();
     let block_sizes = p.mass.blocks().iter().map(|b| b.nrows()).collect();
-    let global = GlobalProblem { m, block_sizes, h, f, w, mu, info };
+    let global = GlobalProblem { m, block_sizes, h, f, w, mu };
     let local = (3 * nc <= local_limit).then(|| local_form(&global, &p.mass));
-    Ok(FclibProblem { form: Form::Global, regularisation: 0.0, global, local, solution: None, guesses: vec![] })
+    Ok(FclibProblem { form: Form::Global, info, global: Some(global), local, solution: None, guesses: vec![] })
 }
 
 /// `W = H^T M^-1 H`, `q = H^T M^-1 f + w` with a factored `M`.
@@ -214,8 +276,9 @@ impl GlobalProblem {
         self.mu.len()
     }
 
-    /// The block-diagonal mass matrix (unfactored); errors name `M`.
-    pub fn mass(&self) -> Result<BlockDiagonal, ProblemError> {
+    /// The diagonal blocks of `M` as given (sizes [`Self::block_sizes`]); an entry coupling two
+    /// blocks is refused, naming it.
+    pub fn blocks(&self) -> Result<Vec<DMatrix<f64>>, ProblemError> {
         let mut blocks: Vec<DMatrix<f64>> = self.block_sizes.iter().map(|&s| DMatrix::zeros(s, s)).collect();
         let mut owner = vec![(0usize, 0usize); self.nv()];
         let mut off = 0;
@@ -234,67 +297,93 @@ impl GlobalProblem {
             }
             blocks[kr][(jr, jc)] = x;
         }
-        for (k, b) in blocks.iter().enumerate() {
-            let scale = b.amax().max(f64::MIN_POSITIVE);
-            if (b - b.transpose()).amax() > 1e-12 * scale {
-                return Err(FieldError::new("M", format!("diagonal block {k} is not symmetric")).into());
-            }
+        Ok(blocks)
+    }
+
+    /// The relative asymmetry of `M`, `max |M - M^T| / max |M|` (over its diagonal blocks).
+    pub fn m_asymmetry(&self) -> Result<f64, ProblemError> {
+        Ok(block_asymmetry(&self.blocks()?))
+    }
+
+    /// The block-diagonal mass matrix the solvers are given (unfactored): `M`'s blocks, each
+    /// replaced by its symmetric part `(M_b + M_b^T) / 2` when its relative asymmetry is at most
+    /// [`M_SYMMETRY_TOLERANCE`]; refused beyond, with the measured asymmetry.
+    pub fn mass(&self) -> Result<BlockDiagonal, ProblemError> {
+        let mut blocks = self.blocks()?;
+        let a = block_asymmetry(&blocks);
+        if a > M_SYMMETRY_TOLERANCE || a.is_nan() {
+            return Err(ProblemError::NotSymmetric {
+                matrix: "M",
+                asymmetry: a,
+                tolerance: M_SYMMETRY_TOLERANCE,
+                needs: "a solver reading a mass matrix needs it symmetric (solvers working on W are given the \
+                        condensed W = H^T M^-1 H)",
+            });
+        }
+        for b in &mut blocks {
+            *b = (&*b + b.transpose()) * 0.5;
         }
         Ok(BlockDiagonal::new(blocks))
     }
 
-    /// The problem as a [`LinearProblem`] (see `harness::linear` for the mapping and limits).
-    /// Errors name the field.
-    pub fn to_linear(&self) -> Result<LinearProblem, ProblemError> {
-        let nc = self.nc();
-        let mut w_n = Vec::with_capacity(nc);
-        for i in 0..nc {
-            let wi = &self.w[3 * i..3 * i + 3];
-            if wi[1] != 0.0 || wi[2] != 0.0 {
-                return Err(FieldError::new(
-                    "w",
-                    format!(
-                        "contact {i} has a tangential bias ({}, {}); signorini's step problem has a normal bias only",
-                        wi[1], wi[2]
-                    ),
-                )
-                .into());
-            }
-            w_n.push(wi[0]);
+    /// The local problem Siconos condenses a global one to, `W = H^T M^-1 H`, `q = H^T M^-1 f + w`,
+    /// with `M` as written (an LU factor of each diagonal block: a non-symmetric `M` gives a
+    /// non-symmetric `W`). Refused above [`LOCAL_VIEW_LIMIT`] rows or for a singular block.
+    pub fn condense(&self) -> Result<LocalProblem, ProblemError> {
+        let n = 3 * self.nc();
+        if n > LOCAL_VIEW_LIMIT {
+            return Err(ProblemError::LocalViewTooLarge { rows: n, limit: LOCAL_VIEW_LIMIT });
         }
-        let j: Vec<(usize, usize, f64)> = self.h.triplets().into_iter().map(|(r, c, x)| (c, r, x)).collect();
-        Ok(LinearProblem::new(self.mass()?, &j, self.f.clone(), &w_n, &self.mu)?)
-    }
-
-    /// `q = H^T M^-1 f + w`, the constant term of the local problem.
-    pub fn q(&self) -> Result<Vec<f64>, ProblemError> {
-        let mut mass = self.mass()?;
-        mass.factor().map_err(|e| FieldError::new("M", e.to_string()))?;
+        let mut lus = vec![];
+        let mut owner = vec![0usize; self.nv()];
+        let mut offsets = vec![];
+        let mut off = 0;
+        for (k, b) in self.blocks()?.into_iter().enumerate() {
+            let lu = b.lu();
+            if !lu.is_invertible() {
+                return Err(FieldError::new("M", format!("diagonal block {k} is singular")).into());
+            }
+            owner[off..off + lu.l().nrows()].fill(k);
+            offsets.push(off);
+            off += lu.l().nrows();
+            lus.push(lu);
+        }
+        // x = M^-1 y, solving only the blocks `y` touches
+        let solve = |y: &mut [f64], touched: &[usize]| {
+            for &k in touched {
+                let (o, m) = (offsets[k], lus[k].l().nrows());
+                let mut b = nalgebra::DVector::from_column_slice(&y[o..o + m]);
+                lus[k].solve_mut(&mut b);
+                y[o..o + m].copy_from_slice(b.as_slice());
+            }
+        };
+        let (p, i, x) = (self.h.indptr().into_raw_storage(), self.h.indices(), self.h.data());
+        let mut t = vec![];
+        let mut col = vec![0.0; self.nv()];
+        for c in 0..n {
+            col.fill(0.0);
+            let mut touched: Vec<usize> = (p[c]..p[c + 1]).map(|k| owner[i[k]]).collect();
+            touched.sort_unstable();
+            touched.dedup();
+            for k in p[c]..p[c + 1] {
+                col[i[k]] = x[k];
+            }
+            solve(&mut col, &touched);
+            for (r, v) in self.h.tr_mul(&col).into_iter().enumerate() {
+                if v != 0.0 {
+                    t.push((r, c, v));
+                }
+            }
+        }
         let mut vstar = self.f.clone();
-        mass.solve_in_place(&mut vstar);
-        Ok(self.h.tr_mul(&vstar).iter().zip(&self.w).map(|(a, b)| a + b).collect())
-    }
-
-    /// `v = M^-1 (f + H r)`, the velocity that balances impulses `r`.
-    pub fn velocity_of(&self, r: &[f64]) -> Result<Vec<f64>, ProblemError> {
-        let mut mass = self.mass()?;
-        mass.factor().map_err(|e| FieldError::new("M", e.to_string()))?;
-        let mut v: Vec<f64> = self.h.mul(r).iter().zip(&self.f).map(|(a, b)| a + b).collect();
-        mass.solve_in_place(&mut v);
-        Ok(v)
+        solve(&mut vstar, &(0..lus.len()).collect::<Vec<_>>());
+        let q = self.h.tr_mul(&vstar).iter().zip(&self.w).map(|(a, b)| a + b).collect();
+        Ok(LocalProblem { w: Csc::from_triplets(n, n, &t), q, mu: self.mu.clone() })
     }
 
     /// `u = H^T v + w`, the contact velocities of `v`.
     pub fn contact_velocity(&self, v: &[f64]) -> Vec<f64> {
         self.h.tr_mul(v).iter().zip(&self.w).map(|(a, b)| a + b).collect()
-    }
-
-    /// The natural-map error of `(v, r)` relative to `||q||_2`: [`natmap_residual`]`(u, r) /
-    /// ||q||_2` (absolute when `||q||_2 <= f64::EPSILON`), `u = H^T v + w`. This is what `signorini
-    /// fclib solve` prints; `signorini fclib bench` reports `||F|| / (1 + ||q||)` beside it.
-    pub fn natmap_error(&self, v: &[f64], r: &[f64]) -> Result<f64, ProblemError> {
-        let f = natmap_residual(&self.contact_velocity(v), r, &self.mu);
-        Ok(relative(f, norm(&self.q()?)))
     }
 }
 
@@ -309,10 +398,29 @@ impl LocalProblem {
         self.w.mul(r).iter().zip(&self.q).map(|(a, b)| a + b).collect()
     }
 
-    /// The natural-map error of `r` relative to `||q||_2` (as [`GlobalProblem::natmap_error`]),
-    /// `u = W r + q` with the `W` of the file (not regularised).
-    pub fn natmap_error(&self, r: &[f64]) -> f64 {
-        relative(natmap_residual(&self.contact_velocity(r), r, &self.mu), norm(&self.q))
+    /// The relative asymmetry `max |W - W^T| / max |W|`.
+    pub fn asymmetry(&self) -> f64 {
+        let n = self.w.rows().max(self.w.cols());
+        let mut entries: std::collections::HashMap<(usize, usize), f64> = Default::default();
+        for (r, c, x) in self.w.triplets() {
+            *entries.entry((r, c)).or_default() += x;
+        }
+        let scale = entries.values().fold(0.0f64, |m, x| m.max(x.abs()));
+        let diff = entries
+            .iter()
+            .filter(|((r, c), _)| *r < n && *c < n)
+            .map(|(&(r, c), x)| (x - entries.get(&(c, r)).copied().unwrap_or(0.0)).abs())
+            .fold(0.0f64, f64::max);
+        if scale > 0.0 {
+            diff / scale
+        } else {
+            0.0
+        }
+    }
+
+    /// The problem in Delassus form, `W` as given (solvers with `delassus_form`).
+    pub fn to_delassus(&self) -> Result<api::DelassusProblem, ProblemError> {
+        Ok(api::DelassusProblem::from_triplets(&self.w.triplets(), self.q.clone(), self.mu.clone())?)
     }
 
     /// The local problem as a global one that every Delassus-based solver can take, and the
@@ -322,9 +430,10 @@ impl LocalProblem {
     /// epsilon I` and `H^T M^-1 f + w = q`. `M`'s blocks pair the contacts (6 DOFs, 3 for a last
     /// odd one); contact `i` acts on every block its column of `R` touches (about `i / 2` blocks
     /// for a dense `W`; every solver that takes FCLIB takes a contact on any number of blocks,
-    /// docs/fclib.md). Refused above
-    /// [`LOCAL_VIEW_LIMIT`] rows or when no `epsilon <= 1e-6 max_i W_ii` works.
-    pub fn global_view(&self, info: Info) -> Result<(GlobalProblem, f64), ProblemError> {
+    /// docs/fclib.md). Refused when `W` is not symmetric beyond [`W_SYMMETRY_TOLERANCE`] (the
+    /// view would answer `W_s`, another problem), above [`LOCAL_VIEW_LIMIT`] rows, or when no
+    /// `epsilon <= 1e-6 max_i W_ii` works.
+    pub fn global_view(&self) -> Result<(GlobalProblem, f64), ProblemError> {
         let n = 3 * self.nc();
         if self.w.rows() != n || self.w.cols() != n || self.q.len() != n {
             return Err(FieldError::new(
@@ -338,6 +447,15 @@ impl LocalProblem {
                 ),
             )
             .into());
+        }
+        let asymmetry = self.asymmetry();
+        if asymmetry > W_SYMMETRY_TOLERANCE || asymmetry.is_nan() {
+            return Err(ProblemError::NotSymmetric {
+                matrix: "W",
+                asymmetry,
+                tolerance: W_SYMMETRY_TOLERANCE,
+                needs: "the solver's method needs a symmetric W (it is given the Cholesky view W = R^T R)",
+            });
         }
         if n > LOCAL_VIEW_LIMIT {
             return Err(ProblemError::LocalViewTooLarge { rows: n, limit: LOCAL_VIEW_LIMIT });
@@ -391,15 +509,8 @@ impl LocalProblem {
             block_sizes.push(3);
         }
         let m = Csc::from_triplets(n, n, &(0..n).map(|i| (i, i, 1.0)).collect::<Vec<_>>());
-        let g = GlobalProblem {
-            m,
-            block_sizes,
-            h: Csc::from_triplets(n, n, &t),
-            f,
-            w: vec![0.0; n],
-            mu: self.mu.clone(),
-            info,
-        };
+        let g =
+            GlobalProblem { m, block_sizes, h: Csc::from_triplets(n, n, &t), f, w: vec![0.0; n], mu: self.mu.clone() };
         Ok((g, eps))
     }
 }
@@ -424,11 +535,15 @@ pub fn norm(x: &[f64]) -> f64 {
     x.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
-fn relative(f: f64, qn: f64) -> f64 {
-    if qn <= f64::EPSILON {
-        f
+/// The relative asymmetry `max |A - A^T| / max |A|` of a block-diagonal matrix given by its
+/// diagonal blocks (0 for a zero matrix).
+pub fn block_asymmetry(blocks: &[DMatrix<f64>]) -> f64 {
+    let scale = blocks.iter().map(|b| b.amax()).fold(0.0, f64::max);
+    let diff = blocks.iter().map(|b| (b - b.transpose()).amax()).fold(0.0, f64::max);
+    if scale > 0.0 {
+        diff / scale
     } else {
-        f / qn
+        0.0
     }
 }
 

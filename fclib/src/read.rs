@@ -167,6 +167,29 @@ fn check_blocks(m: &Csc, sizes: &[usize]) -> bool {
     owner.len() == m.cols() && m.triplets().iter().all(|&(r, c, _)| owner[r] == owner[c])
 }
 
+/// Reads the `/solution` group of any HDF5 file (an answer written by `fclib solve
+/// --write-solution`, by `fclib bench --write-solutions`, or by another code: `r` required, `u`
+/// and `v` optional), checking `r`'s length against `nc` contacts.
+pub fn read_solution(path: &Path, nc: usize) -> Result<Solution, FclibError> {
+    let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
+        let (e, prefix) = (e.to_string(), format!("{}: ", path.display()));
+        hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
+    })?;
+    let file = File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;
+    let r = Reader { path, file };
+    if !r.exists("solution") {
+        return Err(r.err("/solution", "missing: no answer in this file"));
+    }
+    let s = r.solution("solution")?;
+    if s.r.len() != 3 * nc {
+        return Err(r.err("/solution/r", format!("length {} != {} (3 x {nc} contacts)", s.r.len(), 3 * nc)));
+    }
+    if let Some(i) = s.r.iter().position(|x| !x.is_finite()) {
+        return Err(r.err("/solution/r", format!("entry {i} is not finite ({})", s.r[i])));
+    }
+    Ok(s)
+}
+
 /// Reads an FCLIB file: its global form when it has one, else its local form (as
 /// [`read_as`]`(path, None)`). Every error names the file and the field.
 pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
@@ -174,9 +197,10 @@ pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
 }
 
 /// Reads an FCLIB file for the solvers in `form`: [`Form::Global`] needs `/fclib_global` (and
-/// reads `/fclib_local` too when present), [`Form::Local`] needs `/fclib_local` and builds its
-/// Cholesky view ([`crate::LocalProblem::global_view`]); `None` takes the global form when the
-/// file has one, else the local form. Every error names the file and the field.
+/// reads `/fclib_local` too when present), [`Form::Local`] reads `/fclib_local`, or condenses
+/// the global form when the file has none ([`GlobalProblem::condense`], as Siconos does), and
+/// `/fclib_global` too when present; `None` takes the global form when the file has one, else the
+/// local form. Every error names the file and the field.
 pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibError> {
     let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
         let (e, prefix) = (e.to_string(), format!("{}: ", path.display()));
@@ -194,7 +218,7 @@ pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibErr
             };
             return Err(r.err("/fclib_global", why));
         }
-        Some(Form::Local) if !has_local => {
+        Some(Form::Local) if !has_local && !has_global => {
             return Err(r.err("/fclib_local", "missing: this file has no local form (W, q, mu)"));
         }
         Some(f) => f,
@@ -206,22 +230,18 @@ pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibErr
     };
     let global = if has_global { Some(r.global()?) } else { None };
     let nc = global.as_ref().map(|g| g.nc());
-    let local = if has_local { Some(r.local(nc)?) } else { None };
-    let (global, regularisation) = match (form, global, &local) {
-        (Form::Global, Some(g), _) => (g, 0.0),
-        (Form::Local, g, Some(l)) => {
-            let info = match g {
-                Some(g) => g.info,
-                None => r.info("fclib_local/info"),
-            };
-            l.global_view(info).map_err(|e| r.err("/fclib_local/W", e))?
-        }
-        _ => unreachable!("the form was checked against the file's groups"),
+    let local = match (has_local, form, &global) {
+        (true, _, _) => Some(r.local(nc)?),
+        // the local form of a global-only file: condensed as Siconos does
+        (false, Form::Local, Some(g)) => Some(g.condense().map_err(|e| r.err("/fclib_global", e))?),
+        _ => None,
     };
-    let (nv, nc) = (global.nv(), global.nc());
+    let info = if has_global { r.info("fclib_global/info") } else { r.info("fclib_local/info") };
+    let nv = global.as_ref().map_or(0, |g| g.nv());
+    let nc = global.as_ref().map(|g| g.nc()).or(local.as_ref().map(|l| l.nc())).unwrap_or(0);
     let check = |s: Solution, g: &str| -> Result<Solution, FclibError> {
         // a local-only file's stored v (if any) belongs to no velocity space of ours: dropped
-        let s = if form == Form::Local && !has_global { Solution { v: vec![], ..s } } else { s };
+        let s = if !has_global { Solution { v: vec![], ..s } } else { s };
         for (name, x, n) in [("v", &s.v, nv), ("u", &s.u, 3 * nc), ("r", &s.r, 3 * nc)] {
             if !x.is_empty() && x.len() != n {
                 return Err(r.err(&format!("/{g}/{name}"), format!("length {} != {n}", x.len())));
@@ -243,7 +263,7 @@ pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibErr
             guesses.push(check(r.solution(&g)?, &g)?);
         }
     }
-    Ok(FclibProblem { form, regularisation, global, local, solution, guesses })
+    Ok(FclibProblem { form, info, global, local, solution, guesses })
 }
 
 impl Reader<'_> {
@@ -323,8 +343,7 @@ impl Reader<'_> {
         } else {
             finest_blocks(&m)
         };
-        let info = r.info("fclib_global/info");
-        Ok(GlobalProblem { m, block_sizes, h, f, w, mu, info })
+        Ok(GlobalProblem { m, block_sizes, h, f, w, mu })
     }
 }
 

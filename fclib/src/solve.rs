@@ -1,48 +1,107 @@
-//! Running a signorini solver on an imported FCLIB problem through its [`LinearProblem`] view
-//! and grading the answer, the stored solution and the stored guesses with the natural-map error
-//! of the form the solvers were given (for [`Form::Local`], on the file's own `W` and `q`).
+//! Running a signorini solver on an imported FCLIB problem, and grading its impulses with the
+//! harness's own [`Grader`] (never with what the solver says of them).
+//!
+//! How the problem is given ([`Given`]):
+//! - global form: as a step problem without a world ([`crate::view`]); when `M` is not symmetric
+//!   (beyond [`crate::M_SYMMETRY_TOLERANCE`]), a solver with `delassus_form` is given the condensed
+//!   `W = H^T M^-1 H` with `M` as written ([`crate::GlobalProblem::condense`]) and any other
+//!   solver refuses it;
+//! - local form, to a solver with `delassus_form`: `W` as given ([`api::DelassusProblem`]);
+//! - local form, to any other solver: the Cholesky view of `W` ([`crate::LocalProblem::global_view`]),
+//!   refused when `W` is not symmetric beyond [`crate::W_SYMMETRY_TOLERANCE`].
 
-#[cfg(doc)]
-use crate::problem::GlobalProblem;
-use crate::problem::{natmap_residual, norm, FclibProblem, Form, Solution};
-#[cfg(doc)]
-use harness::linear::LinearProblem;
+use crate::grade::{Grade, Grader};
+use crate::problem::{FclibProblem, Form, ProblemError};
+use crate::view::GlobalView;
+use std::cell::OnceCell;
 use std::time::Instant;
 
-/// What [`solve`] measured.
+/// How the problem was given to the solver.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Given {
+    /// The global form as a step problem; `whitened` blocks of `M` above 6 DOFs in whitened
+    /// variables, `m_asymmetry` the largest relative asymmetry of `M`'s blocks (solved through
+    /// their symmetric parts).
+    Global {
+        /// Blocks given in whitened variables.
+        whitened: usize,
+        /// Relative asymmetry of `M`.
+        m_asymmetry: f64,
+    },
+    /// The local form, `W` as given.
+    Delassus {
+        /// Relative asymmetry of `W`.
+        w_asymmetry: f64,
+    },
+    /// The global form condensed to `W = H^T M^-1 H`, `q = H^T M^-1 f + w` (`M` as written: it is
+    /// not symmetric), `W` as it comes out.
+    Condensed {
+        /// Relative asymmetry of `M`.
+        m_asymmetry: f64,
+        /// Relative asymmetry of the condensed `W`.
+        w_asymmetry: f64,
+    },
+    /// The Cholesky view of a symmetric `W` plus `regularisation I`.
+    CholeskyView {
+        /// The view's `epsilon`.
+        regularisation: f64,
+    },
+}
+
+impl std::fmt::Display for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Given::Global { whitened: 0, m_asymmetry } => write!(f, "global form (M asymmetry {m_asymmetry:.1e})"),
+            Given::Global { whitened, m_asymmetry } => write!(
+                f,
+                "global form, {whitened} blocks of M above 6 DOFs in whitened variables (M asymmetry {m_asymmetry:.1e})"
+            ),
+            Given::Delassus { w_asymmetry } => write!(f, "local form, W as given (asymmetry {w_asymmetry:.1e})"),
+            Given::Condensed { m_asymmetry, w_asymmetry } => write!(
+                f,
+                "global form condensed to W = H^T M^-1 H with M as written (M asymmetry {m_asymmetry:.1e}, W \
+                 asymmetry {w_asymmetry:.1e})"
+            ),
+            Given::CholeskyView { regularisation } => {
+                write!(f, "local form through the Cholesky view of W (regularisation epsilon = {regularisation:.1e})")
+            }
+        }
+    }
+}
+
+/// What [`Prepared::solve`] measured.
 #[derive(Debug, Clone)]
 pub struct SolveReport {
-    /// Our solution: `v+` (for [`Form::Local`], the velocity of the Cholesky view).
-    pub v: Vec<f64>,
-    /// Impulses `r` (`3 nc`), normal first.
+    /// How the problem was given.
+    pub given: Given,
+    /// The impulses `r` (`3 nc`), normal first: the answer.
     pub r: Vec<f64>,
-    /// Contact velocities `u` of our solution (`H^T v + w`, or `W r + q` for the local form).
-    pub u: Vec<f64>,
-    /// Solver status.
-    pub status: harness::SolveStatus,
+    /// The solver's velocity in the file's variables (global form only); used for
+    /// [`Self::consistency`] and written with the answer, never for the grade.
+    pub v: Option<Vec<f64>>,
+    /// The solver's own status (its claim).
+    pub status: api::SolveStatus,
     /// Solver iterations.
     pub iterations: usize,
-    /// Wall time of `Solver::step` (s).
+    /// Wall time of the solve (s).
     pub wall_s: f64,
-    /// Natural-map error of our solution relative to `||q||` ([`GlobalProblem::natmap_error`]).
-    pub error: f64,
-    /// `||F||_2`, the absolute natural-map residual of our solution
-    /// ([`crate::problem::natmap_residual`]).
-    pub residual: f64,
-    /// `||q||_2` of the problem graded.
-    pub q_norm: f64,
-    /// Natural-map error of the stored solution, when there is one with `r`.
-    pub stored_error: Option<f64>,
-    /// Natural-map errors of the stored guesses that have `r`.
-    pub guess_errors: Vec<f64>,
-    /// The solver's iteration log.
-    pub log: harness::IterationLog,
+    /// The harness's grade of `r`.
+    pub grade: Grade,
+    /// `||M v - H r - f|| / max(||f||, ||H r||)` of the solver's own `v` (global form).
+    pub consistency: Option<f64>,
+    /// The grade of the stored solution, `None` when there is none (absent or all zeros).
+    pub stored: Option<Grade>,
+    /// The grades of the stored guesses (`None`: an empty or all-zero guess).
+    pub guesses: Vec<Option<Grade>>,
+    /// The solver's iteration log (with a stopping rule, its column `yardstick` is the harness's
+    /// error of each iterate).
+    pub log: api::IterationLog,
 }
 
 /// Why an FCLIB problem could not be solved and graded.
 #[derive(Debug, thiserror::Error)]
 pub enum SolveFailure {
-    /// The problem cannot be given to the solvers, or graded ([`crate::ProblemError`]).
+    /// The problem cannot be given to this solver, or graded ([`crate::ProblemError`]).
     #[error(transparent)]
     Problem(#[from] crate::ProblemError),
     /// The solver produced nothing usable.
@@ -59,9 +118,6 @@ pub enum SolveFailure {
         /// Impulse components returned (3 per contact expected).
         impulses: usize,
     },
-    /// A file read as local form lacks its local problem.
-    #[error("a local-form problem without its local problem")]
-    MissingLocal,
 }
 
 impl From<SolveFailure> for String {
@@ -70,74 +126,175 @@ impl From<SolveFailure> for String {
     }
 }
 
-/// Solves `prob` with `solver` through the [`LinearProblem`] view and compares with the stored
-/// solution and guesses (velocities of a stored `r` without `v` are `M^-1 (f + H r)`).
-pub fn solve(prob: &FclibProblem, solver: &mut dyn harness::Solver) -> Result<SolveReport, SolveFailure> {
-    solve_until(prob, solver, None)
+/// A problem ready to be solved by several solvers: its grader, and the forms given to the
+/// solvers built once, when first asked for.
+#[derive(Debug)]
+pub struct Prepared<'a> {
+    /// The problem.
+    pub prob: &'a FclibProblem,
+    /// The harness's grader.
+    pub grader: Grader,
+    global: OnceCell<Result<(GlobalView, Given), ProblemError>>,
+    delassus: OnceCell<Result<(api::DelassusProblem, Given), ProblemError>>,
 }
 
-/// [`solve`], with the solver stopped once `deadline` has passed: every solver asks its iteration
-/// log once per outer iteration and returns its iterate with `SolveStatus::TimeLimit`.
-pub fn solve_until(
+impl<'a> Prepared<'a> {
+    /// Prepares `prob` (builds its grader).
+    pub fn new(prob: &'a FclibProblem) -> Result<Self, ProblemError> {
+        Ok(Prepared { prob, grader: Grader::new(prob)?, global: OnceCell::new(), delassus: OnceCell::new() })
+    }
+
+    /// The global problem given to step-problem solvers (the file's, or the Cholesky view of its
+    /// local form).
+    pub fn global_view(&self) -> Result<&(GlobalView, Given), ProblemError> {
+        self.global
+            .get_or_init(|| match self.prob.form {
+                Form::Global => {
+                    let g = self.prob.global_form()?;
+                    let view = g.to_linear()?;
+                    let given = Given::Global { whitened: view.whitened_blocks(), m_asymmetry: g.m_asymmetry()? };
+                    Ok((view, given))
+                }
+                Form::Local => {
+                    let (g, regularisation) = self.prob.local_form()?.global_view()?;
+                    Ok((g.to_linear()?, Given::CholeskyView { regularisation }))
+                }
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The problem in Delassus form: the local form as given, or the global form condensed.
+    pub fn delassus(&self) -> Result<&(api::DelassusProblem, Given), ProblemError> {
+        self.delassus
+            .get_or_init(|| match self.prob.form {
+                Form::Local => {
+                    let l = self.prob.local_form()?;
+                    Ok((l.to_delassus()?, Given::Delassus { w_asymmetry: l.asymmetry() }))
+                }
+                Form::Global => {
+                    let g = self.prob.global_form()?;
+                    let l = g.condense()?;
+                    let given = Given::Condensed { m_asymmetry: g.m_asymmetry()?, w_asymmetry: l.asymmetry() };
+                    Ok((l.to_delassus()?, given))
+                }
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Whether a solver with (`delassus_form`) is given the Delassus form: for the local form,
+    /// and for a global form whose `M` is not symmetric (module doc).
+    fn takes_delassus(&self, delassus_form: bool) -> bool {
+        delassus_form
+            && match self.prob.form {
+                Form::Local => true,
+                Form::Global => {
+                    matches!(self.global_view(), Err(ProblemError::NotSymmetric { matrix: "M", .. }))
+                }
+            }
+    }
+
+    /// How a solver with (`delassus_form`) is given the problem, or why it cannot be.
+    pub fn check(&self, delassus_form: bool) -> Result<Given, ProblemError> {
+        if self.takes_delassus(delassus_form) {
+            return self.delassus().map(|d| d.1);
+        }
+        self.global_view().map(|g| g.1)
+    }
+
+    /// Solves with `solver` (which takes the Delassus form when `delassus_form`), stopped once
+    /// `deadline` has passed (every solver asks its iteration log once per outer iteration and
+    /// returns its iterate with `SolveStatus::TimeLimit`), and grades the answer.
+    pub fn solve(
+        &self,
+        solver: &mut dyn api::Solver,
+        delassus_form: bool,
+        deadline: Option<Instant>,
+    ) -> Result<SolveReport, SolveFailure> {
+        self.solve_with(solver, delassus_form, api::IterationLog::with_deadline(deadline))
+    }
+
+    /// [`Self::solve`], the solver also stopped by the harness as soon as an iterate it hands over
+    /// grades at most `eps` ([`Self::stop_rule`]: equal accuracy, `SolveStatus::Stopped`).
+    pub fn solve_to(
+        &self,
+        solver: &mut dyn api::Solver,
+        delassus_form: bool,
+        deadline: Option<Instant>,
+        eps: f64,
+    ) -> Result<SolveReport, SolveFailure> {
+        let log = api::IterationLog::with_deadline(deadline).with_stop_rule(self.stop_rule(eps));
+        self.solve_with(solver, delassus_form, log)
+    }
+
+    /// The harness's stopping rule at accuracy `eps`: the yardstick is this problem's error
+    /// ([`Grader::grade`], Siconos's scaling) of the impulses of each iterate.
+    pub fn stop_rule(&self, eps: f64) -> api::StopRule {
+        let grader = std::sync::Arc::new(self.grader.clone());
+        let yardstick: api::Yardstick = std::sync::Arc::new(move |_v: &[f64], impulses: &[[f64; 3]], _b: &[f64]| {
+            let r: Vec<f64> = impulses.iter().flatten().copied().collect();
+            if r.len() != grader.q().len() {
+                return f64::NAN;
+            }
+            grader.grade(&r).error
+        });
+        api::StopRule { yardstick, eps }
+    }
+
+    fn solve_with(
+        &self,
+        solver: &mut dyn api::Solver,
+        delassus_form: bool,
+        mut log: api::IterationLog,
+    ) -> Result<SolveReport, SolveFailure> {
+        let nc = self.prob.nc();
+        let catch = |e: Box<dyn std::any::Any + Send>| SolveFailure::Panic(harness::stepper::panic_message(e.as_ref()));
+        let (given, r, v, status, iterations, wall_s);
+        if self.takes_delassus(delassus_form) {
+            let (d, g) = self.delassus()?;
+            let t = Instant::now();
+            let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.solve_delassus(d, &mut log)))
+                .map_err(catch)??;
+            wall_s = t.elapsed().as_secs_f64();
+            (given, status, iterations, v) = (*g, sol.status, sol.iterations, None);
+            r = sol.impulses.iter().flatten().copied().collect::<Vec<f64>>();
+            if r.len() != 3 * nc {
+                return Err(SolveFailure::WrongSize { velocities: 0, impulses: r.len() });
+            }
+        } else {
+            let (view, g) = self.global_view()?;
+            let p = view.linear.step_problem();
+            let t = Instant::now();
+            let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(&p, &mut log)))
+                .map_err(catch)??;
+            wall_s = t.elapsed().as_secs_f64();
+            (given, status, iterations) = (*g, sol.status, sol.iterations);
+            r = sol.impulses.iter().flatten().copied().collect::<Vec<f64>>();
+            if sol.v.len() != view.linear.nv() || r.len() != 3 * nc {
+                return Err(SolveFailure::WrongSize { velocities: sol.v.len(), impulses: r.len() });
+            }
+            v = (self.prob.form == Form::Global).then(|| view.velocity(&sol.v));
+        }
+        let grade = self.grader.grade(&r);
+        let consistency = v.as_ref().and_then(|v| self.grader.consistency(v, &r));
+        let stored = self.prob.solution.as_ref().and_then(|s| self.grader.grade_stored(s));
+        let guesses = self.prob.guesses.iter().map(|s| self.grader.grade_stored(s)).collect();
+        Ok(SolveReport { given, r, v, status, iterations, wall_s, grade, consistency, stored, guesses, log })
+    }
+}
+
+/// [`Prepared::solve`] of `prob` without a deadline.
+pub fn solve(
     prob: &FclibProblem,
-    solver: &mut dyn harness::Solver,
-    deadline: Option<Instant>,
+    solver: &mut dyn api::Solver,
+    delassus_form: bool,
 ) -> Result<SolveReport, SolveFailure> {
-    let g = &prob.global;
-    let lin = g.to_linear()?;
-    let p = lin.step_problem();
-    let mut log = harness::IterationLog::with_deadline(deadline);
-    let t = Instant::now();
-    let sol = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(&p, &mut log)))
-        .map_err(|e| SolveFailure::Panic(harness::stepper::panic_message(e.as_ref())))??;
-    let wall_s = t.elapsed().as_secs_f64();
-    let r: Vec<f64> = sol.impulses.iter().flatten().copied().collect();
-    if sol.v.len() != g.nv() || r.len() != 3 * g.nc() {
-        return Err(SolveFailure::WrongSize { velocities: sol.v.len(), impulses: r.len() });
-    }
-    // the problem graded: the file's local form, or the global one
-    let local = match prob.form {
-        Form::Local => Some(prob.local.as_ref().ok_or(SolveFailure::MissingLocal)?),
-        Form::Global => None,
-    };
-    let (u, q_norm) = match local {
-        Some(l) => (l.contact_velocity(&r), norm(&l.q)),
-        None => (g.contact_velocity(&sol.v), norm(&g.q()?)),
-    };
-    let residual = natmap_residual(&u, &r, &g.mu);
-    let error = if q_norm <= f64::EPSILON { residual } else { residual / q_norm };
-    let err_of = |s: &Solution| -> Result<Option<f64>, crate::ProblemError> {
-        if s.r.is_empty() {
-            return Ok(None);
-        }
-        if let Some(l) = local {
-            return Ok(Some(l.natmap_error(&s.r)));
-        }
-        let v = if s.v.is_empty() { g.velocity_of(&s.r)? } else { s.v.clone() };
-        g.natmap_error(&v, &s.r).map(Some)
-    };
-    let stored_error = match &prob.solution {
-        Some(s) => err_of(s)?,
-        None => None,
-    };
-    let mut guess_errors = vec![];
-    for s in &prob.guesses {
-        if let Some(e) = err_of(s)? {
-            guess_errors.push(e);
-        }
-    }
-    Ok(SolveReport {
-        v: sol.v,
-        r,
-        u,
-        status: sol.status,
-        iterations: sol.iterations,
-        wall_s,
-        error,
-        residual,
-        q_norm,
-        stored_error,
-        guess_errors,
-        log,
-    })
+    Prepared::new(prob)?.solve(solver, delassus_form, None)
+}
+
+/// The answer of `rep` to `prob` as an FCLIB solution: `r`, `u` (from the grade) and, for the
+/// global form, the solver's `v`.
+pub fn answer(rep: &SolveReport) -> crate::Solution {
+    crate::Solution { v: rep.v.clone().unwrap_or_default(), u: rep.grade.u.clone(), r: rep.r.clone() }
 }

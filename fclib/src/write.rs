@@ -2,7 +2,7 @@
 
 use crate::error::{hdf5_err, FclibError};
 use crate::matrix::Csc;
-use crate::problem::{FclibProblem, Form, GlobalProblem, Info, Solution};
+use crate::problem::{FclibProblem, GlobalProblem, Info, Solution};
 use hdf5_pure::FileBuilder;
 use std::path::Path;
 
@@ -66,7 +66,7 @@ fn put_info(path: &Path, parent: &mut hdf5_pure::GroupBuilder, info: &Info) -> R
 }
 
 /// `/fclib_global` of `g`.
-fn put_global(path: &Path, fb: &mut FileBuilder, g: &GlobalProblem) -> Result<(), FclibError> {
+fn put_global(path: &Path, fb: &mut FileBuilder, g: &GlobalProblem, info: &Info) -> Result<(), FclibError> {
     let mut gg = fb.create_group("fclib_global");
     gg.create_dataset("spacedim").with_i32_data(&[3]);
     put_matrix(path, &mut gg, "M", &g.m, Some(&g.block_sizes))?;
@@ -76,24 +76,23 @@ fn put_global(path: &Path, fb: &mut FileBuilder, g: &GlobalProblem) -> Result<()
     vec.create_dataset("w").with_f64_data(&g.w);
     vec.create_dataset("mu").with_f64_data(&g.mu);
     gg.add_group(vec.finish());
-    put_info(path, &mut gg, &g.info)?;
+    put_info(path, &mut gg, info)?;
     fb.add_group(gg.finish());
     Ok(())
 }
 
 /// Writes `prob` to `path` (atomically: temporary file + rename). Matrices are written
-/// compressed-column (`nz = -1`; a CSR `CsMat` is converted). A [`Form::Global`] problem writes
-/// `/fclib_global` and, when present, `/fclib_local`; a [`Form::Local`] problem writes
-/// `/fclib_local` only (its `global` is the Cholesky view, not a problem of the file), with the
-/// descriptions under `/fclib_local/info`. A `path` that exists and is not a regular file (a
+/// compressed-column (`nz = -1`; a CSR `CsMat` is converted). Writes `/fclib_global` and
+/// `/fclib_local` for the forms present; the descriptions go under `/fclib_global/info`, or under
+/// `/fclib_local/info` in a local-only file. A `path` that exists and is not a regular file (a
 /// FIFO, a device such as `/dev/null`, a directory) is refused, never renamed over.
 pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
     if let Some(why) = records::input::not_replaceable(path) {
         return Err(hdf5_err(path, "/", why));
     }
     let mut fb = FileBuilder::new();
-    if prob.form == Form::Global {
-        put_global(path, &mut fb, &prob.global)?;
+    if let Some(g) = &prob.global {
+        put_global(path, &mut fb, g, &prob.info)?;
     }
     if let Some(l) = &prob.local {
         let mut lg = fb.create_group("fclib_local");
@@ -103,8 +102,8 @@ pub fn write(path: &Path, prob: &FclibProblem) -> Result<(), FclibError> {
         vec.create_dataset("q").with_f64_data(&l.q);
         vec.create_dataset("mu").with_f64_data(&l.mu);
         lg.add_group(vec.finish());
-        if prob.form == Form::Local {
-            put_info(path, &mut lg, &prob.global.info)?;
+        if prob.global.is_none() {
+            put_info(path, &mut lg, &prob.info)?;
         }
         fb.add_group(lg.finish());
     }

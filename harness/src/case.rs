@@ -114,6 +114,11 @@ pub trait CaseDef: Clone + Send + Sync + 'static {
         None
     }
     /// Grades a run of `scenario` (built from `p`) against the case's analytic expectations.
+    ///
+    /// A trace that is not a whole run of `scenario` (not completed, or states missing; e.g.
+    /// `Trace::default()`) must grade to the same checks as a whole one, each unmeasured (NaN,
+    /// failing): the checks are then known without running ([`crate::runner::oracle_checks`]),
+    /// and `signorini gate` refuses a completed record that lacks one of them.
     fn grade(&self, p: &Self::Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck>;
 }
 

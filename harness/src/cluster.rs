@@ -14,10 +14,14 @@
 //! records first, then the inputs in command-line order).
 //!
 //! A shard also writes a [`Manifest`] into its output directory before running anything
-//! (`shard-I-of-N.manifest`): the suite's name, `I/N`, and the record file names of the whole
-//! suite in suite order. When the inputs of a merge hold manifests, the merge knows the expected
-//! set: it refuses, with one line naming the missing shards and pairs, unless every pair of the
-//! suite has a record; [`merge_partial`] merges what exists and returns the missing pairs.
+//! (`shard-I-of-N.manifest`): the suite's name, `I/N`, the record file names of the whole suite in
+//! suite order and, for each pair, its case and the hash of its resolved case parameters (a record
+//! name carries the label and the solver settings, not the case parameters). When the inputs of a
+//! merge hold manifests, they must agree (one suite, one shard count, the same pairs with the same
+//! case parameters), every record must hold the case parameters its manifest lists for it, and the
+//! merge knows the expected set: it refuses, with one line naming the missing shards and pairs,
+//! unless every pair of the suite has a record; [`merge_partial`] merges what exists and returns
+//! the missing pairs.
 
 use records::input::InputError;
 use records::{write_atomic, RecordError, RunRecord};
@@ -25,14 +29,17 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The schema tag of shard manifests.
-pub const MANIFEST_SCHEMA: &str = "signorini.shard/1";
+/// The schema tag of the shard manifests written now.
+pub const MANIFEST_SCHEMA: &str = "signorini.shard/2";
+
+/// The schema tag of the manifests of earlier versions (no [`Manifest::cases`]): still read.
+pub const MANIFEST_SCHEMA_V1: &str = "signorini.shard/1";
 
 /// What shard `shard` of `shards` of a suite is part of: written by `signorini run --shard` into
 /// its output directory, read by [`merge`] to know which records make the whole suite.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Always [`MANIFEST_SCHEMA`].
+    /// [`MANIFEST_SCHEMA`] ([`MANIFEST_SCHEMA_V1`] in a manifest of an earlier version).
     pub schema: String,
     /// Suite name.
     pub suite: String,
@@ -43,12 +50,31 @@ pub struct Manifest {
     /// Record file names of every pair of the suite, in suite order: pair `k` belongs to shard
     /// `k mod N`.
     pub pairs: Vec<String>,
+    /// For each entry of `pairs`, its case and the hash of its resolved case parameters,
+    /// `NAME:HASH` ([`case_key`]): two suites that differ only in a case parameter write the same
+    /// record names, and differ here. Empty in a [`MANIFEST_SCHEMA_V1`] manifest.
+    #[serde(default)]
+    pub cases: Vec<String>,
+}
+
+/// A pair's case identity in a manifest: `NAME:HASH`, the case name and the hash of its resolved
+/// parameters ([`crate::params::Params::hash`], the `case.params_hash` of its run record).
+pub fn case_key(case: &str, params_hash: &str) -> String {
+    format!("{case}:{params_hash}")
 }
 
 impl Manifest {
-    /// The manifest of shard `shard` of `shards` of a suite whose pairs write `pairs`.
-    pub fn new(suite: &str, shard: usize, shards: usize, pairs: Vec<String>) -> Self {
-        Manifest { schema: MANIFEST_SCHEMA.into(), suite: suite.into(), shard, shards, pairs }
+    /// The manifest of shard `shard` of `shards` of a suite whose resolved pairs are `pairs` (the
+    /// whole suite, in suite order).
+    pub fn new(suite: &str, shard: usize, shards: usize, pairs: &[crate::runner::ResolvedPair]) -> Self {
+        Manifest {
+            schema: MANIFEST_SCHEMA.into(),
+            suite: suite.into(),
+            shard,
+            shards,
+            pairs: pairs.iter().map(|p| p.record_name.clone()).collect(),
+            cases: pairs.iter().map(|p| case_key(&p.spec.case, &p.case_params.hash())).collect(),
+        }
     }
 
     /// Its file name inside the shard's directory: `shard-I-of-N.manifest`.
@@ -66,12 +92,22 @@ impl Manifest {
 
     /// Reads a manifest through the bounded reader ([`records::input::read_text`]): a link to
     /// `/dev/zero`, a FIFO or a file above the input limit is refused in one line, never read.
-    fn read(path: &Path) -> Result<Manifest, ClusterError> {
+    pub fn read(path: &Path) -> Result<Manifest, ClusterError> {
         let text = records::input::read_text(path)?;
-        let m: Manifest = serde_json::from_str(&text)
-            .map_err(|source| ClusterError::NotAManifest { path: path.to_path_buf(), source })?;
-        if m.schema != MANIFEST_SCHEMA || m.shards == 0 || m.shard >= m.shards {
-            return Err(ClusterError::InvalidManifest { path: path.to_path_buf() });
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses a manifest's text; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Manifest, ClusterError> {
+        let m: Manifest = serde_json::from_str(text)
+            .map_err(|error| ClusterError::NotAManifest { file: source.to_string(), source: error })?;
+        let cases_ok = match m.schema.as_str() {
+            MANIFEST_SCHEMA => m.cases.len() == m.pairs.len(),
+            MANIFEST_SCHEMA_V1 => m.cases.is_empty(),
+            _ => false,
+        };
+        if !cases_ok || m.shards == 0 || m.shard >= m.shards {
+            return Err(ClusterError::InvalidManifest { file: source.to_string() });
         }
         Ok(m)
     }
@@ -99,18 +135,19 @@ pub enum ClusterError {
     #[error(transparent)]
     Record(#[from] RecordError),
     /// A `*.manifest` file is not a shard manifest.
-    #[error("{}: not a shard manifest: {source}", path.display())]
+    #[error("{file}: not a shard manifest: {source}")]
     NotAManifest {
-        /// The file.
-        path: PathBuf,
+        /// The file (what [`Manifest::parse`] was told the text is).
+        file: String,
         /// The parser's error.
         source: serde_json::Error,
     },
-    /// A manifest of another schema, or whose shard index is not below its shard count.
-    #[error("{}: not a valid {MANIFEST_SCHEMA} manifest", path.display())]
+    /// A manifest of an unknown schema, whose case list does not match its schema and pair
+    /// list, or whose shard index is not below its shard count.
+    #[error("{file}: not a valid {MANIFEST_SCHEMA} manifest")]
     InvalidManifest {
-        /// The file.
-        path: PathBuf,
+        /// The file (what [`Manifest::parse`] was told the text is).
+        file: String,
     },
     /// Two manifests of the inputs do not describe one sharded suite.
     #[error("refusing to merge {} and {}: {difference}", first.display(), second.display())]
@@ -120,8 +157,11 @@ pub enum ClusterError {
         /// The manifest that differs from it.
         second: PathBuf,
         /// How.
-        difference: ManifestDifference,
+        difference: Box<ManifestDifference>,
     },
+    /// A record's case parameters are not those its suite's manifest lists for it.
+    #[error(transparent)]
+    RecordCase(Box<RecordCaseMismatch>),
     /// No input directory.
     #[error("merge: no input directory given")]
     NoInputs,
@@ -232,10 +272,74 @@ pub enum ManifestDifference {
         /// Of the other.
         second: usize,
     },
+    /// They are of different manifest schemas ([`MANIFEST_SCHEMA`], [`MANIFEST_SCHEMA_V1`]).
+    #[error("manifests of different versions ({first} vs {second}): run every shard with one signorini")]
+    Versions {
+        /// The first manifest's schema.
+        first: String,
+        /// The other's.
+        second: String,
+    },
+    /// The same pairs with different case parameters: a pair's case or case-parameter hash
+    /// differs (a record name does not carry the case parameters).
+    #[error(
+        "shards run with different case parameters: pair {pair} of the suite ({record}) {}{}; a record name does \
+         not carry the case parameters",
+        cases_runs(first, second),
+        detail.as_ref().map_or(String::new(), |d| format!(" ({d})"))
+    )]
+    CaseParameters {
+        /// The pair's index in the suite.
+        pair: usize,
+        /// Its record name.
+        record: String,
+        /// Its case in the first manifest, `NAME:HASH` ([`case_key`]).
+        first: String,
+        /// In the other.
+        second: String,
+        /// The first differing case field, when a record of the merge holds each of the two.
+        detail: Option<Box<RecordConflict>>,
+    },
+}
+
+/// How two case identities `NAME:HASH` of one pair differ, as [`ManifestDifference::CaseParameters`]
+/// says it.
+fn cases_runs(x: &str, y: &str) -> String {
+    let split = |k: &str| k.rsplit_once(':').map_or((k.to_string(), String::new()), |(c, h)| (c.into(), h.into()));
+    let ((cx, hx), (cy, hy)) = (split(x), split(y));
+    if cx == cy {
+        format!("runs case {cx} with parameters of hash {hx} in one and {hy} in the other")
+    } else {
+        format!("runs case {cx} in one and case {cy} in the other")
+    }
+}
+
+/// A record of a merge whose case parameters are not those its suite's manifest lists for it: a
+/// shard's directory that received a record of another run of the pair.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "refusing to merge: {} runs case {have}, but the manifest {} of suite '{suite}' lists {want} for {name} (case \
+     NAME:HASH of its parameters): was it run again with other case parameters?",
+    record.display(),
+    manifest.display()
+)]
+pub struct RecordCaseMismatch {
+    /// The record.
+    pub record: PathBuf,
+    /// The manifest beside it (else the first manifest of the merge).
+    pub manifest: PathBuf,
+    /// The manifest's suite.
+    pub suite: String,
+    /// The record's name.
+    pub name: String,
+    /// The record's case, `NAME:HASH` ([`case_key`]).
+    pub have: String,
+    /// The case the manifest lists for it.
+    pub want: String,
 }
 
 /// The first field on which two records of a merge cannot agree.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordConflict {
     /// Different commits (any two records).
     #[error("provenance.commit: '{first}' vs '{second}'")]
@@ -351,9 +455,14 @@ impl std::fmt::Display for Missing {
     }
 }
 
-/// Checks the inputs' manifests agree (one suite, one shard count) and finds what is missing
-/// from `present` (the record names the merge would hold).
-fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, ClusterError> {
+/// The inputs' manifests, checked to agree: one suite, one shard count, the same pairs with the
+/// same case parameters. Returns the first one with its path and the shards found, or `None`
+/// when no input holds a manifest. `found` (the records of the merge) names the differing case
+/// parameter when two manifests list other case parameters for one pair.
+fn manifests(
+    inputs: &[PathBuf],
+    found: &[Found],
+) -> Result<Option<(PathBuf, Manifest, BTreeSet<usize>)>, ClusterError> {
     let mut first: Option<(PathBuf, Manifest)> = None;
     let mut shards = BTreeSet::new();
     for dir in inputs {
@@ -366,11 +475,17 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, Cl
                     Some(ManifestDifference::ShardCounts { first: m0.shards, second: m.shards })
                 } else if m0.pairs != m.pairs {
                     Some(pairs_difference(&m0.pairs, &m.pairs))
+                } else if m0.schema != m.schema {
+                    Some(ManifestDifference::Versions { first: m0.schema.clone(), second: m.schema.clone() })
                 } else {
-                    None
+                    cases_difference(m0, &m, found)
                 };
                 if let Some(difference) = difference {
-                    return Err(ClusterError::ManifestsDiffer { first: p0.clone(), second: path, difference });
+                    return Err(ClusterError::ManifestsDiffer {
+                        first: p0.clone(),
+                        second: path,
+                        difference: Box::new(difference),
+                    });
                 }
             }
             shards.insert(m.shard);
@@ -379,7 +494,17 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, Cl
             }
         }
     }
-    let Some((_, m)) = first else { return Ok(Missing::default()) };
+    Ok(first.map(|(p, m)| (p, m, shards)))
+}
+
+/// What `present` (the record names the merge would hold) lacks of the suite of manifest `m`,
+/// of which the shards `shards` were found.
+fn missing(
+    inputs: &[PathBuf],
+    m: &Manifest,
+    shards: &BTreeSet<usize>,
+    present: &BTreeSet<String>,
+) -> Result<Missing, ClusterError> {
     let mut without = vec![];
     for dir in inputs {
         if manifest_files(dir)?.is_empty() {
@@ -394,6 +519,11 @@ fn missing(inputs: &[PathBuf], present: &BTreeSet<String>) -> Result<Missing, Cl
         pairs: m.pairs.iter().filter(|p| !present.contains(*p)).cloned().collect(),
         inputs_without_manifest: without,
     })
+}
+
+/// A record's case identity, as a manifest lists it ([`case_key`]).
+fn record_case(r: &RunRecord) -> String {
+    case_key(&r.case.name, &r.case.params_hash)
 }
 
 /// How the pair lists of two manifests of one suite differ: the first pair whose record names
@@ -443,6 +573,58 @@ impl From<ShardError> for String {
     fn from(e: ShardError) -> String {
         e.to_string()
     }
+}
+
+/// How the case parameters of two manifests with the same pairs differ, if they do: the first
+/// pair whose case or case-parameter hash differs, with the first differing parameter when a
+/// record of the merge holds each of the two (the pairs of one case variant share its parameters,
+/// so another solver's record of the variant usually does).
+fn cases_difference(a: &Manifest, b: &Manifest, found: &[Found]) -> Option<ManifestDifference> {
+    let (pair, (x, y)) = a.cases.iter().zip(&b.cases).enumerate().find(|(_, (x, y))| x != y)?;
+    let with = |key: &str| found.iter().find(|f| record_case(&f.record) == key).map(|f| &f.record);
+    let detail = match (with(x), with(y)) {
+        (Some(rx), Some(ry)) if rx.case.name != ry.case.name => {
+            Some(RecordConflict::CaseName { first: rx.case.name.clone(), second: ry.case.name.clone() })
+        }
+        (Some(rx), Some(ry)) => params_diff("case", &rx.case.params, &ry.case.params),
+        _ => None,
+    };
+    Some(ManifestDifference::CaseParameters {
+        pair,
+        record: a.pairs[pair].clone(),
+        first: x.clone(),
+        second: y.clone(),
+        detail: detail.map(Box::new),
+    })
+}
+
+/// Refuses a record whose case parameters are not those its suite's manifest `m` (at `path`)
+/// lists for it: a shard's directory that received a record of another run of the pair. The
+/// error names the manifest beside the record when there is one.
+fn records_match_manifest(path: &Path, m: &Manifest, found: &[Found]) -> Result<(), ClusterError> {
+    if m.cases.is_empty() {
+        return Ok(());
+    }
+    let listed: BTreeMap<&str, &str> =
+        m.pairs.iter().map(String::as_str).zip(m.cases.iter().map(String::as_str)).collect();
+    for f in found {
+        let name = f.record.file_name();
+        let Some(&want) = listed.get(name.as_str()) else { continue };
+        let have = record_case(&f.record);
+        if have != want {
+            // the manifest beside the record when there is one (they all agree)
+            let beside = f.path.parent().and_then(|d| manifest_files(d).ok()?.into_iter().next());
+            return Err(ClusterError::RecordCase(Box::new(RecordCaseMismatch {
+                record: f.path.clone(),
+                manifest: beside.unwrap_or_else(|| path.to_path_buf()),
+                suite: m.suite.clone(),
+                name,
+                have,
+                want: want.to_string(),
+            })));
+        }
+    }
+    Ok(())
 }
 
 /// Parses `I/N` (0 <= I < N, N >= 1).
@@ -576,7 +758,10 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
     }
     let mut report = MergeReport::default();
     let present: BTreeSet<String> = found.iter().map(|f| f.record.file_name()).collect();
-    report.missing = missing(inputs, &present)?;
+    if let Some((path, m, shards)) = manifests(inputs, &found)? {
+        records_match_manifest(&path, &m, &found)?;
+        report.missing = missing(inputs, &m, &shards, &present)?;
+    }
     if !report.missing.is_empty() && !partial {
         return Err(ClusterError::Missing(report.missing));
     }
@@ -633,6 +818,29 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A manifest lists a case identity per pair (schema 2); a manifest of an earlier version
+    /// (schema 1, none) is still read, and one whose lists disagree in length is refused.
+    #[test]
+    fn manifests_list_a_case_per_pair() {
+        let v2 = r#"{"schema":"signorini.shard/2","suite":"s","shard":0,"shards":2,
+                     "pairs":["a__pgs.json","a__sap.json"],"cases":["slope:00ff","slope:00ff"]}"#;
+        let m = Manifest::parse(v2, "m").unwrap();
+        assert_eq!(m.cases, ["slope:00ff", "slope:00ff"]);
+        let v1 = r#"{"schema":"signorini.shard/1","suite":"s","shard":1,"shards":2,"pairs":["a__pgs.json"]}"#;
+        assert!(Manifest::parse(v1, "m").unwrap().cases.is_empty());
+        for bad in [
+            v2.replace(r#","slope:00ff"]"#, "]"),
+            v2.replace("shard/2", "shard/1"),
+            v1.replace("shard/1", "shard/2"),
+            v1.replace("shard/1", "shard/9"),
+        ] {
+            let e = Manifest::parse(&bad, "m").unwrap_err();
+            assert!(matches!(&e, ClusterError::InvalidManifest { file } if file == "m"), "{bad}: {e:?}");
+            assert_eq!(e.to_string(), format!("m: not a valid {MANIFEST_SCHEMA} manifest"), "{bad}");
+        }
+        assert_eq!(case_key("slope", "00ff"), "slope:00ff");
+    }
 
     #[test]
     fn shard_syntax() {

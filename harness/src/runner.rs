@@ -874,6 +874,37 @@ pub fn prepare_run(
     Ok(out)
 }
 
+/// The oracle checks each pair's case grades, by name, in the order of `pairs`: what a completed
+/// record of the pair must carry (`signorini gate` refuses a record whose checks were dropped).
+/// Each distinct case variant's scene is built once, after the memory check of [`prepare_run`],
+/// and graded on an empty trace: a trace that is not a whole run grades to the same checks,
+/// unmeasured ([`crate::CaseDef::grade`]).
+pub fn oracle_checks(pairs: &[ResolvedPair], memory_limit: f64) -> Result<Vec<Vec<String>>, SuiteError> {
+    let mut by_case: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut out = Vec::with_capacity(pairs.len());
+    for r in pairs {
+        let spec = &r.spec;
+        let key = format!("{}:{}", spec.case, r.case_params.hash());
+        if !by_case.contains_key(&key) {
+            if let Some(size) = r.case.size_hint() {
+                let what = format!("case '{}' ({})", spec.case, spec.label);
+                resources::scene_estimate(&size).check(memory_limit, &what).map_err(SuiteError::Memory)?;
+            }
+            let pc = r.case.build().map_err(|e| SuiteError::Case {
+                case: spec.case.clone(),
+                label: spec.label.clone(),
+                error: e.to_string(),
+            })?;
+            let mut names: Vec<String> = pc.grade(&crate::case::Trace::default()).into_iter().map(|c| c.name).collect();
+            names.sort();
+            names.dedup();
+            by_case.insert(key.clone(), names);
+        }
+        out.push(by_case[&key].clone());
+    }
+    Ok(out)
+}
+
 /// Receives progress events (the CLI draws a bar; tests ignore them).
 pub trait Progress {
     /// A pair starts, with its number of steps.

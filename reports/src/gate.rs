@@ -16,9 +16,13 @@
 //!    not itself an oracle verdict (`unconverged_steps`, `metrics.lee_residual.max`, ...).
 //! 4. **Stored verdicts.** Each check's verdict is recomputed from its `error` and `tolerance`
 //!    ([`records::OracleCheck::passes`]: finite and `error <= tolerance`); a record whose stored
-//!    `pass` disagrees is an error (and the recomputed verdict is the one gated). A completed record
-//!    with no oracle checks (`"oracle": {}`) while another completed record of the same case label
-//!    has some is an error: its checks were dropped, not absent.
+//!    `pass` disagrees is invalid (and the recomputed verdict is the one gated). A completed
+//!    record that lacks an oracle check its case grades is invalid: its checks were dropped
+//!    (`"oracle": {}`), not absent. The checks a pair's case grades come with the pins
+//!    ([`Pin::checks`]) when the gates file names its suite; without a suite, a completed record
+//!    with no checks beside another completed record of its case label that has some is invalid.
+//!    [`check_dir`] (`signorini gate`) refuses a directory holding an invalid record, in one line
+//!    naming it ([`GateReport::invalid`]).
 //! 5. **Provenance.** When the gates file names the suite its records come from, every record
 //!    must carry the parameter hashes that suite defines now (`load`), and — under
 //!    [`Scope::Suite`] — every pair of the suite must have a record. Two records of one
@@ -138,8 +142,21 @@ pub struct ExpectedFailure {
     pub see: String,
 }
 
-/// Expected `(case hash, solver hash)` by `(solver, case label)`.
-pub type ExpectedHashes = BTreeMap<(String, String), (String, String)>;
+/// What the suite a gates file names defines now for one of its pairs ([`load`]): the parameter
+/// hashes its record must carry and the oracle checks its case grades.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Pin {
+    /// Hash of the pair's resolved case parameters (`case.params_hash`).
+    pub case_hash: String,
+    /// Hash of the pair's solver settings (`solver.params_hash`).
+    pub solver_hash: String,
+    /// The names of the oracle checks the pair's case grades with these parameters: a completed
+    /// record of the pair must carry each of them.
+    pub checks: Vec<String>,
+}
+
+/// The pins of a suite's pairs by `(solver, case label)`.
+pub type Pins = BTreeMap<(String, String), Pin>;
 
 /// A parsed gates file.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -152,8 +169,8 @@ pub struct Gates {
     pub gates: Vec<Gate>,
     /// Expected failures.
     pub expected_failures: Vec<ExpectedFailure>,
-    /// Parameter hashes of the suite's pairs (`load`); `None` when not pinned.
-    pub pins: Option<ExpectedHashes>,
+    /// Parameter hashes and oracle checks of the suite's pairs (`load`); `None` when not pinned.
+    pub pins: Option<Pins>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -230,6 +247,24 @@ pub enum GateError {
         /// The run directory.
         dir: PathBuf,
     },
+    /// The run directory holds invalid records ([`check_dir`], [`GateReport::invalid`]): the
+    /// first is named, the others counted.
+    #[error("refusing to gate {}: {}", dir.display(), first_invalid(invalid))]
+    InvalidRecords {
+        /// The run directory.
+        dir: PathBuf,
+        /// One line per invalid record, naming its file (never empty).
+        invalid: Vec<String>,
+    },
+}
+
+/// The first line of `invalid`, and how many more there are: [`GateError::InvalidRecords`].
+fn first_invalid(invalid: &[String]) -> String {
+    let first = invalid.first().map_or("", String::as_str);
+    match invalid.len() {
+        0 | 1 => first.to_string(),
+        n => format!("{first} (and {} more invalid records)", n - 1),
+    }
 }
 
 impl From<GateError> for String {
@@ -336,11 +371,12 @@ pub fn parse(text: &str, source: &str) -> Result<Gates, GateError> {
 }
 
 /// Reads and parses a gates file. When it names a suite (a path relative to the gates file's
-/// folder), `pins_of` gives the parameter hashes that suite defines now (the caller resolves it),
-/// and the gates are pinned to them; its error is kept as [`GateError::Suite`]'s text.
+/// folder), `pins_of` gives the parameter hashes and oracle checks that suite defines now (the
+/// caller resolves it), and the gates are pinned to them; its error is kept as
+/// [`GateError::Suite`]'s text.
 pub fn load<E: std::fmt::Display>(
     path: &Path,
-    pins_of: impl FnOnce(&Path) -> Result<ExpectedHashes, E>,
+    pins_of: impl FnOnce(&Path) -> Result<Pins, E>,
 ) -> Result<Gates, GateError> {
     let text = records::input::read_text(path)?;
     let mut gates = parse(&text, &path.display().to_string())?;
@@ -431,6 +467,10 @@ pub struct GateReport {
     /// Errors that fail the gate by themselves: stale entries, conflicting or unpinned records,
     /// pairs of the suite without a record.
     pub errors: Vec<String>,
+    /// Records that cannot be gated as they are, one line each naming the file: a stored verdict
+    /// its own numbers contradict, or a completed record that lacks oracle checks its case grades.
+    /// They fail the gate, and [`check_dir`] refuses the directory.
+    pub invalid: Vec<String>,
     /// Entries and gates on pairs not in this directory (only under [`Scope::Directory`]).
     pub not_here: Vec<String>,
 }
@@ -450,7 +490,7 @@ pub struct Counts {
     pub gates_passed: usize,
     /// Metric gate verdicts that failed.
     pub gates_failed: usize,
-    /// Errors.
+    /// Errors and invalid records.
     pub errors: usize,
 }
 
@@ -465,13 +505,16 @@ impl GateReport {
             unexpected_passes: n(Outcome::UnexpectedPass),
             gates_passed: self.gates.iter().filter(|v| v.pass).count(),
             gates_failed: self.gates.iter().filter(|v| !v.pass).count(),
-            errors: self.errors.len(),
+            errors: self.errors.len() + self.invalid.len(),
         }
     }
 
     /// Whether the gate passes.
     pub fn passed(&self) -> bool {
-        self.errors.is_empty() && self.checks.iter().all(|c| c.outcome.ok()) && self.gates.iter().all(|v| v.pass)
+        self.errors.is_empty()
+            && self.invalid.is_empty()
+            && self.checks.iter().all(|c| c.outcome.ok())
+            && self.gates.iter().all(|v| v.pass)
     }
 
     /// The two count lines.
@@ -556,6 +599,7 @@ impl GateReport {
                 v.note
             )
         }));
+        out.extend(self.invalid.iter().cloned());
         out.extend(self.errors.iter().cloned());
         out
     }
@@ -597,9 +641,9 @@ impl GateReport {
             out += "\nfailing:\n";
             out += &columns(&["result", "solver", "case", "value", "why it fails"], &problems);
         }
-        if !self.errors.is_empty() {
+        if !self.errors.is_empty() || !self.invalid.is_empty() {
             out += "\nerrors:\n";
-            for e in &self.errors {
+            for e in self.invalid.iter().chain(&self.errors) {
                 out += &format!("  {e}\n");
             }
         }
@@ -754,7 +798,7 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
         for ((solver, case), (path, r)) in &pairs {
             match pins.get(&(solver.clone(), case.clone())) {
                 None => rep.errors.push(format!("{}: {case} / {solver} is not a pair of {suite}", path.display())),
-                Some((ch, sh)) => {
+                Some(Pin { case_hash: ch, solver_hash: sh, .. }) => {
                     if *ch != r.case.params_hash {
                         rep.errors.push(format!(
                             "{}: case parameters differ from {suite} (hash {} != pinned {ch})",
@@ -795,26 +839,7 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
         listed.insert((&e.solver, &e.case, &e.check), e);
     }
     let mut used = BTreeSet::new();
-    // A completed pair whose record has no oracle checks while another completed record of the
-    // same case label has some: the checks were dropped (`"oracle": {}`), not absent.
-    let mut graded: BTreeMap<&str, &Path> = BTreeMap::new();
-    for (path, r) in pairs.values() {
-        if r.status == RunStatus::Ok && !r.summary.oracle.is_empty() {
-            graded.entry(r.case.label.as_str()).or_insert(*path);
-        }
-    }
-    for ((_, case), (path, r)) in &pairs {
-        if let Some(other) =
-            graded.get(case.as_str()).filter(|_| r.status == RunStatus::Ok && r.summary.oracle.is_empty())
-        {
-            rep.errors.push(format!(
-                "{}: completed without oracle checks, but {} of the same case {case} has them: the checks were \
-                 dropped from the record",
-                path.display(),
-                other.display()
-            ));
-        }
-    }
+    dropped_checks(gates, &pairs, &mut rep);
     for ((solver, case), (path, r)) in &pairs {
         if r.status == RunStatus::Skipped {
             continue;
@@ -822,7 +847,7 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
         // the verdict is recomputed from the record's numbers; a stored flag that disagrees is an
         // error (a record edited or written by a broken grader), and the recomputed verdict counts
         for c in r.summary.oracle.values().filter(|c| !c.consistent()) {
-            rep.errors.push(format!(
+            rep.invalid.push(format!(
                 "{}: oracle.{} stores pass = {} but error {} against tolerance {} {} (the verdict is error <= \
                  tolerance, finite)",
                 path.display(),
@@ -935,15 +960,75 @@ pub fn evaluate(gates: &Gates, records: &[(PathBuf, RunRecord)], scope: Scope) -
     rep
 }
 
+/// Completed records that lack oracle checks their case grades ([`GateReport::invalid`]). With
+/// pins, the checks of each pair come from its suite ([`Pin::checks`]): a record missing any of
+/// them, alone or not, is named with the missing checks (a record whose case parameters differ
+/// from the pin is an error already, and its checks may differ). Without pins, only a record
+/// with no checks at all beside another completed record of its case label that has some is
+/// caught.
+fn dropped_checks(gates: &Gates, pairs: &BTreeMap<(String, String), (&Path, &RunRecord)>, rep: &mut GateReport) {
+    let completed = |r: &RunRecord| r.status == RunStatus::Ok;
+    if let Some(pins) = &gates.pins {
+        let suite = gates.suite.as_deref().unwrap_or("the suite");
+        for (key, (path, r)) in pairs {
+            let Some(pin) = pins.get(key).filter(|p| completed(r) && p.case_hash == r.case.params_hash) else {
+                continue;
+            };
+            let missing: Vec<&str> =
+                pin.checks.iter().filter(|c| !r.summary.oracle.contains_key(*c)).map(String::as_str).collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let has = if r.summary.oracle.is_empty() {
+                "no oracle check".to_string()
+            } else {
+                format!("{} of its {} oracle checks", pin.checks.len() - missing.len(), pin.checks.len())
+            };
+            rep.invalid.push(format!(
+                "{}: completed with {has}: missing {} that case {} of {suite} grades; the checks were dropped from \
+                 the record",
+                path.display(),
+                missing.join(", "),
+                key.1
+            ));
+        }
+        return;
+    }
+    // A completed pair whose record has no oracle checks while another completed record of the
+    // same case label has some: the checks were dropped (`"oracle": {}`), not absent.
+    let mut graded: BTreeMap<&str, &Path> = BTreeMap::new();
+    for (path, r) in pairs.values() {
+        if completed(r) && !r.summary.oracle.is_empty() {
+            graded.entry(r.case.label.as_str()).or_insert(*path);
+        }
+    }
+    for ((_, case), (path, r)) in pairs {
+        if let Some(other) = graded.get(case.as_str()).filter(|_| completed(r) && r.summary.oracle.is_empty()) {
+            rep.invalid.push(format!(
+                "{}: completed without oracle checks, but {} of the same case {case} has them: the checks were \
+                 dropped from the record",
+                path.display(),
+                other.display()
+            ));
+        }
+    }
+}
+
 /// Reads the run directory `dir` and checks it against `gates` under [`Scope::Suite`]. A
 /// directory without run records is an error: with no suite named by the gates, nothing would be
-/// checked and the gate would pass.
+/// checked and the gate would pass; so is one holding an invalid record ([`GateReport::invalid`]:
+/// a stored verdict its numbers contradict, oracle checks dropped), named in one line
+/// ([`GateError::InvalidRecords`]).
 pub fn check_dir(dir: &Path, gates: &Gates) -> Result<GateReport, GateError> {
     let files = crate::read_run_dir_files(dir)?;
     if files.is_empty() {
         return Err(GateError::NoRecords { dir: dir.to_path_buf() });
     }
-    Ok(evaluate(gates, &files, Scope::Suite))
+    let rep = evaluate(gates, &files, Scope::Suite);
+    if !rep.invalid.is_empty() {
+        return Err(GateError::InvalidRecords { dir: dir.to_path_buf(), invalid: rep.invalid });
+    }
+    Ok(rep)
 }
 
 #[cfg(test)]
@@ -992,11 +1077,11 @@ mod tests {
         let rep = check("", vec![forged.clone()]);
         assert!(!rep.passed(), "{}", rep.table());
         assert_eq!(rep.counts().unexpected_failures, 1, "the recomputed verdict counts");
-        assert_eq!(rep.errors.len(), 1, "{:?}", rep.errors);
+        assert_eq!((rep.errors.len(), rep.invalid.len()), (0, 1), "{:?}", rep.invalid);
         assert!(
-            rep.errors[0].starts_with("run/slope-a__pgs.json: oracle.slides stores pass = true"),
+            rep.invalid[0].starts_with("run/slope-a__pgs.json: oracle.slides stores pass = true"),
             "{}",
-            rep.errors[0]
+            rep.invalid[0]
         );
         // a NaN error never passes, whatever the flag says
         let c = forged.summary.oracle.get_mut("slides").unwrap();
@@ -1006,11 +1091,11 @@ mod tests {
         let c = forged.summary.oracle.get_mut("slides").unwrap();
         (c.error, c.tolerance, c.pass) = (0.1, 1.0, false);
         let rep = check("", vec![forged]);
-        assert!(rep.errors[0].contains("stores pass = false"), "{:?}", rep.errors);
+        assert!(rep.invalid[0].contains("stores pass = false"), "{:?}", rep.invalid);
     }
 
-    /// `"oracle": {}` on a completed pair whose case label other records grade is an error (the
-    /// pair's checks were silently dropped from the gate).
+    /// Without a suite, `"oracle": {}` on a completed pair whose case label other records grade is
+    /// invalid (the pair's checks were silently dropped from the gate).
     #[test]
     fn a_record_with_its_checks_dropped_is_an_error() {
         let mut emptied = record("sap", "slope-a", RunStatus::Ok, true, 0.0);
@@ -1018,16 +1103,73 @@ mod tests {
         let rep = check("", vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0), emptied.clone()]);
         assert!(!rep.passed(), "{}", rep.table());
         assert!(
-            rep.errors[0].contains("run/slope-a__sap.json: completed without oracle checks, but run/slope-a__pgs.json"),
+            rep.invalid[0]
+                .contains("run/slope-a__sap.json: completed without oracle checks, but run/slope-a__pgs.json"),
             "{:?}",
-            rep.errors
+            rep.invalid
         );
-        // alone, or beside a pair that did not complete, there is nothing to compare with
+        // alone, or beside a pair that did not complete, there is nothing to compare with (a
+        // gates file pinned to the suite knows the checks: the next test)
         assert!(check("", vec![emptied.clone()]).passed());
         let mut failed = record("pgs", "slope-a", RunStatus::Failed, true, 0.0);
         failed.summary.oracle.clear();
         let rep = check("", vec![failed, emptied]);
-        assert!(rep.errors.is_empty(), "{:?}", rep.errors);
+        assert!(rep.invalid.is_empty() && rep.errors.is_empty(), "{:?} {:?}", rep.invalid, rep.errors);
+    }
+
+    /// Pinned to its suite, the gate knows which checks each pair's case grades ([`Pin::checks`]):
+    /// a lone record with `"oracle": {}`, or without one of its checks, is invalid, naming the file
+    /// and the missing checks, and `check_dir` refuses its directory in one line. A pair that did
+    /// not complete has no checks to carry, and a record of other case parameters than the pin's
+    /// is an error of its own (its checks may differ).
+    #[test]
+    fn a_lone_record_without_the_checks_its_case_grades_is_invalid() {
+        let h = api::Params::default().hash();
+        let pin = |checks: &[&str]| Pin {
+            case_hash: h.clone(),
+            solver_hash: h.clone(),
+            checks: checks.iter().map(|c| c.to_string()).collect(),
+        };
+        let mut g = parse("suite = \"s.toml\"\n", "g.toml").unwrap();
+        g.pins = Some(Pins::from([(("pgs".into(), "slope-a".into()), pin(&["acceleration", "slides"]))]));
+        let eval = |r: RunRecord| evaluate(&g, &dir(vec![r]), Scope::Suite);
+        let mut emptied = record("pgs", "slope-a", RunStatus::Ok, true, 0.0);
+        emptied.summary.oracle.clear();
+        let rep = eval(emptied.clone());
+        assert!(!rep.passed() && rep.errors.is_empty(), "{}", rep.table());
+        assert_eq!(
+            rep.invalid,
+            ["run/slope-a__pgs.json: completed with no oracle check: missing acceleration, slides that case slope-a \
+              of s.toml grades; the checks were dropped from the record"]
+        );
+        // one check of two kept
+        let rep = eval(record("pgs", "slope-a", RunStatus::Ok, true, 0.0));
+        assert_eq!(rep.invalid.len(), 1, "{:?}", rep.invalid);
+        assert!(rep.invalid[0].contains("completed with 1 of its 2 oracle checks: missing acceleration that"));
+        // every check there: valid
+        let mut whole = record("pgs", "slope-a", RunStatus::Ok, true, 0.0);
+        let mut acc = whole.summary.oracle["slides"].clone();
+        acc.name = "acceleration".into();
+        whole.summary.oracle.insert("acceleration".into(), acc);
+        assert!(eval(whole).passed());
+        // a failed pair carries no checks; other case parameters are a pin error, not a drop
+        let mut failed = emptied.clone();
+        failed.status = RunStatus::Failed;
+        assert!(eval(failed).invalid.is_empty());
+        let mut other = emptied.clone();
+        other.case.params_hash = "other".into();
+        let rep = eval(other);
+        assert!(rep.invalid.is_empty() && rep.errors[0].contains("case parameters differ"), "{:?}", rep.errors);
+
+        // check_dir refuses the directory, naming the record
+        let tmp = tempfile::tempdir().unwrap();
+        emptied.write_atomic(tmp.path()).unwrap();
+        let e = check_dir(tmp.path(), &g).unwrap_err();
+        assert!(matches!(&e, GateError::InvalidRecords { invalid, .. } if invalid.len() == 1), "{e:?}");
+        let e = e.to_string();
+        assert!(e.starts_with(&format!("refusing to gate {}: ", tmp.path().display())), "{e}");
+        assert!(e.contains("slope-a__pgs.json: completed with no oracle check: missing acceleration, slides"), "{e}");
+        assert!(!e.contains('\n'), "one line: {e}");
     }
 
     #[test]
@@ -1170,17 +1312,18 @@ mod tests {
     #[test]
     fn records_with_other_parameters_than_the_suite_pins_are_flagged() {
         let mut g = parse("suite = \"s.toml\"\n", "g.toml").unwrap();
-        let mut pins = ExpectedHashes::new();
+        let mut pins = Pins::new();
         // the synthetic records' case and solver parameters are both empty: one hash
         let h = api::Params::default().hash();
-        pins.insert(("pgs".into(), "slope-a".into()), (h.clone(), h.clone()));
-        pins.insert(("pgs".into(), "slope-b".into()), (h.clone(), h.clone()));
+        let pin = |case_hash: &str| Pin { case_hash: case_hash.into(), solver_hash: h.clone(), checks: vec![] };
+        pins.insert(("pgs".into(), "slope-a".into()), pin(&h));
+        pins.insert(("pgs".into(), "slope-b".into()), pin(&h));
         g.pins = Some(pins.clone());
         let r = dir(vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]);
         let rep = evaluate(&g, &r, Scope::Suite);
         assert_eq!(rep.errors, ["slope-b / pgs: pair of s.toml has no run record"]);
         assert!(evaluate(&g, &r, Scope::Directory).passed());
-        pins.insert(("pgs".into(), "slope-a".into()), ("changed".into(), h.clone()));
+        pins.insert(("pgs".into(), "slope-a".into()), pin("changed"));
         g.pins = Some(pins);
         let rep = evaluate(&g, &r, Scope::Directory);
         assert_eq!(
@@ -1295,8 +1438,9 @@ mod mutant_tests {
         let mut asked = None;
         let g = load(&path, |suite| {
             asked = Some(suite.to_path_buf());
-            let mut pins = ExpectedHashes::new();
-            pins.insert(("pgs".into(), "a".into()), ("h".into(), "k".into()));
+            let mut pins = Pins::new();
+            let pin = Pin { case_hash: "h".into(), solver_hash: "k".into(), checks: vec!["slides".into()] };
+            pins.insert(("pgs".into(), "a".into()), pin);
             Ok::<_, String>(pins)
         })
         .unwrap();

@@ -294,6 +294,13 @@ pub fn index(rep: &Report) -> String {
     }
     body += "<h2 id=\"profiles\">Performance profiles</h2>\n";
     body += &section("profile");
+    if let Some((headers, rows)) = crate::table::fclib_matrix(&rep.records) {
+        body += "<h3>FCLIB: every pair, graded by the harness</h3>\n";
+        body += &format!("<p>{}</p>\n", esc(crate::table::FCLIB_MATRIX_NOTE));
+        let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let rows: Vec<(Vec<String>, Vec<Tone>)> = rows.into_iter().map(|r| (r, vec![])).collect();
+        body += &table(&h, &rows);
+    }
     if let Some((headers, rows)) = crate::table::fclib_regularised(&rep.records) {
         body += "<h3>FCLIB: regularised models, own-model residual apart</h3>\n";
         body += &format!("<p>{}</p>\n", esc(crate::table::FCLIB_REGULARISED_NOTE));

@@ -294,6 +294,60 @@ pub fn fclib_regularised(records: &[RunRecord]) -> Option<(Vec<String>, Vec<Vec<
     Some((headers.iter().map(|h| h.to_string()).collect(), rows))
 }
 
+/// Every FCLIB pair (case `fclib`) as one matrix: a row per problem, a column per solver (the
+/// reference engines after signorini's), each cell the harness's `fclib_error` (`✗` above the
+/// campaign's tolerance, i.e. the pair counts as unsolved), the iterations and the solve time,
+/// `refused` for a pair the problem could not be given to, `failed` for a failed one; a last row
+/// counts the problems each solver solved. `None` when there is no FCLIB record.
+pub fn fclib_matrix(records: &[RunRecord]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let fclib: Vec<&RunRecord> = records.iter().filter(|r| r.case.name == "fclib").collect();
+    if fclib.is_empty() {
+        return None;
+    }
+    let mut solvers: Vec<(bool, String)> = fclib.iter().map(|r| (r.is_reference(), r.solver.name.clone())).collect();
+    solvers.sort();
+    solvers.dedup();
+    let mut problems: Vec<String> = fclib.iter().map(|r| r.case.label.clone()).collect();
+    problems.sort();
+    problems.dedup();
+    let solved = |r: &RunRecord| r.status == RunStatus::Ok && r.summary.unconverged_steps == 0;
+    let mut counts = vec![0usize; solvers.len()];
+    let mut rows = vec![];
+    for p in &problems {
+        let mut row = vec![p.clone()];
+        for (k, (_, s)) in solvers.iter().enumerate() {
+            let r = fclib.iter().find(|r| &r.case.label == p && &r.solver.name == s);
+            row.push(match r {
+                None => "—".into(),
+                Some(r) if r.status == RunStatus::Skipped => "refused".into(),
+                Some(r) if r.status == RunStatus::Failed => "failed".into(),
+                Some(r) => {
+                    counts[k] += usize::from(solved(r));
+                    let e = r.summary.metrics.get("fclib_error").map_or(f64::NAN, |m| m.last);
+                    format!(
+                        "{e:.1e}{} / {} it / {} ms",
+                        if solved(r) { "" } else { " ✗" },
+                        r.summary.iterations_per_step.max,
+                        cell(Some(1e3 * r.summary.stage_times.solve_s))
+                    )
+                }
+            });
+        }
+        rows.push(row);
+    }
+    let mut last = vec![format!("solved (of {})", problems.len())];
+    last.extend(counts.iter().map(|c| c.to_string()));
+    rows.push(last);
+    let mut headers = vec!["problem".to_string()];
+    headers.extend(solvers.iter().map(|(reference, s)| if *reference { format!("*{s}*") } else { s.clone() }));
+    Some((headers, rows))
+}
+
+/// What [`fclib_matrix`] shows, for the reports' section text.
+pub const FCLIB_MATRIX_NOTE: &str = "Each cell: the harness's error of the answer (Siconos's scaling, computed from \
+    the returned impulses alone; ✗: above the campaign's tolerance, unsolved), the solver's iterations and its \
+    solve time; reference engines in italics.";
+
 /// What [`fclib_regularised`]'s own-model residual is, for the reports' section text.
 pub const FCLIB_REGULARISED_NOTE: &str = "sap and drumwright solve a compliant, regularised model, not the rigid \
     Coulomb NCP: the profiles grade them on the rigid natural-map error; the own-model residual is the one their own \
@@ -355,5 +409,35 @@ mod tests {
         assert_eq!(row(&recs[1], &ctx).cells[col], "1.5");
         assert_eq!(row(&recs[1], &ctx).cells.len(), h.len());
         assert_eq!(headers(None).len(), HEADERS.len());
+    }
+
+    /// The FCLIB matrix: a row per problem, signorini's solvers before the reference engines, the
+    /// harness's verdict per cell (✗ when unsolved), refusals and failures named, and the count of
+    /// solved problems per solver; nothing without FCLIB records.
+    #[test]
+    fn the_fclib_matrix_shows_every_pair_and_counts_the_solved() {
+        let fclib = |label: &str, solver: &str, status: RunStatus, err: f64, unconverged: usize| {
+            let mut r = record(label, solver, status, 0.002, &[]);
+            r.case.name = "fclib".into();
+            r.summary.unconverged_steps = unconverged;
+            r.summary.iterations_per_step.max = 7.0;
+            r.summary.metrics.insert("fclib_error".into(), records::metric_stat(&[err]));
+            r
+        };
+        let mut siconos = fclib("a", "siconos-nsgs", RunStatus::Ok, 1e-9, 0);
+        siconos.solver.params = Params(serde_json::json!({"reference": true}).as_object().unwrap().clone());
+        let recs = vec![
+            fclib("b", "pgs", RunStatus::Ok, 2e-8, 1),
+            fclib("a", "pgs", RunStatus::Ok, 3e-9, 0),
+            fclib("a", "canal", RunStatus::Skipped, f64::NAN, 0),
+            fclib("b", "canal", RunStatus::Failed, f64::NAN, 0),
+            siconos,
+        ];
+        let (h, rows) = fclib_matrix(&recs).unwrap();
+        assert_eq!(h, ["problem", "canal", "pgs", "*siconos-nsgs*"]);
+        assert_eq!(rows[0], ["a", "refused", "3.0e-9 / 7 it / 2 ms", "1.0e-9 / 7 it / 2 ms"]);
+        assert_eq!(rows[1], ["b", "failed", "2.0e-8 ✗ / 7 it / 2 ms", "—"]);
+        assert_eq!(rows[2], ["solved (of 2)", "0", "1", "1"]);
+        assert!(fclib_matrix(&[record("slope", "pgs", RunStatus::Ok, 1.0, &[])]).is_none());
     }
 }

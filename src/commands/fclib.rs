@@ -11,11 +11,19 @@ fn parse_form(form: &Option<String>) -> Result<Option<fclib::Form>, String> {
     form.as_deref().map(|f| f.parse::<fclib::Form>().map_err(|e| format!("--form: {e}"))).transpose()
 }
 
+/// Writes `prob` with `answer` as its stored solution to `path` (atomically).
+fn write_answer(path: &Path, prob: &fclib::FclibProblem, answer: fclib::Solution) -> Result<(), String> {
+    let mut with = prob.clone();
+    with.solution = Some(answer);
+    fclib::write(path, &with).map_err(|e| e.to_string())
+}
+
 fn fclib_bench(
     dir: &Path,
     solvers: &[String],
     protocol: &fclib::bench::Protocol,
     out: &Path,
+    write_solutions: bool,
 ) -> Result<ExitCode, String> {
     let reg = signorini::registry();
     let p = protocol;
@@ -51,23 +59,38 @@ fn fclib_bench(
                 continue;
             }
         };
+        let prepared = match fclib::Prepared::new(&prob) {
+            Ok(p) => p,
+            Err(e) => {
+                outln!("ungradable: {}: {e}", file.display());
+                unreadable += 1;
+                continue;
+            }
+        };
         for e in &entries {
-            let rec = fclib::bench::run_one(&prob, file, e, protocol, &provenance)?;
+            let fclib::bench::Outcome { record: rec, answer } =
+                fclib::bench::run_one(&prepared, file, e, protocol, &provenance)?;
             rec.write_atomic(out).map_err(|err| format!("{}: {err}", out.display()))?;
+            if let (true, Some(answer)) = (write_solutions, answer) {
+                let dir = out.join("solutions");
+                std::fs::create_dir_all(&dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+                write_answer(&dir.join(format!("{}__{}.hdf5", rec.case.label, e.name)), &prob, answer)?;
+            }
             pairs += 1;
             let m = |k: &str| rec.summary.metrics.get(k).map(|s| s.last);
             let ok = rec.status == RunStatus::Ok && rec.summary.unconverged_steps == 0;
             solved += usize::from(ok);
             match rec.status {
                 RunStatus::Ok => outln!(
-                    "{:<40} {:<11} {:<8} error {:.2e}  {:>6} it  {:.3e} s{}",
+                    "{:<40} {:<11} {:<8} error {:.2e}  {:>6} it  {:.3e} s{}{}",
                     rec.case.label,
                     e.name,
                     if ok { "solved" } else { "unsolved" },
                     m("fclib_error").unwrap_or(f64::NAN),
                     rec.summary.iterations_per_step.max,
                     rec.summary.stage_times.solve_s,
-                    m("model_residual").map(|r| format!("  own model residual {r:.2e}")).unwrap_or_default()
+                    m("model_residual").map(|r| format!("  own model residual {r:.2e}")).unwrap_or_default(),
+                    rec.reason.as_deref().map(|r| format!("  ({r})")).unwrap_or_default()
                 ),
                 _ => outln!(
                     "{:<40} {:<11} {:<8} {}",
@@ -80,8 +103,8 @@ fn fclib_bench(
         }
     }
     outln!(
-        "{} files ({unreadable} unreadable) x {} solvers: {pairs} pairs, {solved} reached ||F||/(1+||q||) <= {:e}; \
-         records in {}",
+        "{} files ({unreadable} unreadable) x {} solvers: {pairs} pairs, {solved} reached \
+         ||F||/max(||q||,||r||,||u||) <= {:e}; records in {}",
         files.len(),
         entries.len(),
         p.tolerance,
@@ -122,35 +145,76 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                     .into(),
             };
             let mut prob = fclib::export_step(&pair.scenario, s.as_mut(), step, local_limit, info)?;
+            let dofs = prob.nv().unwrap_or(0);
             if local_only {
                 if prob.local.is_none() {
                     return Err(format!(
                         "--local-only: {} contacts, 3 x contacts is above --local-limit {local_limit}",
-                        prob.global.nc()
+                        prob.nc()
                     ));
                 }
                 prob.form = fclib::Form::Local;
+                prob.global = None;
+                // a stored v belongs to the global form only
+                if let Some(s) = &mut prob.solution {
+                    s.v.clear();
+                }
             }
             fclib::write(&out, &prob).map_err(|e| e.to_string())?;
             outln!(
                 "wrote {}: {} DOFs, {} contacts{}",
                 out.display(),
-                prob.global.nv(),
-                prob.global.nc(),
+                dofs,
+                prob.nc(),
                 if prob.local.is_some() { ", local form included" } else { "" }
             );
             Ok(ExitCode::SUCCESS)
         }
-        FclibCommand::Bench { dir, solver, tolerance, max_iterations, time_limit, form, out } => {
+        FclibCommand::Bench {
+            dir,
+            solver,
+            tolerance,
+            max_iterations,
+            time_limit,
+            form,
+            out,
+            write_solutions,
+            stop,
+        } => {
             let protocol = fclib::bench::Protocol {
                 tolerance,
                 max_iterations,
                 time_limit_s: time_limit,
                 form: parse_form(&form)?,
+                stop: stop.parse().map_err(|e| format!("--stop {e}"))?,
             };
-            fclib_bench(&dir, &solver, &protocol, &out)
+            fclib_bench(&dir, &solver, &protocol, &out, write_solutions)
         }
-        FclibCommand::Solve { file, solver, set, form } => {
+        FclibCommand::Grade { problem, answer, form } => {
+            let prob = fclib::read_as(&problem, parse_form(&form)?).map_err(|e| e.to_string())?;
+            let answer = match &answer {
+                Some(a) => fclib::read_solution(a, prob.nc()).map_err(|e| e.to_string())?,
+                None => prob.solution.clone().ok_or_else(|| format!("{}: no stored solution", problem.display()))?,
+            };
+            let grader = fclib::Grader::new(&prob).map_err(|e| format!("{}: {e}", problem.display()))?;
+            let g = grader.grade(&answer.r);
+            let json = serde_json::json!({
+                "error": g.error,
+                "natmap_1q": g.error_1q,
+                "natmap_rel_q": g.error_rel_q,
+                "residual": g.residual,
+                "contacts": prob.nc(),
+                "form": prob.form.to_string(),
+            });
+            outln!("{json}");
+            Ok(ExitCode::SUCCESS)
+        }
+        FclibCommand::Solve { file, solver, set, form, write_solution } => {
+            if let Some(w) = &write_solution {
+                if let Some(why) = records::input::not_replaceable(w) {
+                    return Err(format!("{}: {why}", w.display()));
+                }
+            }
             let entry = reg.find_solver(&solver).map_err(|e| e.to_string())?;
             fclib::bench::accepts(entry)?;
             let mut params = (entry.defaults)();
@@ -160,18 +224,17 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             }
             let mut s = entry.build(&params).map_err(|e| e.to_string())?;
             let prob = fclib::read_as(&file, parse_form(&form)?).map_err(|e| e.to_string())?;
-            let rep = fclib::solve(&prob, s.as_mut()).map_err(|e| format!("{}: {e}", file.display()))?;
+            let prepared = fclib::Prepared::new(&prob).map_err(|e| format!("{}: {e}", file.display()))?;
+            let rep = prepared
+                .solve(s.as_mut(), entry.capabilities.delassus_form, None)
+                .map_err(|e| format!("{}: {e}", file.display()))?;
             outln!(
-                "{}: {} form, {} DOFs, {} contacts{}",
+                "{}: {} form, {} contacts{}; given to {solver} as the {}",
                 file.display(),
                 prob.form,
-                prob.global.nv(),
-                prob.global.nc(),
-                if prob.form == fclib::Form::Local {
-                    format!(" (Cholesky view of W, regularisation epsilon = {:.1e})", prob.regularisation)
-                } else {
-                    String::new()
-                }
+                prob.nc(),
+                prob.nv().map(|n| format!(", {n} DOFs")).unwrap_or_default(),
+                rep.given
             );
             if entry.model.is_regularised() {
                 outln!(
@@ -184,19 +247,33 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                         .unwrap_or_else(|| "not in its log".into())
                 );
             }
+            let g = &rep.grade;
             outln!(
-                "{solver}: status {:?}, {} iterations, {:.3e} s, natural-map error (Siconos, /||q||) {:.3e}",
+                "{solver}: status {:?} (its claim), {} iterations, {:.3e} s; graded from r: error {:.3e} \
+                 (||F||/max(||q||,||r||,||u||)), ||F||/(1+||q||) {:.3e}, ||F||/||q|| {:.3e}{}",
                 rep.status,
                 rep.iterations,
                 rep.wall_s,
-                rep.error
+                g.error,
+                g.error_1q,
+                g.error_rel_q,
+                rep.consistency
+                    .map(|c| format!(", ||Mv-Hr-f||/max(||f||,||Hr||) of its v {c:.3e}"))
+                    .unwrap_or_default()
             );
-            match rep.stored_error {
-                Some(e) => outln!("stored solution: natural-map error {e:.3e}"),
-                None => outln!("stored solution: none"),
+            match &rep.stored {
+                Some(s) => outln!("stored solution: error {:.3e}", s.error),
+                None => outln!("stored solution: none (absent, or all zeros)"),
             }
-            for (k, e) in rep.guess_errors.iter().enumerate() {
-                outln!("guess {}: natural-map error {e:.3e}", k + 1);
+            for (k, e) in rep.guesses.iter().enumerate() {
+                match e {
+                    Some(e) => outln!("guess {}: error {:.3e}", k + 1, e.error),
+                    None => outln!("guess {}: empty (absent, or all zeros)", k + 1),
+                }
+            }
+            if let Some(w) = &write_solution {
+                write_answer(w, &prob, fclib::answer(&rep))?;
+                outln!("wrote {} (the problem, with this answer as /solution)", w.display());
             }
             Ok(ExitCode::SUCCESS)
         }

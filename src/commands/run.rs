@@ -142,7 +142,9 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
     // Every pair resolved once, before anything runs (names, parameters, record names: two pairs
     // must not write the same file).
     let resolved = suite.resolve(&reg)?;
-    let names: Vec<String> = resolved.iter().map(|p| p.record_name.clone()).collect();
+    // The manifest names the whole suite (record names and case parameters), so that `merge`
+    // knows what a complete set is and refuses shards of other case parameters.
+    let manifest = shard.map(|(i, n)| harness::cluster::Manifest::new(&suite.name, i, n, &resolved));
     let out = out.unwrap_or_else(|| Path::new("runs").join(&suite.name));
     let shard_total = resolved.len();
     let resolved = match shard {
@@ -166,9 +168,8 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
     if stale > 0 {
         eprintln!("removed {stale} temporary files left in {} by an interrupted run", out.display());
     }
-    if let Some((i, n)) = shard {
-        // The manifest names the whole suite, so that `merge` knows what a complete set is.
-        harness::cluster::Manifest::new(&suite.name, i, n, names).write(&out)?;
+    if let (Some((i, n)), Some(manifest)) = (shard, &manifest) {
+        manifest.write(&out)?;
         if pairs.is_empty() {
             eprintln!("shard {i}/{n} of suite '{}' is empty ({shard_total} pairs); nothing to run", suite.name);
             return Ok(ExitCode::SUCCESS);

@@ -192,8 +192,8 @@ impl Solver for ProjectedJacobi {
                 log.record(&[("rel_change_linf", rel_change), ("natmap_abs_l2", self.natmap())]);
                 log.iterate(&self.v, &self.lambda, &[]);
                 iterations = k;
-                if log.past_deadline() {
-                    status = SolveStatus::TimeLimit;
+                if log.should_stop() {
+                    status = log.stop_status();
                     break;
                 }
                 if rel_change < self.settings.tolerance {

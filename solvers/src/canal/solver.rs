@@ -463,8 +463,8 @@ impl Solver for Canal {
                 ("beta", beta),
             ]);
             log.iterate(&self.v, &impulses, &gamma);
-            if log.past_deadline() {
-                status = SolveStatus::TimeLimit;
+            if log.should_stop() {
+                status = log.stop_status();
                 break;
             }
             self.stats.al_residual = al_res;

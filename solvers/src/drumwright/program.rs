@@ -173,11 +173,12 @@ impl Program {
     }
 }
 
-/// The worse of two statuses (Solved < AlmostSolved < InsufficientProgress < MaxIterations <
-/// TimeLimit).
+/// The worse of two statuses (Solved = Stopped < AlmostSolved < InsufficientProgress <
+/// MaxIterations < TimeLimit; drumwright's programs are never stopped by the harness's rule, whose
+/// yardstick sees only each program's answer).
 pub(crate) fn worse(a: SolveStatus, b: SolveStatus) -> SolveStatus {
     let rank = |s: SolveStatus| match s {
-        SolveStatus::Solved => 0,
+        SolveStatus::Solved | SolveStatus::Stopped => 0,
         SolveStatus::AlmostSolved => 1,
         SolveStatus::InsufficientProgress => 2,
         SolveStatus::MaxIterations => 3,

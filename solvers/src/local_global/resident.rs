@@ -343,14 +343,14 @@ pub(super) fn run_step<R: Resident>(
         log.record(&row);
         scatter(&v.x, &mut q);
         iterations = k + 1;
-        if log.past_deadline() {
-            status = SolveStatus::TimeLimit;
-            break;
-        }
         if log.wants_iterates() {
             let it = download(r, &q, c.as_ref(), nv, m);
             let sol = super::solver::finish(p, s, it.0, &it.1, &it.2, iterations, status);
             log.iterate(&sol.v, &sol.impulses, &sol.bilateral);
+        }
+        if log.should_stop() {
+            status = log.stop_status();
+            break;
         }
         if s.tolerance > 0.0 && change <= s.tolerance * pred.scale_q {
             status = SolveStatus::Solved;

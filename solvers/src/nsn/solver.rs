@@ -224,9 +224,10 @@ impl Solver for Nsn {
             if log.wants_iterates() {
                 log.iterate(&it.u, &impulses_in_problem_frames(p, &it), &joint_impulses(h, &it));
             }
-            if log.past_deadline() {
-                // the current iterate is evaluated and kept as a candidate above; `next` is not
-                status = SolveStatus::TimeLimit;
+            if log.should_stop() {
+                // the current iterate is evaluated and kept as a candidate above; `next` is not.
+                // Stopped by the harness's rule: this iterate is the one it measured
+                status = log.stop_status();
                 break;
             }
             if self.last_linear_histories.len() < KEPT_HISTORIES {
@@ -236,7 +237,7 @@ impl Solver for Nsn {
             iterations = k + 1;
         }
         self.chol = hfac;
-        if status == SolveStatus::Solved {
+        if matches!(status, SolveStatus::Solved | SolveStatus::Stopped) {
             let impulses = impulses_in_problem_frames(p, &it);
             let bilateral = joint_impulses(h, &it);
             return Ok(StepSolution { v: it.u, q: None, impulses, bilateral, iterations, status });

@@ -20,6 +20,7 @@
 //! the same way; the stopping test is the relative change of `λ` in the max norm. Method, options,
 //! choices and limitations: `solvers/src/pgs/README.md`.
 
+mod delassus;
 mod islands;
 mod settings;
 mod solver;
@@ -48,6 +49,7 @@ pub fn capabilities() -> Capabilities {
         compliant_contact: true,
         exact_friction_cone: true,
         bilateral_constraints: true,
+        delassus_form: true,
         ..Capabilities::default()
     }
 }

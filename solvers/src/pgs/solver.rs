@@ -22,7 +22,7 @@ const TINY: f64 = f64::MIN_POSITIVE;
 /// works on the Delassus operator `W = J A⁻¹ Jᵀ` of `A = M + δt² K` (README "Deformable bodies").
 #[derive(Debug)]
 pub struct Pgs {
-    settings: PgsSettings,
+    pub(super) settings: PgsSettings,
     /// Per-contact Delassus blocks and local problems of the current step.
     contacts: ContactBlocks,
     /// Impulses of the current iterate, `(n, t1, t2)` per contact (N s).
@@ -36,7 +36,7 @@ pub struct Pgs {
     /// The deformable bodies' linearised implicit step (symbolic analysis kept across steps).
     elastic: ImplicitElastic,
     /// Contact order of the current sweep ([`SweepOrder`]).
-    order: Vec<usize>,
+    pub(super) order: Vec<usize>,
     /// Anderson acceleration of the sweeps ([`PgsSettings::anderson_memory`]).
     anderson: Anderson,
     /// The impulses `(λ, γ)` flattened: before the sweep, after it, and accelerated.
@@ -51,7 +51,7 @@ pub struct Pgs {
 
 /// Fills `order` with the contact order of sweep `k` (1-based) of `n` contacts; `rng` is the
 /// shuffle's xorshift64 state (reset every step).
-fn sweep_order(how: SweepOrder, k: usize, n: usize, rng: &mut u64, order: &mut Vec<usize>) {
+pub(super) fn sweep_order(how: SweepOrder, k: usize, n: usize, rng: &mut u64, order: &mut Vec<usize>) {
     order.clear();
     order.extend(0..n);
     match how {
@@ -74,7 +74,7 @@ fn sweep_order(how: SweepOrder, k: usize, n: usize, rng: &mut u64, order: &mut V
 }
 
 /// Seed of the shuffled order (any non-zero value; fixed so runs are reproducible).
-const SHUFFLE_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
+pub(super) const SHUFFLE_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 
 impl Pgs {
     /// A solver with the given settings (validated by the registry before this is called; `step`
@@ -288,8 +288,8 @@ impl Pgs {
             ]);
             log.iterate(&self.v, &self.lambda, &self.gamma);
             iterations = k;
-            if log.past_deadline() {
-                status = SolveStatus::TimeLimit;
+            if log.should_stop() {
+                status = log.stop_status();
                 break;
             }
             if rel_change < tolerance {
@@ -322,6 +322,14 @@ impl Pgs {
 }
 
 impl Solver for Pgs {
+    fn solve_delassus(
+        &mut self,
+        p: &api::DelassusProblem,
+        log: &mut IterationLog,
+    ) -> Result<api::DelassusSolution, SolveError> {
+        self.sweep_delassus(p, log)
+    }
+
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("pgs settings: {e}") })?;
         self.setup(p)?;

@@ -191,8 +191,8 @@ impl Sap {
             let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations, s.ls_start)?;
             log.record(&row(r.alpha, r.iterations as f64));
             hand_over(log, prob, &self.v, &self.eval.gamma);
-            if log.past_deadline() {
-                status = SolveStatus::TimeLimit;
+            if log.should_stop() {
+                status = log.stop_status();
                 break;
             }
             for (v, d) in self.v.iter_mut().zip(&self.dv) {

@@ -263,8 +263,8 @@ impl SubAdmm {
                 let (v, impulses, bilateral) = self.current(p);
                 log.iterate(&v, &impulses, &bilateral);
             }
-            if log.past_deadline() {
-                status = SolveStatus::TimeLimit;
+            if log.should_stop() {
+                status = log.stop_status();
                 break;
             }
             if primal_rel < s.tolerance && dual_rel < s.tolerance {
