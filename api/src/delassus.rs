@@ -48,8 +48,8 @@ impl DelassusProblem {
             return Err(FieldError::new("mu", format!("contact {i} has friction coefficient {}", mu[i])));
         }
         let mut rows: Vec<std::collections::BTreeMap<usize, Block3>> = vec![Default::default(); nc];
-        for i in 0..nc {
-            rows[i].insert(i, [[0.0; 3]; 3]);
+        for (i, row) in rows.iter_mut().enumerate() {
+            row.insert(i, [[0.0; 3]; 3]);
         }
         for &(r, c, x) in triplets {
             if r >= n || c >= n {
