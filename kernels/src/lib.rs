@@ -8,6 +8,8 @@
 //! - [`ncp`]: NCP functions (Fischer–Burmeister, min map), the fixed-point friction compliance
 //!   and the mass-based complementarity preconditioner (shared by `nsn` and `local_global`).
 //! - [`pd_local`]: the projective-dynamics local step on tetrahedra as device-ready data.
+//! - [`sparse_lu`]: sparse LU of a non-symmetric matrix with the symbolic analysis reused across
+//!   refactorizations (nsn's Newton step on a non-symmetric Delassus matrix).
 //! - [`sparse_inverse`]: the sparse inverse Cholesky factor `S = L⁻¹ P` (`A⁻¹ = Sᵀ S`) of Zeng et al.
 //! - [`backend`]: the compute backend (CPU; CUDA with the `gpu` cargo feature, module `gpu`),
 //!   run-time selection with CPU fallback, stage timing with device synchronisation.
@@ -37,6 +39,7 @@ pub mod pd_local;
 pub mod roots;
 pub mod sparse;
 pub mod sparse_inverse;
+pub mod sparse_lu;
 pub mod tree_ldl;
 
 pub use backend::gpu_probe;

@@ -2,6 +2,8 @@
 //! metrics) build on, so that no solver copies another's code.
 //!
 //! - [`implicit`]: the linearised implicit step of deformable bodies (velocity-level solvers);
+//! - [`delassus`]: projected Gauss–Seidel updates on a problem in Delassus form (pgs's sweeps,
+//!   nsn's fallback sweep);
 //! - [`contact_blocks`]: per-contact Delassus blocks (Gauss–Seidel and Jacobi-type solvers);
 //! - [`constraints`]: contacts and joint rows as one list of small row blocks (primal–dual
 //!   solvers);
@@ -11,6 +13,7 @@
 
 pub mod constraints;
 pub mod contact_blocks;
+pub mod delassus;
 pub mod implicit;
 pub mod lee;
 

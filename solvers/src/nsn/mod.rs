@@ -11,11 +11,18 @@
 //! damping `t` (Eqs. 61–63). Method, options, errata handling and deviations:
 //! `solvers/src/nsn/README.md`.
 //!
+//! Problems in Delassus form `u = W r + q` (FCLIB's local problems, `W` possibly
+//! non-symmetric): [`delassus`], the same NCP rows on the impulses with `J H⁻¹ Jᵀ = W`, a sparse
+//! LU Newton step and a non-monotone line search (README "Delassus form").
+//!
 //! Layout (as `sap/`): [`problem`] (per-step data: `ũ`, `M⁻¹` blocks, `r`, scales), [`model`] (the
 //! NCP rows, Jacobians and residual at an iterate), [`newton`] (`H`, the Schur solve, `Δu`),
 //! [`schur`] (the Schur operator and linear solvers), `solver` (the Newton loop, damped update,
 //! geometric stiffness).
 
+mod delassus;
+#[cfg(test)]
+mod delassus_tests;
 mod model;
 mod ncp;
 mod newton;
@@ -39,7 +46,7 @@ Non-Smooth Newton Methods for Deformable Multi-Body Dynamics, ACM TOG 38(5) 140 
 /// What nsn handles: rigid and deformable bodies with rigid or compliant contact (Eq. 7's
 /// compliance on the contact rows plus Kelvin–Voigt damping, README "Compliant contact"), the
 /// exact (smooth) cone, and bilateral joints (rigid or compliant) as equality rows of the same
-/// Newton system.
+/// Newton system; problems in Delassus form with `W` as given (README "Delassus form").
 pub fn capabilities() -> Capabilities {
     Capabilities {
         rigid_bodies: true,
@@ -48,6 +55,7 @@ pub fn capabilities() -> Capabilities {
         compliant_contact: true,
         exact_friction_cone: true,
         bilateral_constraints: true,
+        delassus_form: true,
         ..Capabilities::default()
     }
 }
@@ -57,7 +65,7 @@ impl SolverDef for Nsn {
     type Settings = NsnSettings;
     const NAME: &'static str = "nsn";
     const SUMMARY: &'static str =
-        "Macklin et al. 2019 non-smooth Newton (FB/min NCP, PCR), position level, rigid + FEM bodies";
+        "Macklin et al. 2019 non-smooth Newton (FB/min NCP, PCR), position level, rigid + FEM bodies; Delassus form by sparse LU";
     const PAPER: &'static str = PAPER;
     const BUDGET: &'static str = "max_newton_iterations";
     const TOLERANCE: &'static str = "tolerance";

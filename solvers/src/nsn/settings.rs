@@ -80,7 +80,9 @@ pub struct NsnSettings {
     /// do not reach the harness's accuracy levels with the damping 0.75).
     pub max_newton_iterations: usize,
     /// Stop when the scaled residuals (README §Stopping) are all below it (dimensionless;
-    /// default 1e-9; 0 runs the full budget, as the paper does).
+    /// default 1e-9; 0 runs the full budget, as the paper does). On a problem in Delassus form
+    /// it bounds the natural-map error normalised as Siconos's `fc3d_compute_error`,
+    /// `‖F_nat(r, u)‖ / max(‖q‖, ‖r‖, ‖u‖)` (README "Delassus form").
     pub tolerance: f64,
     /// NCP function: `"fb"` (Fischer–Burmeister, default) or `"min"`.
     pub ncp: Ncp,
@@ -94,7 +96,9 @@ pub struct NsnSettings {
     pub linear_tolerance: f64,
     /// Damping `t` of the Newton update `x ← x + t Δx` (Eqs. 61–62; default 0.75, in (0, 1]).
     pub damping: f64,
-    /// Identity shift `ε` of the Schur matrix (§8.4; default 1e-6, in 1/kg, >= 0).
+    /// Identity shift `ε` of the Schur matrix (§8.4; default 1e-6, in 1/kg, >= 0). On a problem
+    /// in Delassus form it is relative: the shift is `ε` times the mean diagonal of `W` (README
+    /// "Delassus form").
     pub epsilon: f64,
     /// Diagonal geometric stiffness on deformable node DOFs (§8.3, Eqs. 71–74; default true).
     pub geometric_stiffness: bool,

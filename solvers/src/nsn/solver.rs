@@ -1,5 +1,6 @@
 //! [`Nsn`]: one time step of Macklin et al.'s non-smooth Newton method (Algorithm 1).
 
+use super::delassus::DelassusWork;
 use super::model::{
     append_joint_rows, joint_jacobian, multipliers_in_rows, ncp_jacobians, ncp_rows, raw_jacobian, rows_to_frame,
     NcpRows, RowOptions,
@@ -35,6 +36,8 @@ pub struct Nsn {
     /// those of the first [`KEPT_HISTORIES`] Newton iterations, so that a huge Newton budget
     /// cannot fill the memory with them.
     pub(super) last_linear_histories: Vec<Vec<f64>>,
+    /// The LU and vectors of the Delassus-form path (README "Delassus form").
+    delassus: DelassusWork,
 }
 
 /// Newton iterations per step whose linear-solve residual history is kept.
@@ -59,6 +62,7 @@ impl Nsn {
             linear_ws: LinearWorkspace::default(),
             op_tmp: vec![],
             last_linear_histories: vec![],
+            delassus: DelassusWork::default(),
         }
     }
 }
@@ -104,6 +108,16 @@ impl Residual {
 }
 
 impl Solver for Nsn {
+    fn solve_delassus(
+        &mut self,
+        p: &api::DelassusProblem,
+        log: &mut IterationLog,
+    ) -> Result<api::DelassusSolution, SolveError> {
+        use api::Settings;
+        self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("nsn settings: {e}") })?;
+        super::delassus::solve(&self.settings, &mut self.delassus, p, log)
+    }
+
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         let s = self.settings.clone();
         // a problem with no configuration (an FCLIB problem: gaps linear in the velocity, nothing

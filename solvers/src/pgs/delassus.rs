@@ -3,7 +3,8 @@
 //! The same Gauss–Seidel sweep as on a step problem, with the contact velocity read from `W`:
 //! visiting contact `i`, `u_i = q_i + sum_j W_ij r_j` from the current impulses (one block row of
 //! `W`, Siconos's NSGS), then the local solve of the settings (`split` or `cone`) on the diagonal
-//! block, the relaxation `omega` and the projection onto the cone. `v̂ = 0` and `r_n = 0`: the
+//! block, the relaxation `omega` and the projection onto the cone (`toolkit::delassus`, shared
+//! with nsn's fallback sweep). `v̂ = 0` and `r_n = 0`: the
 //! law is `K_mu ∋ r_i ⊥ u_i + mu ||u_T,i|| e_n ∈ K_mu*` on `u` itself.
 //!
 //! A non-symmetric `W`: the `split` local solve minimises over the friction disk with the
@@ -15,16 +16,8 @@
 
 use super::solver::{sweep_order, Pgs, SHUFFLE_SEED};
 use api::{DelassusProblem, DelassusSolution, IterationLog, Settings, SolveError, SolveStatus};
-use kernels::cone;
 use kernels::contact_local::LocalProblem;
-
-/// The local problem of contact `i`: its diagonal block, the tangential 2×2 part symmetrised.
-fn local_of(p: &DelassusProblem, i: usize) -> LocalProblem {
-    let mut w = *p.diagonal(i);
-    let s = 0.5 * (w[1][2] + w[2][1]);
-    (w[1][2], w[2][1]) = (s, s);
-    LocalProblem::new(w, p.mu()[i], 0.0, 0.0)
-}
+use toolkit::delassus::{gauss_seidel_update, local_problem};
 
 impl Pgs {
     /// The sweeps on `W` (module doc); the stopping test is the step path's (relative change of
@@ -36,7 +29,7 @@ impl Pgs {
     ) -> Result<DelassusSolution, SolveError> {
         self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("pgs settings: {e}") })?;
         let nc = p.nc();
-        let locals: Vec<LocalProblem> = (0..nc).map(|i| local_of(p, i)).collect();
+        let locals: Vec<LocalProblem> = (0..nc).map(|i| local_problem(p, i)).collect();
         let mut r = vec![[0.0; 3]; nc];
         let (omega, tolerance, local) = (self.settings.omega, self.settings.tolerance, self.settings.local);
         let mut order = std::mem::take(&mut self.order);
@@ -52,9 +45,7 @@ impl Pgs {
                     continue;
                 }
                 let lam = r[i];
-                let target = l.solve(local, p.velocity_of(i, &r), lam);
-                let relaxed = [0, 1, 2].map(|a| lam[a] + omega * (target[a] - lam[a]));
-                let new = cone::project(relaxed, l.mu);
+                let new = gauss_seidel_update(p, l, local, omega, i, &r);
                 if !new.iter().all(|x| x.is_finite()) {
                     return Err(SolveError::NonFinite { what: format!("impulse of contact {i} at sweep {k}") });
                 }
