@@ -326,6 +326,10 @@ pub(crate) enum FclibCommand {
         /// Form given to the solver: `global` or `local` (default: global when the file has it).
         #[arg(long)]
         form: Option<String>,
+        /// Give a global problem to a solver that works on W (pgs, nsn) in its global form
+        /// (default: condensed to W = H^T M^-1 H with M as written).
+        #[arg(long)]
+        keep_global: bool,
         /// Write the problem with the solver's answer as its /solution (r, u, and v for the
         /// global form) to this FCLIB file (atomically), for anyone to grade.
         #[arg(long, value_name = "OUT.hdf5")]
@@ -376,6 +380,11 @@ pub(crate) enum FclibCommand {
         /// out of reach) or `solver` (its own criterion, its tolerance the protocol's).
         #[arg(long, default_value = "harness")]
         stop: String,
+        /// Give global problems to the solvers that work on W (pgs, nsn) in their global form
+        /// (default: condensed to W = H^T M^-1 H with M as written, as Siconos's local solvers
+        /// get them; a non-symmetric M is condensed either way).
+        #[arg(long)]
+        keep_global: bool,
         /// Also write each answer as an FCLIB file (the problem with the answer as /solution) to
         /// OUT/solutions/PROBLEM__SOLVER.hdf5.
         #[arg(long)]

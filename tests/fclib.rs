@@ -528,6 +528,7 @@ fn every_solver_declares_its_budget_and_tolerance_and_the_bench_sets_exactly_tho
         time_limit_s: 1.0,
         form: None,
         stop: fclib::bench::Stop::Solver,
+        condense: true,
     };
     for e in &reg.solvers {
         let defaults = (e.defaults)();

@@ -133,8 +133,10 @@ fn a_velocity_inconsistent_with_the_impulses_is_graded_on_the_impulses() {
         time_limit_s: 10.0,
         form: None,
         stop: fclib::bench::Stop::Solver,
+        condense: false,
     };
-    let prepared = fclib::Prepared::new(&prob).unwrap();
+    // the global form itself (a solver on the condensed W returns no velocity of its own)
+    let prepared = fclib::Prepared::new(&prob).unwrap().keeping_global();
     let provenance = records::Provenance::collect();
     let path = Path::new("slope.hdf5");
     let honest = fclib::bench::run_one(
@@ -154,6 +156,13 @@ fn a_velocity_inconsistent_with_the_impulses_is_graded_on_the_impulses() {
     assert!(m(&liar, "fclib_error") > 0.1, "{}", m(&liar, "fclib_error"));
     assert!(m(&liar, "consistency") > 0.1, "its v does not balance its r: {}", m(&liar, "consistency"));
     assert!(liar.reason.as_deref().unwrap_or_default().starts_with(fclib::bench::CLAIMED_SOLVED), "{:?}", liar.reason);
+    // condensed (the default for a solver on W): no velocity of the solver's to check; the answer
+    // carries the velocity that balances its impulses, computed by the harness
+    let condensed = fclib::Prepared::new(&prob).unwrap();
+    let rep = condensed.solve(solver("pgs", &[]).as_mut(), true, None).unwrap();
+    assert!(matches!(rep.given, fclib::Given::Condensed { .. }), "{:?}", rep.given);
+    assert_eq!(rep.consistency, None);
+    assert_eq!(rep.v, condensed.grader.velocity_of(&rep.r));
 }
 
 /// Two 6-DOF "bodies" coupled into one 12-DOF diagonal block of `M` (as a finite element's mass

@@ -66,6 +66,9 @@ pub struct Protocol {
     pub form: Option<Form>,
     /// What stops a solver of the rigid problem.
     pub stop: Stop,
+    /// Whether the solvers that work on `W` get a global problem condensed to `W = H^T M^-1 H`
+    /// ([`crate::Prepared::condense`]; the default), else its global form.
+    pub condense: bool,
 }
 
 /// Why a campaign cannot start or a pair cannot run: a solver that cannot take FCLIB problems,
@@ -270,6 +273,9 @@ pub fn family(prob: &FclibProblem, path: &Path) -> String {
 pub fn case_record(prob: &FclibProblem, path: &Path, protocol: &Protocol) -> CaseRecord {
     let mut m = serde_json::Map::new();
     m.insert("stop".into(), Value::from(protocol.stop.to_string()));
+    if prob.form == Form::Global {
+        m.insert("condense".into(), Value::from(protocol.condense));
+    }
     m.insert("file".into(), Value::from(path.display().to_string()));
     m.insert("title".into(), Value::from(prob.info.title.trim()));
     m.insert("family".into(), Value::from(family(prob, path)));

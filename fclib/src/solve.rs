@@ -2,10 +2,11 @@
 //! harness's own [`Grader`] (never with what the solver says of them).
 //!
 //! How the problem is given ([`Given`]):
-//! - global form: as a step problem without a world ([`crate::view`]); when `M` is not symmetric
-//!   (beyond [`crate::M_SYMMETRY_TOLERANCE`]), a solver with `delassus_form` is given the condensed
-//!   `W = H^T M^-1 H` with `M` as written ([`crate::GlobalProblem::condense`]) and any other
-//!   solver refuses it;
+//! - global form: as a step problem without a world ([`crate::view`]); a solver with
+//!   `delassus_form` is given the condensed `W = H^T M^-1 H` with `M` as written
+//!   ([`crate::GlobalProblem::condense`]), as Siconos's local solvers are (unless
+//!   [`Prepared::keeping_global`], and always when `M` is not symmetric beyond
+//!   [`crate::M_SYMMETRY_TOLERANCE`]); a solver without refuses a non-symmetric `M`;
 //! - local form, to a solver with `delassus_form`: `W` as given ([`api::DelassusProblem`]);
 //! - local form, to any other solver: the Cholesky view of `W` ([`crate::LocalProblem::global_view`]),
 //!   refused when `W` is not symmetric beyond [`crate::W_SYMMETRY_TOLERANCE`].
@@ -33,8 +34,8 @@ pub enum Given {
         /// Relative asymmetry of `W`.
         w_asymmetry: f64,
     },
-    /// The global form condensed to `W = H^T M^-1 H`, `q = H^T M^-1 f + w` (`M` as written: it is
-    /// not symmetric), `W` as it comes out.
+    /// The global form condensed to `W = H^T M^-1 H`, `q = H^T M^-1 f + w` (`M` as written), `W`
+    /// as it comes out.
     Condensed {
         /// Relative asymmetry of `M`.
         m_asymmetry: f64,
@@ -76,8 +77,9 @@ pub struct SolveReport {
     pub given: Given,
     /// The impulses `r` (`3 nc`), normal first: the answer.
     pub r: Vec<f64>,
-    /// The solver's velocity in the file's variables (global form only); used for
-    /// [`Self::consistency`] and written with the answer, never for the grade.
+    /// The velocity in the file's variables (global form only): the solver's own (used for
+    /// [`Self::consistency`]), or, for a global problem solved condensed, `M^-1 (H r + f)` computed
+    /// by the harness; written with the answer, never used for the grade.
     pub v: Option<Vec<f64>>,
     /// The solver's own status (its claim).
     pub status: api::SolveStatus,
@@ -134,6 +136,10 @@ pub struct Prepared<'a> {
     pub prob: &'a FclibProblem,
     /// The harness's grader.
     pub grader: Grader,
+    /// Whether a solver with `delassus_form` is given a global problem condensed to `W = H^T
+    /// M^-1 H` (as Siconos's local solvers are; the default), else the global form itself unless
+    /// `M` is not symmetric ([`Self::keeping_global`]).
+    pub condense: bool,
     global: OnceCell<Result<(GlobalView, Given), ProblemError>>,
     delassus: OnceCell<Result<(api::DelassusProblem, Given), ProblemError>>,
 }
@@ -141,7 +147,15 @@ pub struct Prepared<'a> {
 impl<'a> Prepared<'a> {
     /// Prepares `prob` (builds its grader).
     pub fn new(prob: &'a FclibProblem) -> Result<Self, ProblemError> {
-        Ok(Prepared { prob, grader: Grader::new(prob)?, global: OnceCell::new(), delassus: OnceCell::new() })
+        let grader = Grader::new(prob)?;
+        Ok(Prepared { prob, grader, condense: true, global: OnceCell::new(), delassus: OnceCell::new() })
+    }
+
+    /// This problem, a global one given to the solvers with `delassus_form` in its global form
+    /// (condensed only when `M` is not symmetric).
+    pub fn keeping_global(mut self) -> Self {
+        self.condense = false;
+        self
     }
 
     /// The global problem given to step-problem solvers (the file's, or the Cholesky view of its
@@ -190,7 +204,8 @@ impl<'a> Prepared<'a> {
             && match self.prob.form {
                 Form::Local => true,
                 Form::Global => {
-                    matches!(self.global_view(), Err(ProblemError::NotSymmetric { matrix: "M", .. }))
+                    (self.condense && 3 * self.prob.nc() <= crate::LOCAL_VIEW_LIMIT)
+                        || matches!(self.global_view(), Err(ProblemError::NotSymmetric { matrix: "M", .. }))
                 }
             }
     }
@@ -277,7 +292,10 @@ impl<'a> Prepared<'a> {
             v = (self.prob.form == Form::Global).then(|| view.velocity(&sol.v));
         }
         let grade = self.grader.grade(&r);
+        // only a velocity the solver returned is checked for consistency; a global problem solved
+        // condensed gets the velocity that balances its impulses, computed by the harness
         let consistency = v.as_ref().and_then(|v| self.grader.consistency(v, &r));
+        let v = v.or_else(|| self.grader.velocity_of(&r));
         let stored = self.prob.solution.as_ref().and_then(|s| self.grader.grade_stored(s));
         let guesses = self.prob.guesses.iter().map(|s| self.grader.grade_stored(s)).collect();
         Ok(SolveReport { given, r, v, status, iterations, wall_s, grade, consistency, stored, guesses, log })

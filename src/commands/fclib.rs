@@ -60,6 +60,7 @@ fn fclib_bench(
             }
         };
         let prepared = match fclib::Prepared::new(&prob) {
+            Ok(p) if p.condense != protocol.condense => p.keeping_global(),
             Ok(p) => p,
             Err(e) => {
                 outln!("ungradable: {}: {e}", file.display());
@@ -180,6 +181,7 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             out,
             write_solutions,
             stop,
+            keep_global,
         } => {
             let protocol = fclib::bench::Protocol {
                 tolerance,
@@ -187,6 +189,7 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
                 time_limit_s: time_limit,
                 form: parse_form(&form)?,
                 stop: stop.parse().map_err(|e| format!("--stop {e}"))?,
+                condense: !keep_global,
             };
             fclib_bench(&dir, &solver, &protocol, &out, write_solutions)
         }
@@ -209,7 +212,7 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             outln!("{json}");
             Ok(ExitCode::SUCCESS)
         }
-        FclibCommand::Solve { file, solver, set, form, write_solution } => {
+        FclibCommand::Solve { file, solver, set, form, write_solution, keep_global } => {
             if let Some(w) = &write_solution {
                 if let Some(why) = records::input::not_replaceable(w) {
                     return Err(format!("{}: {why}", w.display()));
@@ -225,6 +228,7 @@ pub(crate) fn fclib_command(command: FclibCommand) -> Result<ExitCode, String> {
             let mut s = entry.build(&params).map_err(|e| e.to_string())?;
             let prob = fclib::read_as(&file, parse_form(&form)?).map_err(|e| e.to_string())?;
             let prepared = fclib::Prepared::new(&prob).map_err(|e| format!("{}: {e}", file.display()))?;
+            let prepared = if keep_global { prepared.keeping_global() } else { prepared };
             let rep = prepared
                 .solve(s.as_mut(), entry.capabilities.delassus_form, None)
                 .map_err(|e| format!("{}: {e}", file.display()))?;

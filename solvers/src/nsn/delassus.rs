@@ -407,8 +407,13 @@ pub(super) fn solve(
             ("n_stick", n_stick as f64),
             ("n_slip", n_slip as f64),
         ];
+        // the harness's stopping rule (equal accuracy) measures this iterate
+        log.iterate(&[], r, &[]);
         let done = if !finite {
             status = SolveStatus::InsufficientProgress;
+            true
+        } else if log.accuracy_reached() {
+            status = SolveStatus::Stopped;
             true
         } else if s.tolerance > 0.0 && nat_rel <= s.tolerance {
             status = SolveStatus::Solved;
@@ -495,7 +500,7 @@ pub(super) fn solve(
             break;
         }
     }
-    let impulses = if status == SolveStatus::Solved { r.clone() } else { best.clone() };
+    let impulses = if matches!(status, SolveStatus::Solved | SolveStatus::Stopped) { r.clone() } else { best.clone() };
     Ok(DelassusSolution { impulses, iterations, status })
 }
 
