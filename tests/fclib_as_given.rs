@@ -51,8 +51,9 @@ fn the_skewed_problem_is_what_it_claims() {
     }
 }
 
-/// pgs takes `W` as given (W_ij rows, Siconos's NSGS) and reaches the exact solution; the
-/// solvers that need a symmetric `W` are refused before they run, with the measured asymmetry.
+/// pgs (W_ij rows, Siconos's NSGS) and nsn (Newton on `W`) take `W` as given and reach the exact
+/// solution; the solvers that need a symmetric `W` are refused before they run, with the
+/// measured asymmetry.
 #[test]
 fn a_non_symmetric_w_is_solved_as_given_or_refused() {
     let prob = local_only(skewed());
@@ -67,6 +68,13 @@ fn a_non_symmetric_w_is_solved_as_given_or_refused() {
     for (a, b) in rep.r.iter().zip(R_STAR) {
         assert!((a - b).abs() <= 1e-8, "pgs: r {a} vs {b}");
     }
+    // nsn's Newton on W (its own test on Siconos's error, here at 1e-12)
+    let rep = prepared.solve(solver("nsn", &[("tolerance", "1e-12")]).as_mut(), true, None).unwrap();
+    assert_eq!(rep.given, fclib::Given::Delassus { w_asymmetry: 0.04 });
+    assert!(rep.grade.error <= 1e-10, "nsn: error {}", rep.grade.error);
+    for (a, b) in rep.r.iter().zip(R_STAR) {
+        assert!((a - b).abs() <= 1e-8, "nsn: r {a} vs {b}");
+    }
     let why = prepared.check(false).unwrap_err().to_string();
     assert!(why.contains("W is not symmetric") && why.contains("4.00e-2") && why.contains("1e-10"), "{why}");
 
@@ -77,16 +85,18 @@ fn a_non_symmetric_w_is_solved_as_given_or_refused() {
     let out = dir.path().join("runs");
     let o = Command::new(env!("CARGO_BIN_EXE_signorini"))
         .args(["fclib", "bench", dir.path().join("files").to_str().unwrap(), "--out", out.to_str().unwrap()])
-        .args(["--solver", "pgs,canal,subadmm,sap,drumwright", "--tolerance", "1e-10"])
+        .args(["--solver", "pgs,nsn,canal,subadmm,sap,drumwright", "--tolerance", "1e-10"])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let records = reports::read_run_dir(&out).unwrap();
-    assert_eq!(records.len(), 5);
+    assert_eq!(records.len(), 6);
     for r in &records {
         assert_eq!(r.case.params.0["w_asymmetry"].as_f64(), Some(0.04));
-        if r.solver.name == "pgs" {
-            assert_eq!(r.status, records::RunStatus::Ok);
+        if r.solver.name == "pgs" || r.solver.name == "nsn" {
+            // graded by the harness, stopped by it at 1e-10
+            assert_eq!((r.status, r.summary.unconverged_steps), (records::RunStatus::Ok, 0), "{}", r.solver.name);
+            assert!(r.summary.metrics["fclib_error"].last <= 1e-10, "{}", r.solver.name);
             continue;
         }
         assert_eq!(r.status, records::RunStatus::Skipped, "{}", r.solver.name);
