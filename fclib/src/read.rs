@@ -12,6 +12,19 @@ struct Reader<'a> {
     file: File,
 }
 
+impl<'a> Reader<'a> {
+    /// The HDF5 file at `path`, read through the bounded reader (errors name the file).
+    fn open(path: &'a Path) -> Result<Self, FclibError> {
+        let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
+            let (e, prefix) = (e.to_string(), format!("{}: ", path.display()));
+            hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
+        })?;
+        let file =
+            File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;
+        Ok(Reader { path, file })
+    }
+}
+
 impl Reader<'_> {
     /// An error at `field` (an HDF5 path, shown absolute).
     fn err(&self, field: &str, why: impl std::fmt::Display) -> FclibError {
@@ -171,12 +184,7 @@ fn check_blocks(m: &Csc, sizes: &[usize]) -> bool {
 /// --write-solution`, by `fclib bench --write-solutions`, or by another code: `r` required, `u`
 /// and `v` optional), checking `r`'s length against `nc` contacts.
 pub fn read_solution(path: &Path, nc: usize) -> Result<Solution, FclibError> {
-    let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
-        let (e, prefix) = (e.to_string(), format!("{}: ", path.display()));
-        hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
-    })?;
-    let file = File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;
-    let r = Reader { path, file };
+    let r = Reader::open(path)?;
     if !r.exists("solution") {
         return Err(r.err("/solution", "missing: no answer in this file"));
     }
@@ -202,12 +210,7 @@ pub fn read(path: &Path) -> Result<FclibProblem, FclibError> {
 /// `/fclib_global` too when present; `None` takes the global form when the file has one, else the
 /// local form. Every error names the file and the field.
 pub fn read_as(path: &Path, form: Option<Form>) -> Result<FclibProblem, FclibError> {
-    let bytes = records::input::read_bytes(path, records::input::binary_limit()).map_err(|e| {
-        let (e, prefix) = (e.to_string(), format!("{}: ", path.display()));
-        hdf5_err(path, "/", e.strip_prefix(&prefix).unwrap_or(&e))
-    })?;
-    let file = File::from_bytes(bytes).map_err(|e| hdf5_err(path, "/", format!("not a readable HDF5 file ({e})")))?;
-    let r = Reader { path, file };
+    let r = Reader::open(path)?;
     let (has_global, has_local) = (r.exists("fclib_global"), r.exists("fclib_local"));
     let form = match form {
         Some(Form::Global) if !has_global => {

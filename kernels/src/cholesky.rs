@@ -270,7 +270,8 @@ pub(crate) mod tests {
         (cp, ri, val)
     }
 
-    fn residual_inf(a: &[Vec<f64>], x: &[f64], b: &[f64]) -> f64 {
+    /// `||A x - b||_inf` of a dense `A`.
+    pub(crate) fn residual_inf(a: &[Vec<f64>], x: &[f64], b: &[f64]) -> f64 {
         a.iter()
             .zip(b)
             .map(|(row, bi)| (row.iter().zip(x).map(|(p, q)| p * q).sum::<f64>() - bi).abs())

@@ -193,12 +193,7 @@ mod tests {
         (cp, ri, val)
     }
 
-    fn residual_inf(a: &[Vec<f64>], x: &[f64], b: &[f64]) -> f64 {
-        a.iter()
-            .zip(b)
-            .map(|(row, bi)| (row.iter().zip(x).map(|(p, q)| p * q).sum::<f64>() - bi).abs())
-            .fold(0.0, f64::max)
-    }
+    use crate::cholesky::tests::residual_inf;
 
     /// Backward stability: `||A x − b||∞ ≤ 1e2 ε ||A||∞ ||x||∞`.
     fn assert_solves(a: &[Vec<f64>], x: &[f64], b: &[f64]) {
