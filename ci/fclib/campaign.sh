@@ -79,7 +79,7 @@ args=(fclib bench "$out/files" --out "$out/runs" --time-limit "$limit"
 "$bin" "${args[@]}" | tail -n 1
 if [ "${SKIP_SICONOS:-0}" != 1 ] && /usr/bin/python3 -c "import siconos.numerics, h5py, scipy" 2>/dev/null; then
   /usr/bin/python3 -W ignore "$root/peers/run_siconos.py" "$out/files" --out "$out/runs" --time-limit "$limit" \
-    --max-iterations "${MAX_ITERATIONS:-1000}" --tolerance "${TOLERANCE:-1e-8}" | tail -n 1
+    --max-iterations "${MAX_ITERATIONS:-1000}" --tolerance "${TOLERANCE:-1e-8}" --signorini "$bin" | tail -n 1
 else
   echo "-- Siconos row skipped (SKIP_SICONOS=1, or peers/setup-siconos.sh not run)"
 fi
