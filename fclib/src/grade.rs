@@ -147,3 +147,126 @@ impl Grader {
         Some(self.grade(&s.r))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::{GlobalProblem, Info, LocalProblem};
+    use crate::CscOps;
+
+    fn local(w: &[(usize, usize, f64)], q: Vec<f64>, mu: Vec<f64>) -> FclibProblem {
+        let n = q.len();
+        let l = LocalProblem { w: Csc::from_triplets(n, n, w), q, mu };
+        FclibProblem {
+            form: Form::Local,
+            info: Info::default(),
+            global: None,
+            local: Some(l),
+            solution: None,
+            guesses: vec![],
+        }
+    }
+
+    /// One contact, `M` a non-symmetric 3x3 block (written as is), `H = I`: every quantity by hand.
+    fn global() -> FclibProblem {
+        let m = [(0, 0, 2.0), (1, 1, 4.0), (2, 2, 5.0), (0, 1, 1.0)];
+        let h = [(0, 0, 1.0), (1, 1, 1.0), (2, 2, 1.0)];
+        let g = GlobalProblem {
+            m: Csc::from_triplets(3, 3, &m),
+            block_sizes: vec![3],
+            h: Csc::from_triplets(3, 3, &h),
+            f: vec![4.0, 8.0, -10.0],
+            w: vec![0.5, 0.0, 0.0],
+            mu: vec![0.5],
+        };
+        FclibProblem {
+            form: Form::Global,
+            info: Info::default(),
+            global: Some(g),
+            local: None,
+            solution: None,
+            guesses: vec![],
+        }
+    }
+
+    #[test]
+    fn local_velocities_are_w_r_plus_q_and_the_three_scalings_differ() {
+        let p = local(&[(0, 0, 2.0), (1, 1, 3.0), (2, 2, 3.0), (0, 1, 0.5)], vec![-1.0, 0.2, 0.0], vec![0.4]);
+        let g = Grader::new(&p).unwrap();
+        assert_eq!(g.q(), &[-1.0, 0.2, 0.0]);
+        assert_eq!(g.velocities(&[1.0, 2.0, 3.0]), vec![2.0 + 1.0 - 1.0, 6.0 + 0.2, 9.0]);
+        assert_eq!(g.velocity_of(&[0.0; 3]), None, "no velocities in the local form");
+        // r = 0: u = q, natural map F = -P_K(-(q + mu |q_T| e_n)) = P_K((1 - 0.08, -0.2, 0))
+        let gr = g.grade(&[0.0; 3]);
+        let x = [1.0 - 0.4 * 0.2, -0.2, 0.0];
+        let f = kernels::cone::project(x, 0.4);
+        let res = (f[0] * f[0] + f[1] * f[1]).sqrt();
+        assert!((gr.residual - res).abs() < 1e-15, "{} vs {res}", gr.residual);
+        let qn = (1.0f64 + 0.04).sqrt();
+        assert!((gr.error - res / qn).abs() < 1e-15, "max(||q||, ||r||, ||u||) = ||q||");
+        assert!((gr.error_1q - res / (1.0 + qn)).abs() < 1e-15);
+        assert!((gr.error_rel_q - res / qn).abs() < 1e-15);
+        assert_eq!(gr.u, vec![-1.0, 0.2, 0.0]);
+    }
+
+    #[test]
+    fn a_zero_problem_grades_absolutely() {
+        let p = local(&[(0, 0, 1.0), (1, 1, 1.0), (2, 2, 1.0)], vec![0.0; 3], vec![0.5]);
+        let g = Grader::new(&p).unwrap();
+        let gr = g.grade(&[0.0; 3]);
+        assert_eq!((gr.residual, gr.error, gr.error_rel_q, gr.error_1q), (0.0, 0.0, 0.0, 0.0));
+        // a tiny wrong answer: every norm below machine epsilon, the error is ||F|| itself
+        let gr = g.grade(&[1e-17, 0.0, 0.0]);
+        assert!(gr.residual > 0.0 && gr.error == gr.residual && gr.error_rel_q == gr.residual, "{gr:?}");
+    }
+
+    #[test]
+    fn global_velocities_use_m_as_written() {
+        let p = global();
+        let g = Grader::new(&p).unwrap();
+        // M v = H r + f with the non-symmetric M: v2 = (f2 + r2) / 5, v1 = (f1 + r1) / 4, v0 = (f0 + r0 - v1) / 2
+        let r = [1.0, 0.0, 0.0];
+        let v = g.velocity_of(&r).unwrap();
+        let (v1, v2) = (8.0 / 4.0, -10.0 / 5.0);
+        let v0 = (4.0 + 1.0 - v1) / 2.0;
+        for (a, b) in v.iter().zip([v0, v1, v2]) {
+            assert!((a - b).abs() < 1e-15, "{v:?}");
+        }
+        // u = H^T v + w, q = u at r = 0
+        let u = g.velocities(&r);
+        assert!((u[0] - (v0 + 0.5)).abs() < 1e-15 && (u[1] - v1).abs() < 1e-15 && (u[2] - v2).abs() < 1e-15);
+        let q0 = (4.0 - 2.0) / 2.0 + 0.5;
+        assert!((g.q()[0] - q0).abs() < 1e-15, "{:?}", g.q());
+        // a singular block is refused
+        let mut s = global();
+        s.global.as_mut().unwrap().m = Csc::from_triplets(3, 3, &[(0, 0, 1.0), (1, 1, 1.0)]);
+        assert!(Grader::new(&s).unwrap_err().to_string().contains("singular"));
+    }
+
+    #[test]
+    fn consistency_measures_m_v_minus_h_r_minus_f() {
+        let g = Grader::new(&global()).unwrap();
+        let r = [1.0, 2.0, 0.0];
+        let v = g.velocity_of(&r).unwrap();
+        assert!(g.consistency(&v, &r).unwrap() < 1e-15, "the balancing velocity");
+        // v off by (1, 0, 0): M v - H r - f = M e_0 = (2, 0, 0); scale max(||f||, ||H r||) = ||f||
+        let off: Vec<f64> = v.iter().enumerate().map(|(i, x)| if i == 0 { x + 1.0 } else { *x }).collect();
+        let fnorm = (16.0f64 + 64.0 + 100.0).sqrt();
+        assert!((g.consistency(&off, &r).unwrap() - 2.0 / fnorm).abs() < 1e-15);
+        let l = local(&[(0, 0, 1.0), (1, 1, 1.0), (2, 2, 1.0)], vec![0.0; 3], vec![0.5]);
+        assert_eq!(Grader::new(&l).unwrap().consistency(&[0.0; 3], &[0.0; 3]), None);
+    }
+
+    #[test]
+    fn stored_placeholders_are_no_answer() {
+        let g = Grader::new(&global()).unwrap();
+        let s = |v: Vec<f64>, u: Vec<f64>, r: Vec<f64>| crate::Solution { v, u, r };
+        assert_eq!(g.grade_stored(&s(vec![1.0; 3], vec![1.0; 3], vec![])), None, "no r");
+        assert_eq!(g.grade_stored(&s(vec![0.0; 3], vec![0.0; 3], vec![0.0; 3])), None, "all zeros");
+        assert_eq!(g.grade_stored(&s(vec![], vec![], vec![0.0; 3])), None, "zero r alone");
+        // r = 0 with a velocity: an answer (all contacts open), graded
+        let open = g.grade_stored(&s(vec![0.0, 0.0, 1.0], vec![], vec![0.0; 3])).unwrap();
+        assert_eq!(open, g.grade(&[0.0; 3]));
+        assert!(g.grade_stored(&s(vec![], vec![], vec![1.0, 0.0, 0.0])).is_some());
+    }
+}
