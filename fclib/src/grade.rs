@@ -237,6 +237,21 @@ mod tests {
         assert!((u[0] - (v0 + 0.5)).abs() < 1e-15 && (u[1] - v1).abs() < 1e-15 && (u[2] - v2).abs() < 1e-15);
         let q0 = (4.0 - 2.0) / 2.0 + 0.5;
         assert!((g.q()[0] - q0).abs() < 1e-15, "{:?}", g.q());
+        // two blocks: the second one's DOFs are solved with the second block
+        let two = GlobalProblem {
+            m: Csc::from_triplets(6, 6, &(0..6).map(|i| (i, i, 1.0 + i as f64)).collect::<Vec<_>>()),
+            block_sizes: vec![3, 3],
+            h: Csc::from_triplets(6, 3, &[(3, 0, 1.0), (4, 1, 1.0), (5, 2, 1.0)]),
+            f: vec![1.0; 6],
+            w: vec![0.0; 3],
+            mu: vec![0.5],
+        };
+        let p2 = FclibProblem { global: Some(two), ..global() };
+        let v = Grader::new(&p2).unwrap().velocity_of(&[1.0, 0.0, 0.0]).unwrap();
+        let want = [1.0, 0.5, 1.0 / 3.0, 2.0 / 4.0, 1.0 / 5.0, 1.0 / 6.0];
+        for (a, b) in v.iter().zip(want) {
+            assert!((a - b).abs() < 1e-15, "{v:?}");
+        }
         // a singular block is refused
         let mut s = global();
         s.global.as_mut().unwrap().m = Csc::from_triplets(3, 3, &[(0, 0, 1.0), (1, 1, 1.0)]);
