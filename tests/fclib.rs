@@ -378,14 +378,7 @@ fn local_view_regularises_and_every_solver_takes_contacts_on_many_blocks() {
     blocks.sort_unstable();
     blocks.dedup();
     assert_eq!(blocks, vec![0, 1, 2], "contact 4 acts on three blocks of the view");
-    let prob = fclib::FclibProblem {
-        form: fclib::Form::Local,
-        info: Info::default(),
-        global: None,
-        local: Some(local),
-        solution: None,
-        guesses: vec![],
-    };
+    let prob = fclib::FclibProblem::local_only(local);
     // W is diagonally dominant (off-diagonal row sums at most 1.4 < 2): the exact solvers
     // converge; 1e-6 is a hundred times their 1e-8 stopping tolerances, the margin a contraction
     // factor of up to 0.99 leaves between the last change and the error

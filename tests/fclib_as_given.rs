@@ -4,7 +4,7 @@
 //! does not balance its `r` graded on `r`; answers written as FCLIB solutions and graded back.
 
 use api::{IterationLog, Params, SolveError, SolveStatus, Solver, SolverContext, StepProblem, StepSolution};
-use fclib::{CscOps, FclibProblem, Form, GlobalProblem, Info, LocalProblem};
+use fclib::{CscOps, FclibProblem, Form, GlobalProblem, LocalProblem};
 use std::path::Path;
 use std::process::Command;
 
@@ -28,20 +28,9 @@ fn skewed() -> LocalProblem {
     LocalProblem { w, q, mu: vec![0.5, 0.5] }
 }
 
-fn local_only(l: LocalProblem) -> FclibProblem {
-    FclibProblem {
-        form: Form::Local,
-        info: Info::default(),
-        global: None,
-        local: Some(l),
-        solution: None,
-        guesses: vec![],
-    }
-}
-
 #[test]
 fn the_skewed_problem_is_what_it_claims() {
-    let p = local_only(skewed());
+    let p = FclibProblem::local_only(skewed());
     assert!((p.local.as_ref().unwrap().asymmetry() - 0.04).abs() < 1e-15);
     // its exact solution grades 0 on the harness's error; the symmetrised W's answer does not
     let g = fclib::Grader::new(&p).unwrap();
@@ -56,7 +45,7 @@ fn the_skewed_problem_is_what_it_claims() {
 /// measured asymmetry.
 #[test]
 fn a_non_symmetric_w_is_solved_as_given_or_refused() {
-    let prob = local_only(skewed());
+    let prob = FclibProblem::local_only(skewed());
     let prepared = fclib::Prepared::new(&prob).unwrap();
     let rep = prepared
         .solve(solver("pgs", &[("tolerance", "1e-14"), ("max_iterations", "10000")]).as_mut(), true, None)
@@ -203,14 +192,7 @@ fn coupled(skew: f64) -> FclibProblem {
         w: vec![0.01, 0.0, 0.0, -0.02, 0.0, 0.0],
         mu: vec![0.3, 0.6],
     };
-    FclibProblem {
-        form: Form::Global,
-        info: Info::default(),
-        global: Some(g),
-        local: None,
-        solution: None,
-        guesses: vec![],
-    }
+    FclibProblem::global_only(g)
 }
 
 #[test]
@@ -268,7 +250,7 @@ fn a_mass_block_above_six_dofs_is_given_in_whitened_variables() {
 fn answers_are_written_as_fclib_solutions_and_placeholders_are_not_graded() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("skewed.hdf5");
-    let mut prob = local_only(skewed());
+    let mut prob = FclibProblem::local_only(skewed());
     prob.solution = Some(fclib::Solution { v: vec![], u: vec![0.0; 6], r: vec![0.0; 6] });
     fclib::write(&input, &prob).unwrap();
     let out = dir.path().join("answer.hdf5");
@@ -317,7 +299,7 @@ fn the_error_is_siconos_scaling_and_the_other_columns_are_kept() {
         q: vec![1e-6, 0.0, 0.0],
         mu: vec![0.5],
     };
-    let g = fclib::Grader::new(&local_only(l)).unwrap().grade(&[1e3, 0.0, 0.0]);
+    let g = fclib::Grader::new(&FclibProblem::local_only(l)).unwrap().grade(&[1e3, 0.0, 0.0]);
     // u = (1e3 + 1e-6, 0, 0); r - u - mu |u_t| e_n = (-1e-6, 0, 0) projects to 0: F = r
     assert!((g.residual - 1e3).abs() < 1e-9);
     let u = 1e3 + 1e-6;
@@ -331,7 +313,7 @@ fn the_error_is_siconos_scaling_and_the_other_columns_are_kept() {
 /// small to get there, pgs runs out and the best error it reached is kept.
 #[test]
 fn the_harness_stops_a_solver_at_the_accuracy_and_keeps_the_best_otherwise() {
-    let prob = local_only(skewed());
+    let prob = FclibProblem::local_only(skewed());
     let prepared = fclib::Prepared::new(&prob).unwrap();
     let pgs = |budget: &str| solver("pgs", &[("tolerance", "1e-14"), ("max_iterations", budget)]);
     let free = prepared.solve(pgs("10000").as_mut(), true, None).unwrap();

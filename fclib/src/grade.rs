@@ -151,20 +151,13 @@ impl Grader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::problem::{GlobalProblem, Info, LocalProblem};
+    use crate::problem::{GlobalProblem, LocalProblem};
     use crate::CscOps;
 
     fn local(w: &[(usize, usize, f64)], q: Vec<f64>, mu: Vec<f64>) -> FclibProblem {
         let n = q.len();
         let l = LocalProblem { w: Csc::from_triplets(n, n, w), q, mu };
-        FclibProblem {
-            form: Form::Local,
-            info: Info::default(),
-            global: None,
-            local: Some(l),
-            solution: None,
-            guesses: vec![],
-        }
+        FclibProblem::local_only(l)
     }
 
     /// One contact, `M` a non-symmetric 3x3 block (written as is), `H = I`: every quantity by hand.
@@ -179,14 +172,7 @@ mod tests {
             w: vec![0.5, 0.0, 0.0],
             mu: vec![0.5],
         };
-        FclibProblem {
-            form: Form::Global,
-            info: Info::default(),
-            global: Some(g),
-            local: None,
-            solution: None,
-            guesses: vec![],
-        }
+        FclibProblem::global_only(g)
     }
 
     #[test]

@@ -174,6 +174,30 @@ pub struct FclibProblem {
 }
 
 impl FclibProblem {
+    /// A file holding only the global problem `g` (no descriptions, solution or guesses).
+    pub fn global_only(g: GlobalProblem) -> Self {
+        FclibProblem {
+            form: Form::Global,
+            info: Info::default(),
+            global: Some(g),
+            local: None,
+            solution: None,
+            guesses: vec![],
+        }
+    }
+
+    /// A file holding only the local problem `l` (no descriptions, solution or guesses).
+    pub fn local_only(l: LocalProblem) -> Self {
+        FclibProblem {
+            form: Form::Local,
+            info: Info::default(),
+            global: None,
+            local: Some(l),
+            solution: None,
+            guesses: vec![],
+        }
+    }
+
     /// Number of contacts.
     pub fn nc(&self) -> usize {
         self.mu().len()
