@@ -183,14 +183,15 @@ impl<'a> Prepared<'a> {
         self.delassus
             .get_or_init(|| match self.prob.form {
                 Form::Local => {
-                    let l = self.prob.local_form()?;
-                    Ok((l.to_delassus()?, Given::Delassus { w_asymmetry: l.asymmetry() }))
+                    let d = self.prob.local_form()?.to_delassus()?;
+                    let given = Given::Delassus { w_asymmetry: d.asymmetry() };
+                    Ok((d, given))
                 }
                 Form::Global => {
                     let g = self.prob.global_form()?;
-                    let l = g.condense()?;
-                    let given = Given::Condensed { m_asymmetry: g.m_asymmetry()?, w_asymmetry: l.asymmetry() };
-                    Ok((l.to_delassus()?, given))
+                    let d = g.condense()?.to_delassus()?;
+                    let given = Given::Condensed { m_asymmetry: g.m_asymmetry()?, w_asymmetry: d.asymmetry() };
+                    Ok((d, given))
                 }
             })
             .as_ref()
