@@ -33,6 +33,7 @@ fn nsn_benches(c: &mut Criterion) {
             pair("twisting_bar-4x1x1", "twisting_bar", &[]),
             pair("twisting_bar-8x2x2", "twisting_bar", &[("nx", "8"), ("ny", "2"), ("nz", "2")]),
         ],
+        accuracy: None,
     };
     let pairs = runner::prepare(&reg, &suite).expect("benchmark suite is valid");
     let mut group = c.benchmark_group("nsn");

@@ -37,6 +37,7 @@ fn sap_benches(c: &mut Criterion) {
             spec("clutter-40", "clutter", &[("bodies", "40"), ("duration", "3.0")]),
             spec("sphere_stack", "sphere_stack", &[]),
         ],
+        accuracy: None,
     };
     let pairs = runner::prepare(&reg, &suite).expect("valid pairs");
     let mut group = c.benchmark_group("sap");
@@ -70,6 +71,7 @@ fn hessian_factor_benches(c: &mut Criterion) {
             solver: "sap".into(),
             solver_set: vec![],
         }],
+        accuracy: None,
     };
     let pair = runner::prepare(&reg, &suite).expect("valid pair").remove(0);
     let settings = SapSettings::default();

@@ -59,7 +59,7 @@ fn subadmm_benches(c: &mut Criterion) {
             solver: "subadmm".into(),
             solver_set: vec![],
         };
-        let suite = Suite { name: "subadmm-bench".into(), pairs: vec![spec] };
+        let suite = Suite { name: "subadmm-bench".into(), pairs: vec![spec], accuracy: None };
         let pair = runner::prepare(&reg, &suite).expect("valid pair").remove(0);
         let sc = &pair.scenario;
         let half = Scenario { steps: sc.steps / 2, ..sc.clone() };

@@ -228,6 +228,13 @@ pub(crate) struct RunArgs {
     /// scenes): the default 100000 keeps that phase near 4 GB.
     #[arg(long, default_value_t = harness::runner::DEFAULT_MAX_PAIRS, value_name = "N", allow_negative_numbers = true, value_parser = positive_count)]
     pub(crate) max_pairs: usize,
+    /// Equal-accuracy mode: the harness stops every solver, on every step, at the first iterate
+    /// whose yardstick (the natural map of its contact model relative to the free contact
+    /// velocity; the momentum error for a regularised model) is at most EPS, or at its budget; the
+    /// solver's own tolerance is set out of reach. Overrides the suite file's `accuracy` key.
+    /// The records, the matrix and the profiles then compare the time to EPS (docs/equal-accuracy.md).
+    #[arg(long, value_name = "EPS", allow_negative_numbers = true, value_parser = accuracy)]
+    pub(crate) accuracy: Option<f64>,
     #[command(flatten)]
     pub(crate) limits: Limits,
 }
@@ -261,6 +268,12 @@ pub(crate) fn positive_seconds(s: &str) -> Result<f64, String> {
 /// Value parser of a count (`--logged-steps`): a non-negative integer.
 pub(crate) fn count(s: &str) -> Result<usize, String> {
     s.trim().parse().map_err(|_| "expected a non-negative integer".to_string())
+}
+
+/// Value parser of an accuracy (`--accuracy`): a finite number above 0.
+pub(crate) fn accuracy(s: &str) -> Result<f64, String> {
+    let x: f64 = s.trim().parse().map_err(|_| "expected a finite number above 0".to_string())?;
+    harness::accuracy::check_eps(x).map_err(|_| "expected a finite number above 0".to_string())
 }
 
 /// Value parser of a positive count (`--max-pairs`).

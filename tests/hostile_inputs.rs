@@ -647,6 +647,7 @@ fn synthetic_record(label: &str, solver: &str) -> records::RunRecord {
             iterations: 3,
             wall_s: 1e-4,
             metrics: records::StepMetrics { t: 0.01 * (k + 1) as f64, ..Default::default() },
+            accuracy: None,
         })
         .collect();
     r

@@ -29,6 +29,7 @@ fn fixture(dir: &Path) -> Vec<RunRecord> {
             pair("slope-dt0.005", "slope", &[("duration", "0.1"), ("dt", "0.005")]),
             pair("stack", "sphere_stack", &[("n", "2"), ("duration", "0.1")]),
         ],
+        accuracy: None,
     };
     let pairs = runner::prepare(&reg, &suite).unwrap();
     let mut records: Vec<RunRecord> = runner::run_suite(&pairs, dir, RunOptions::default(), &NoProgress)
@@ -450,7 +451,7 @@ fn a_size_sweep_gives_the_scaling_figure() {
         .iter()
         .map(|n| pair(&format!("stack-n{n}"), "sphere_stack", &[("n", n), ("duration", "0.05")]))
         .collect();
-    let suite = Suite { name: "scaling-test".into(), pairs };
+    let suite = Suite { name: "scaling-test".into(), pairs, accuracy: None };
     let prepared = runner::prepare(&reg, &suite).unwrap();
     for (_, path) in runner::run_suite(&prepared, dir.path(), RunOptions::default(), &NoProgress) {
         path.unwrap();

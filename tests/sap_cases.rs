@@ -28,6 +28,7 @@ fn prepare(case: &str, sets: &[(&str, String)], solver_sets: &[(&str, &str)]) ->
                 .map(|(k, v)| (k.to_string(), harness::runner::Override::Text(v.to_string())))
                 .collect(),
         }],
+        accuracy: None,
     };
     runner::prepare(&reg, &suite).expect("valid pair").remove(0)
 }

@@ -75,7 +75,7 @@ fn subadmm_is_faster_than_no_body_on_the_same_step() {
         solver: "subadmm".into(),
         solver_set: vec![],
     };
-    let suite = Suite { name: "table-iii".into(), pairs: vec![spec] };
+    let suite = Suite { name: "table-iii".into(), pairs: vec![spec], accuracy: None };
     let pair = runner::prepare(&reg, &suite).expect("valid pair").remove(0);
     let sc = &pair.scenario;
     let half = Scenario { steps: sc.steps / 2, ..sc.clone() };

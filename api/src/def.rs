@@ -25,6 +25,12 @@ pub trait SolverDef: Solver + Sized + 'static {
     const TOLERANCE: &'static str;
     /// The contact model its answers satisfy when they converge.
     const MODEL: AnsweredModel;
+    /// Whether the harness's stopping rule can end its solve early (the equal-accuracy mode,
+    /// [`crate::StopRule`]): it hands over an iterate once per outer iteration and asks
+    /// [`crate::IterationLog::should_stop`]. False for a solver whose iterations run inside a
+    /// library and hand over only the answer (drumwright's interior point): in that mode its own
+    /// tolerance is set to the accuracy instead.
+    const HARNESS_STOPS: bool = true;
     /// What it can handle (checked against a case's needs before running).
     fn capabilities() -> Capabilities;
     /// The solver with validated settings, built for the run's context (its compute backend).
@@ -92,6 +98,8 @@ pub struct SolverEntry {
     pub tolerance: &'static str,
     /// The contact model it answers ([`SolverDef::MODEL`]).
     pub model: AnsweredModel,
+    /// Whether the harness's stopping rule can end its solve early ([`SolverDef::HARNESS_STOPS`]).
+    pub harness_stops: bool,
     /// Default parameters.
     pub defaults: fn() -> Params,
     /// Decodes and validates parameters (once) into a factory of solvers.
@@ -112,6 +120,7 @@ impl SolverEntry {
             budget: T::BUDGET,
             tolerance: T::TOLERANCE,
             model: T::MODEL,
+            harness_stops: T::HARNESS_STOPS,
             defaults: || Params::from_settings(&T::Settings::default()),
             prepare: Box::new(|p: &Params| {
                 let s: T::Settings = p.decode(T::NAME)?;

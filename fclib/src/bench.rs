@@ -177,9 +177,10 @@ impl std::fmt::Display for Stop {
     }
 }
 
-/// A solver's own tolerance when the harness stops it ([`Stop::Harness`]): far below anything
-/// reachable in double precision, so only the harness's rule, the budget or the time limit end it.
-pub const OWN_TOLERANCE_UNDER_HARNESS: f64 = 1e-300;
+/// A solver's own tolerance when the harness stops it ([`Stop::Harness`]): the equal-accuracy
+/// mode's, far below anything reachable in double precision, so only the harness's rule, the
+/// budget or the time limit end it.
+pub use harness::accuracy::OWN_TOLERANCE_UNDER_HARNESS;
 
 impl Protocol {
     /// Whether the harness stops `entry` (its answers are graded on its own model's terms

@@ -10,6 +10,7 @@
 //! `PreparedCase::grade` grades the [`Trace`](case::Trace) and a `records::RunRecord`
 //! is written atomically (the `records` crate).
 
+pub mod accuracy;
 pub mod case;
 pub mod cluster;
 pub mod contact;

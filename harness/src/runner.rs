@@ -2,6 +2,7 @@
 //! run pair by pair. Incompatible pairs are skipped with the reason; a failing pair (solver
 //! error, non-finite result, even a panic) is recorded and the suite goes on.
 
+use crate::accuracy::Accuracy;
 use crate::case::{DecodedCase, PreparedCase, Scenario};
 use crate::metrics;
 use crate::params::{ParamError, Params};
@@ -56,6 +57,9 @@ pub struct Suite {
     pub name: String,
     /// The pairs, in run order.
     pub pairs: Vec<PairSpec>,
+    /// The equal-accuracy mode's accuracy (suite key `accuracy`, `signorini run --accuracy`;
+    /// `None`: each solver stops on its own criterion). See [`crate::accuracy`].
+    pub accuracy: Option<f64>,
 }
 
 /// Default bound on the number of pairs of one suite (`signorini run --max-pairs`): every pair is
@@ -79,6 +83,8 @@ struct SuiteFile {
     /// Sweeps: grids over case parameters and solver settings.
     #[serde(default)]
     grid: Vec<GridEntry>,
+    /// The equal-accuracy mode's accuracy ([`Suite::accuracy`]).
+    accuracy: Option<f64>,
 }
 
 /// A sweep of a suite file: every combination of the values of `params` (case parameters, or
@@ -370,7 +376,7 @@ impl Suite {
                 }));
             }
         }
-        Suite { name: "default".into(), pairs }
+        Suite { name: "default".into(), pairs, accuracy: None }
     }
 
     /// One case with one solver.
@@ -384,6 +390,7 @@ impl Suite {
                 solver: solver.into(),
                 solver_set: vec![],
             }],
+            accuracy: None,
         }
     }
 
@@ -430,6 +437,10 @@ impl Suite {
         }
         if f.case.is_empty() && f.grid.is_empty() {
             return Err(SuiteFileError::Empty { source_name: source.to_string() });
+        }
+        if let Some(eps) = f.accuracy {
+            crate::accuracy::check_eps(eps)
+                .map_err(|e| SuiteFileError::Toml { source_name: source.to_string(), why: e.to_string() })?;
         }
         let settings = |s: &str| f.solver_settings.get(s).map(typed).unwrap_or_default();
         // The pair count, before anything is expanded.
@@ -491,7 +502,7 @@ impl Suite {
                 }
             }
         }
-        Ok(Suite { name: f.name.unwrap_or_else(|| source.to_string()), pairs })
+        Ok(Suite { name: f.name.unwrap_or_else(|| source.to_string()), pairs, accuracy: f.accuracy })
     }
 
     /// Applies command-line overrides to every pair. `solver.KEY=V` goes to the pairs whose
@@ -651,6 +662,8 @@ pub struct ResolvedPair {
     pub solver: SolverFactory,
     /// The file name of its run record ([`records::record_file_name`]).
     pub record_name: String,
+    /// The equal-accuracy mode of the pair (`None`: off).
+    pub accuracy: Option<Accuracy>,
 }
 
 impl Suite {
@@ -688,6 +701,11 @@ impl Suite {
             for (k, v) in &spec.solver_set {
                 v.apply(&mut sp, k, &format!("solver '{}'", spec.solver))?;
             }
+            // the mode sets the solver's own tolerance last: the harness decides when it stops
+            let accuracy = self.accuracy.map(|eps| Accuracy::for_solver(eps, solver));
+            if let Some(a) = &accuracy {
+                a.apply(solver, &mut sp)?;
+            }
             let factory = (solver.prepare)(&sp)?;
             let solver_defaults_hash = (solver.defaults)().hash();
             let record_name = records::record_file_name(&spec.label, &spec.solver, &sp.hash(), &solver_defaults_hash);
@@ -724,6 +742,7 @@ impl Suite {
                 iteration_budget,
                 solver: factory,
                 record_name,
+                accuracy,
             });
         }
         Ok(out)
@@ -764,6 +783,9 @@ pub struct PreparedPair {
     /// readers' input limit ([`resources::RecordShape::fit`]); [`run_pair`] keeps the logs of at
     /// most this many steps whatever `RunOptions::logged_steps` asks.
     pub max_logged_steps: usize,
+    /// The equal-accuracy mode of the pair (`None`: off); [`run_pair`] runs it so, whatever
+    /// `RunOptions::accuracy` says.
+    pub accuracy: Option<Accuracy>,
 }
 
 /// Resolves `suite` ([`Suite::resolve`]) and prepares its pairs under the machine's available
@@ -869,6 +891,7 @@ pub fn prepare_run(
             skip,
             record_name: r.record_name,
             max_logged_steps,
+            accuracy: r.accuracy,
         });
     }
     Ok(out)
@@ -933,7 +956,7 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
         return record;
     }
     progress.pair_started(pair);
-    let opts = RunOptions { logged_steps: opts.logged_steps.min(pair.max_logged_steps), ..opts };
+    let opts = RunOptions { logged_steps: opts.logged_steps.min(pair.max_logged_steps), accuracy: pair.accuracy, ..opts };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut solver = (pair.solver)(&opts.solver_context());
         Ok::<RunOutcome, String>(simulate_with(&pair.scenario, solver.as_mut(), opts.clone(), &mut |d| {
@@ -955,6 +978,9 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
         }
     };
     record.summary = summarize(&outcome, &pair.scenario);
+    record.summary.accuracy = pair.accuracy.map(|a| {
+        records::AccuracySummary::of(a.eps, a.measure.name(), a.own_tolerance(), &outcome.accuracy)
+    });
     if outcome.trace.completed {
         for check in pair.case.grade(&outcome.trace) {
             record.summary.oracle.insert(check.name.clone(), check);
@@ -1051,6 +1077,7 @@ pub fn run_one(
             solver: solver.into(),
             solver_set: owned(solver_set),
         }],
+        accuracy: None,
     };
     let pair = prepare(reg, &suite)?.remove(0);
     if let Some(why) = &pair.skip {
@@ -1124,6 +1151,11 @@ pub fn reuse_refusal(
     }
     if existing.solver.params != pair.solver_params {
         return Some("solver settings differ".into());
+    }
+    let (old_eps, eps) = (existing.summary.accuracy.as_ref().map(|a| a.eps), pair.accuracy.map(|a| a.eps));
+    if old_eps != eps {
+        let mode = |e: Option<f64>| e.map_or("the default mode".to_string(), |e| format!("accuracy {e:e}"));
+        return Some(format!("run in {}, this run is in {}", mode(old_eps), mode(eps)));
     }
     None
 }

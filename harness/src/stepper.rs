@@ -24,7 +24,8 @@ use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
 use crate::solver::{SolveError, SolveStatus, Solver, SolverContext, StepSolution};
 use crate::ContactSet;
-use records::{StageTimes, StepRecord};
+use crate::accuracy::Accuracy;
+use records::{StageTimes, StepAccuracy, StepRecord};
 use std::time::{Duration, Instant};
 
 /// The state of a run between two steps: the world at the start of the current step, the
@@ -169,11 +170,21 @@ pub struct RunOptions {
     /// Wall-time limit of the whole run (`None`: none), checked the same way and between steps
     /// (and, like `step_timeout`, no limit when its deadline overflows `Instant`).
     pub run_timeout: Option<Duration>,
+    /// The equal-accuracy mode (`None`: off): every step's log carries the harness's stopping
+    /// rule, and every step is graded at the accuracy ([`crate::accuracy`]).
+    pub accuracy: Option<Accuracy>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { logged_steps: 8, max_recorded_steps: 2000, backend: None, step_timeout: None, run_timeout: None }
+        Self {
+            logged_steps: 8,
+            max_recorded_steps: 2000,
+            backend: None,
+            step_timeout: None,
+            run_timeout: None,
+            accuracy: None,
+        }
     }
 }
 
@@ -218,8 +229,11 @@ pub struct RunOutcome {
     pub solve_times: Vec<f64>,
     /// Solver iterations of every completed step.
     pub iterations: Vec<usize>,
-    /// Completed steps whose status was not converged.
+    /// Completed steps whose status was not converged (in the equal-accuracy mode: that did not
+    /// reach the accuracy).
     pub unconverged: usize,
+    /// The equal-accuracy mode's verdict on every completed step (empty with the mode off).
+    pub accuracy: Vec<StepAccuracy>,
     /// Per-stage totals.
     pub stage_times: StageTimes,
     /// Totals of the solver's own stages ([`IterationLog::add_stage`]), inside `stage_times.solve_s`.
@@ -306,6 +320,13 @@ pub fn simulate_with(
         if logged.contains(&k) {
             log = log.recording_iterates();
         }
+        let (mut log, armed) = match &opts.accuracy {
+            Some(a) => {
+                let (log, armed) = a.arm(&problem, log);
+                (log, Some(armed))
+            }
+            None => (log, None),
+        };
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.step(&problem, &mut log)))
             .unwrap_or_else(|panic| Err(SolveError::Panic { what: panic_message(panic.as_ref()) }));
         let wall = t.elapsed().as_secs_f64();
@@ -337,9 +358,14 @@ pub fn simulate_with(
         out.stage_times.metrics_s += t.elapsed().as_secs_f64();
         drop(problem);
 
+        let step_accuracy = opts.accuracy.as_ref().zip(armed.as_ref()).map(|(a, armed)| a.grade(armed, &log, &sol, wall));
         out.solve_times.push(wall);
         out.iterations.push(sol.iterations);
-        out.unconverged += usize::from(!sol.status.is_converged());
+        out.unconverged += usize::from(match &step_accuracy {
+            Some(s) => !s.reached,
+            None => !sol.status.is_converged(),
+        });
+        out.accuracy.extend(step_accuracy);
         if k % stride == 0 || k + 1 == n || timed_out {
             out.steps.push(StepRecord {
                 step: k,
@@ -347,6 +373,7 @@ pub fn simulate_with(
                 iterations: sol.iterations,
                 wall_s: wall,
                 metrics: m.clone(),
+                accuracy: step_accuracy,
             });
         }
         if logged.contains(&k) {

@@ -271,6 +271,93 @@ pub struct Summary {
     /// For closed systems (no gravity, springs, statics or locked DOFs): max over steps of the
     /// change of `||linear momentum||` and `||angular momentum||` from the initial state.
     pub momentum_drift: Option<MomentumDrift>,
+    /// The equal-accuracy mode (`signorini run --accuracy EPS`): its accuracy, yardstick and how
+    /// the steps met it; absent from a run in the default mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<AccuracySummary>,
+}
+
+/// How a run in the equal-accuracy mode met its accuracy (`summary.accuracy`): the harness
+/// stopped the solver at the first iterate whose yardstick was at most `eps`, or the solver
+/// ran to its budget. In this mode `summary.unconverged_steps` counts the steps that did not
+/// reach `eps`; a run with such steps is *unconverged at EPS*, with `best` the best value its
+/// worst step reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccuracySummary {
+    /// The accuracy.
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub eps: f64,
+    /// The yardstick, by the iteration-log columns it reads: the larger of
+    /// [`yardstick::MODEL_NATMAP`] and [`yardstick::MOMENTUM`], or [`yardstick::MOMENTUM`] alone
+    /// for a regularised model.
+    pub yardstick: String,
+    /// The solver's own tolerance in this mode (out of reach when the harness stops it; `eps`
+    /// when it cannot: its iterations run inside a library).
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub own_tolerance: f64,
+    /// Steps whose answer met `eps`.
+    pub reached_steps: usize,
+    /// `reached_steps` over the steps run.
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub fraction_reached: f64,
+    /// Median over the steps that met `eps` of the solver's time to meet it (s; NaN if none).
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub time_to_eps_median_s: f64,
+    /// The largest of those times (s; NaN if none).
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub time_to_eps_worst_s: f64,
+    /// The solver's time over every step (s): the cost the matrix and the performance profiles
+    /// compare in this mode.
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub total_time_s: f64,
+    /// The largest over the steps of each step's best yardstick: at most `eps` when every step
+    /// met it, else the best value the worst step reached.
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub best: f64,
+}
+
+impl AccuracySummary {
+    /// The summary of `steps` run at accuracy `eps` with `yardstick` and the solver's
+    /// `own_tolerance`.
+    pub fn of(eps: f64, yardstick: &str, own_tolerance: f64, steps: &[StepAccuracy]) -> Self {
+        let reached: Vec<f64> = steps.iter().filter(|s| s.reached).map(|s| s.time_s).collect();
+        let worst = reached.iter().copied().fold(f64::NAN, f64::max);
+        // a step whose yardstick could not be measured counts as the worst
+        let best = steps.iter().map(|s| if s.best.is_nan() { f64::INFINITY } else { s.best }).fold(f64::NEG_INFINITY, f64::max);
+        AccuracySummary {
+            eps,
+            yardstick: yardstick.to_string(),
+            own_tolerance,
+            reached_steps: reached.len(),
+            fraction_reached: if steps.is_empty() { f64::NAN } else { reached.len() as f64 / steps.len() as f64 },
+            time_to_eps_median_s: quantiles(&reached).median,
+            time_to_eps_worst_s: worst,
+            total_time_s: steps.iter().map(|s| s.time_s).sum(),
+            best: if steps.is_empty() { f64::NAN } else { best },
+        }
+    }
+
+    /// Whether some step did not meet `eps` (the pair is *unconverged at EPS*).
+    pub fn unconverged(&self) -> bool {
+        self.fraction_reached.is_nan() || self.fraction_reached < 1.0
+    }
+}
+
+/// One step in the equal-accuracy mode (`steps[k].accuracy`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StepAccuracy {
+    /// Whether the answer the solver returned met the accuracy.
+    pub reached: bool,
+    /// The solver's iterations: to meet the accuracy when `reached`, else all it made.
+    pub iterations: usize,
+    /// The solver's time (s, the harness's yardstick evaluations left out): to meet the accuracy
+    /// when `reached`, else all it took.
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub time_s: f64,
+    /// The smallest yardstick of the iterates it handed over and of its answer (NaN when none
+    /// could be measured).
+    #[serde(deserialize_with = "crate::nullable_f64")]
+    pub best: f64,
 }
 
 /// Momentum drift of a closed system.
@@ -298,6 +385,9 @@ pub struct StepRecord {
     pub wall_s: f64,
     /// Harness metrics.
     pub metrics: StepMetrics,
+    /// The equal-accuracy mode's verdict on this step (absent in the default mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accuracy: Option<StepAccuracy>,
 }
 
 /// The iteration log of one selected step.

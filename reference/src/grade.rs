@@ -558,6 +558,7 @@ pub fn grade(case: &dyn PreparedCase, label: &str, t: &Trajectory, provenance: P
             iterations: t.iterations.get(k).copied().unwrap_or(0),
             wall_s: t.wall_s.get(k).copied().unwrap_or(f64::NAN),
             metrics: m.clone(),
+            accuracy: None,
         })
         .collect();
     let mut record = RunRecord::new(

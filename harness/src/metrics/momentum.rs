@@ -33,19 +33,34 @@ pub(super) fn momentum_rel_with(
 ) -> f64 {
     let nv = problem.nv();
     assert_eq!(v.len(), nv, "v+ has {} entries, the problem has {nv} velocity DOFs", v.len());
-    let mut jt = problem.generalized_impulse(lambda);
-    if !gamma.is_empty() && gamma.len() == problem.bilateral.len() {
-        for (row, g) in problem.bilateral.rows.iter().zip(gamma) {
+    momentum_rel_of(&problem.mass, problem.contacts, &problem.bilateral, v, lambda, gamma, v_star)
+}
+
+/// [`momentum_rel_with`] from the parts of a problem it reads (mass matrix, contacts, bilateral
+/// rows), for a caller that holds them without the problem (the equal-accuracy yardstick).
+pub(crate) fn momentum_rel_of(
+    mass: &kernels::BlockDiagonal,
+    contacts: &crate::ContactSet,
+    bilateral: &api::bilateral::BilateralSet,
+    v: &[f64],
+    lambda: &[[f64; 3]],
+    gamma: &[f64],
+    v_star: &[f64],
+) -> f64 {
+    let nv = v.len();
+    let mut jt = contacts.transpose_mul(lambda, nv);
+    if !gamma.is_empty() && gamma.len() == bilateral.len() {
+        for (row, g) in bilateral.rows.iter().zip(gamma) {
             row.add_transpose(*g, &mut jt);
         }
     }
-    let diag = problem.mass.diagonal();
+    let diag = mass.diagonal();
     // buf = M v+, then M (v+ - v*)
     let mut buf = vec![0.0; nv];
-    problem.mass.mul_into(v, &mut buf);
+    mass.mul_into(v, &mut buf);
     let p2: f64 = buf.iter().zip(&diag).map(|(p, d)| p * p / d).sum();
     let dv: Vec<f64> = v.iter().zip(v_star).map(|(a, b)| a - b).collect();
-    problem.mass.mul_into(&dv, &mut buf);
+    mass.mul_into(&dv, &mut buf);
     let mut r2 = 0.0;
     let mut j2 = 0.0;
     for ((mdv, j), d) in buf.iter().zip(&jt).zip(&diag) {

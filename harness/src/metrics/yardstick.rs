@@ -13,11 +13,16 @@
 //! - [`MOMENTUM`]: Castro et al.'s momentum error, Eq. 32 (the step metric `momentum_rel`).
 //!
 //! Convergence figures draw [`NATMAP`] for every solver on the same step.
+//!
+//! The equal-accuracy mode ([`crate::accuracy`]) stops every solver on one of them, evaluated on
+//! every iterate of every step as the solver hands it over ([`stop_yardstick`]): [`MODEL_NATMAP`]
+//! for a solver of the contact model itself, [`MOMENTUM`] for a regularised model ([`StopMeasure`]).
 
 use super::complementarity::natural_map_norms_with;
-use super::momentum::momentum_rel_with;
+use super::momentum::{momentum_rel_of, momentum_rel_with};
 pub use api::log::Iterate;
-use api::StepProblem;
+use api::{AnsweredModel, StepProblem, Yardstick};
+use std::sync::Arc;
 use toolkit::contact_blocks::ContactBlocks;
 
 pub use records::yardstick::{MODEL_NATMAP, MOMENTUM, NATMAP};
@@ -27,8 +32,7 @@ pub use records::yardstick::{MODEL_NATMAP, MOMENTUM, NATMAP};
 pub fn evaluate(problem: &StepProblem<'_>, iterates: &[Iterate]) -> Vec<(&'static str, Vec<f64>)> {
     let v_star = problem.free_velocity();
     let q = problem.contact_velocities(&v_star);
-    let nq = q.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
-    let scale = if nq <= f64::EPSILON { 1.0 } else { nq };
+    let scale = natmap_scale(&q);
     let mut blocks = ContactBlocks::default();
     let blocks = blocks.assemble(problem).ok().map(|_| blocks);
     let (mut natmap, mut model, mut momentum) = (vec![], vec![], vec![]);
@@ -45,4 +49,97 @@ pub fn evaluate(problem: &StepProblem<'_>, iterates: &[Iterate]) -> Vec<(&'stati
         momentum.push(momentum_rel_with(problem, &it.v, &it.impulses, &it.bilateral, &v_star));
     }
     vec![(NATMAP, natmap), (MODEL_NATMAP, model), (MOMENTUM, momentum)]
+}
+
+/// `||q||_2`, the normalisation of the natural maps (1 when `q` vanishes, as for `natmap_rel_l2`).
+fn natmap_scale(q: &[[f64; 3]]) -> f64 {
+    let nq = q.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
+    if nq <= f64::EPSILON {
+        1.0
+    } else {
+        nq
+    }
+}
+
+/// The yardstick that stops a solver in the equal-accuracy mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopMeasure {
+    /// For a solver of the contact model itself: the larger of [`MODEL_NATMAP`] (the natural map
+    /// of each contact's own law, `||F||_2 / ||q||_2`; the rigid natural map where every contact
+    /// is rigid) and [`MOMENTUM`] (Castro et al.'s Eq. 32). The natural map grades the impulses
+    /// against the velocity the solver hands over, so it alone would accept an iterate whose
+    /// velocity does not follow from its impulses (nsn's first iterate, `λ = 0` at the previous
+    /// step's velocity, reads 0 on a resting pile); a solver that keeps `M (v - v*) = Jᵀ λ` at
+    /// every iterate (PGS, CANAL) has its momentum error at round-off, and this is its natural map.
+    ContactModel,
+    /// [`MOMENTUM`] alone, for a regularised model whose impulses follow from its velocity by its
+    /// own law (SAP's `γ(v)`): the gradient of its convex cost, its momentum balance, is its
+    /// model's only residual (the rigid natural map is not zero there by design).
+    Momentum,
+}
+
+impl StopMeasure {
+    /// The measure for a solver answering `model`.
+    pub fn of(model: AnsweredModel) -> Self {
+        if model.is_regularised() {
+            StopMeasure::Momentum
+        } else {
+            StopMeasure::ContactModel
+        }
+    }
+
+    /// Its name in the records: the [`evaluate`] columns it reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            StopMeasure::ContactModel => "max(yardstick_model_natmap_rel, yardstick_momentum_rel)",
+            StopMeasure::Momentum => MOMENTUM,
+        }
+    }
+}
+
+/// `measure` on `problem` as a closure a stopping rule owns ([`api::StopRule`]): the numbers
+/// [`evaluate`] writes in its columns, on any iterate, NaN for an iterate of the wrong size (or
+/// when either part is NaN). Built once per step (it copies what it reads of the problem). Where
+/// the contact blocks cannot be assembled, the natural map is the rigid one ([`NATMAP`]).
+pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardstick {
+    let (nv, nc) = (problem.nv(), problem.nc());
+    let v_star = problem.free_velocity();
+    let (mass, contacts, bilateral) = (problem.mass.clone(), problem.contacts.clone(), problem.bilateral.clone());
+    let momentum = move |v: &[f64], imp: &[[f64; 3]], g: &[f64]| {
+        if v.len() == nv && imp.len() == nc {
+            momentum_rel_of(&mass, &contacts, &bilateral, v, imp, g, &v_star)
+        } else {
+            f64::NAN
+        }
+    };
+    if measure == StopMeasure::Momentum {
+        return Arc::new(momentum);
+    }
+    let q = problem.contact_velocities(&problem.free_velocity());
+    let scale = natmap_scale(&q);
+    let mut blocks = ContactBlocks::default();
+    let natmap: Box<dyn Fn(&[f64], &[[f64; 3]]) -> f64 + Send + Sync> = if blocks.assemble(problem).is_ok() {
+        Box::new(move |v, imp| blocks.residuals(v, imp).1 / scale)
+    } else {
+        let (contacts, dt) = (problem.contacts.clone(), problem.dt);
+        Box::new(move |v, imp| {
+            let mut u = contacts.velocities(v);
+            for (ui, c) in u.iter_mut().zip(&contacts.contacts) {
+                ui[0] += c.gap / dt;
+            }
+            natural_map_norms_with(&contacts, imp, &u, &q).rel_l2
+        })
+    };
+    Arc::new(move |v, imp, g| {
+        let m = momentum(v, imp, g);
+        if m.is_nan() {
+            return f64::NAN;
+        }
+        let n = natmap(v, imp);
+        if n.is_nan() {
+            f64::NAN
+        } else {
+            n.max(m)
+        }
+    })
 }
