@@ -74,6 +74,10 @@ pub struct Cell {
     /// Further records of the same pair (variants in a study's subdirectories; the first is
     /// shown).
     pub more: usize,
+    /// A record of the equal-accuracy mode: `(eps, best)`, the accuracy and the best yardstick
+    /// its worst step reached (`summary.accuracy`); `solve_s` is then the time to `eps` and
+    /// `unconverged` counts the steps that never reached it.
+    pub at_eps: Option<(f64, f64)>,
 }
 
 impl Cell {
@@ -110,7 +114,16 @@ impl Cell {
         if let Some(r) = self.ratio {
             s += &format!(" {}{times}", ratio_text(r));
         }
+        if let Some((_, best)) = self.at_eps.filter(|_| self.unconverged > 0) {
+            s += &format!(" (best {})", crate::figures::fmt_num(best));
+        }
         s
+    }
+
+    /// Whether the pair is *unconverged at EPS*: a record of the equal-accuracy mode with steps
+    /// that never reached its accuracy.
+    pub fn unconverged_at_eps(&self) -> bool {
+        self.at_eps.is_some() && self.unconverged > 0
     }
 
     /// A one-line explanation (tooltip): verdict, detail, unconverged steps, solve time.
@@ -120,7 +133,15 @@ impl Cell {
             parts.push(self.detail.clone());
         }
         if self.verdict != Verdict::Skipped {
-            parts.push(format!("{}/{} steps unconverged", self.unconverged, self.steps));
+            match self.at_eps {
+                Some((eps, best)) => parts.push(format!(
+                    "{}/{} steps unconverged at accuracy {eps:e} (best yardstick of the worst step {})",
+                    self.unconverged,
+                    self.steps,
+                    crate::figures::fmt_num(best)
+                )),
+                None => parts.push(format!("{}/{} steps unconverged", self.unconverged, self.steps)),
+            }
         }
         if let Some(t) = self.solve_s {
             parts.push(format!("total solve time {} s", crate::figures::fmt_num(t)));
@@ -217,7 +238,9 @@ fn cell(r: &RunRecord, gates: Option<&GateReport>) -> Cell {
         }
         (if all_listed { Verdict::ExpectedFailure } else { Verdict::Fail }, detail)
     };
-    let solve = r.summary.stage_times.solve_s;
+    // in the equal-accuracy mode the solver's time to the accuracy (its own time, the harness's
+    // yardstick left out)
+    let solve = r.summary.accuracy.as_ref().map_or(r.summary.stage_times.solve_s, |a| a.total_time_s);
     Cell {
         verdict,
         solve_s: (r.status == RunStatus::Ok && solve.is_finite() && solve >= 0.0).then_some(solve),
@@ -226,6 +249,7 @@ fn cell(r: &RunRecord, gates: Option<&GateReport>) -> Cell {
         steps: r.summary.steps,
         detail,
         more: 0,
+        at_eps: r.summary.accuracy.as_ref().map(|a| (a.eps, a.best)),
     }
 }
 
@@ -264,7 +288,10 @@ impl Matrix {
                 .iter()
                 .zip(&reference)
                 .filter(|(_, is_ref)| !**is_ref)
-                .filter_map(|(c, _)| c.as_ref().filter(|c| c.verdict == Verdict::Pass).and_then(|c| c.solve_s))
+                // in the equal-accuracy mode a pair sets the time only if every step reached it
+                .filter_map(|(c, _)| {
+                    c.as_ref().filter(|c| c.verdict == Verdict::Pass && !c.unconverged_at_eps()).and_then(|c| c.solve_s)
+                })
                 .map(|t| t.max(floor))
                 .fold(f64::INFINITY, f64::min);
             if best.is_finite() {
@@ -274,6 +301,14 @@ impl Matrix {
             }
         }
         Matrix { cases, solvers, reference, cells }
+    }
+
+    /// The accuracy of the equal-accuracy mode when every cell that ran was run in it at one
+    /// accuracy, else `None`.
+    pub fn accuracy(&self) -> Option<f64> {
+        let mut eps = self.cells.iter().flatten().flatten().filter(|c| c.verdict != Verdict::Skipped).map(|c| c.at_eps);
+        let first = eps.next()??.0;
+        eps.all(|e| e.is_some_and(|(x, _)| x == first)).then_some(first)
     }
 
     /// The cell of (case label, solver), if the run holds the pair.
@@ -368,20 +403,46 @@ impl Matrix {
                 out.push('\n');
             }
         }
-        out += "cells: oracle verdict (pass, xfail = expected failure, FAIL, no oracle, skip) and total solve time \
-                relative to the fastest solver that passed the case (1.0x = fastest); * = some steps unconverged\n";
+        match self.accuracy() {
+            None => {
+                out += "cells: oracle verdict (pass, xfail = expected failure, FAIL, no oracle, skip) and total solve \
+                        time relative to the fastest solver that passed the case (1.0x = fastest); * = some steps \
+                        unconverged\n"
+            }
+            Some(eps) => {
+                out += &format!(
+                    "cells at accuracy {eps:e} (equal-accuracy mode): oracle verdict (pass, xfail = expected failure, \
+                     FAIL, no oracle, skip) and the solver's total time to the accuracy relative to the fastest \
+                     solver that passed the case and reached it on every step (1.0x = fastest); * (best X) = \
+                     unconverged at {eps:e}: some steps never reached it, X the best yardstick of its worst step\n"
+                )
+            }
+        }
         for (k, why) in self.skip_reasons().iter().enumerate() {
             out += &format!("[{}] {why}\n", k + 1);
         }
         for (case, row) in self.cases.iter().zip(&self.cells) {
             for (solver, c) in self.solvers.iter().zip(row) {
                 if let Some(c) = c.as_ref().filter(|c| c.unconverged > 0 && c.verdict != Verdict::Skipped) {
-                    out += &format!(
-                        "unconverged: {case} / {solver}: {}/{} steps ({})\n",
-                        c.unconverged,
-                        c.steps,
-                        c.verdict.word()
-                    );
+                    match c.at_eps {
+                        Some((eps, best)) => {
+                            out += &format!(
+                                "unconverged at {eps:e}: {case} / {solver}: {}/{} steps, best {} ({})\n",
+                                c.unconverged,
+                                c.steps,
+                                crate::figures::fmt_num(best),
+                                c.verdict.word()
+                            )
+                        }
+                        None => {
+                            out += &format!(
+                                "unconverged: {case} / {solver}: {}/{} steps ({})\n",
+                                c.unconverged,
+                                c.steps,
+                                c.verdict.word()
+                            )
+                        }
+                    }
                 }
             }
         }

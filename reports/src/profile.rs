@@ -29,6 +29,11 @@
 //!
 //! The problems of a profile are the case variants (labels) of one run directory; the cost of a
 //! pair is its total over the run ([`Measure`]).
+//!
+//! **Records of the equal-accuracy mode** (`summary.accuracy`, `signorini run --accuracy EPS`):
+//! the solve time is the solver's time to EPS (`summary.accuracy.total_time_s`), and a pair is
+//! unconverged when some step never reached EPS (`unconverged_steps` counts those steps in this
+//! mode), so the profile compares the time to one accuracy.
 
 use records::{RunRecord, RunStatus};
 
@@ -113,7 +118,10 @@ pub fn cost_table(records: &[RunRecord], measure: Measure) -> CostTable {
                     Some(r) if r.status == RunStatus::Failed => Cost::Failed,
                     Some(r) => {
                         let c = match measure {
-                            Measure::SolveTime => r.summary.stage_times.solve_s,
+                            // the equal-accuracy mode: the solver's time to the accuracy
+                            Measure::SolveTime => {
+                                r.summary.accuracy.as_ref().map_or(r.summary.stage_times.solve_s, |a| a.total_time_s)
+                            }
                             Measure::Iterations => r.summary.iterations_per_step.mean * r.summary.steps as f64,
                         };
                         let oracle_passes = !r.summary.oracle.is_empty() && r.summary.oracle.values().all(|c| c.pass);

@@ -1,0 +1,146 @@
+//! The equal-accuracy mode (issue 37; harness/src/accuracy.rs): the harness stops every solver at
+//! the first iterate whose yardstick meets the accuracy, whatever the solver's own criterion
+//! says; a solver that never meets it is recorded unconverged at the accuracy with its best
+//! yardstick; the suite key, the records and the default mode.
+
+use harness::accuracy::OWN_TOLERANCE_UNDER_HARNESS;
+use harness::runner::{self, NoProgress, Override, PairSpec, Suite};
+use harness::stepper::RunOptions;
+use records::{RunRecord, RunStatus};
+use rstest::rstest;
+
+/// The stopping rule's column in the iteration logs ([`api::IterationLog::iterate`]).
+const COLUMN: &str = "yardstick";
+
+/// `case` (with `case_set`) run by `solver` (with `solver_set`) at `accuracy`, every step's
+/// iteration log kept.
+fn run(
+    case: &str,
+    case_set: &[(&str, &str)],
+    solver: &str,
+    solver_set: &[(&str, &str)],
+    accuracy: Option<f64>,
+) -> RunRecord {
+    let owned = |s: &[(&str, &str)]| s.iter().map(|(k, v)| (k.to_string(), Override::Text(v.to_string()))).collect();
+    let suite = Suite {
+        name: "equal-accuracy".into(),
+        pairs: vec![PairSpec {
+            label: case.into(),
+            case: case.into(),
+            case_set: owned(case_set),
+            solver: solver.into(),
+            solver_set: owned(solver_set),
+        }],
+        accuracy,
+    };
+    let pair = runner::prepare(&signorini::registry(), &suite).expect("valid pair").remove(0);
+    let opts = RunOptions { logged_steps: pair.scenario.steps, ..Default::default() };
+    let r = runner::run_pair(&pair, opts, &records::Provenance::collect(), &NoProgress);
+    assert_eq!(r.status, RunStatus::Ok, "{:?}", r.reason);
+    r
+}
+
+/// The mode stops a solver at the first iterate whose yardstick meets EPS, on a problem where its
+/// own criterion (tolerance 1e-14) iterates further: on every step that handed over iterates,
+/// the log ends at the first row whose yardstick is at most EPS, the status is `Stopped`, and
+/// without the mode the same settings iterate further on some step.
+#[rstest]
+#[case::pgs("pgs", "tolerance")]
+#[case::canal("canal", "al_tolerance")]
+#[case::subadmm("subadmm", "tolerance")]
+fn the_mode_stops_at_the_first_iterate_within_eps(#[case] solver: &str, #[case] tolerance: &str) {
+    let eps = 1e-6;
+    let case_set = [("n", "3"), ("duration", "0.1")];
+    let own = [(tolerance, "1e-14")];
+    let r = run("sphere_stack", &case_set, solver, &own, Some(eps));
+    let a = r.summary.accuracy.as_ref().expect("the record states the mode");
+    assert_eq!(a.eps, eps);
+    assert_eq!(a.own_tolerance, OWN_TOLERANCE_UNDER_HARNESS, "the harness decides, not the solver's 1e-14");
+    assert_eq!(r.solver.params.0[tolerance].as_f64(), Some(OWN_TOLERANCE_UNDER_HARNESS));
+    let mut stopped = 0;
+    for it in &r.iterations {
+        let step = &r.steps[it.step];
+        let acc = step.accuracy.expect("every step graded");
+        let Some(y) = it.log.column(COLUMN) else { continue };
+        let Some(first) = y.iter().position(|&v| v <= eps) else {
+            assert!(!acc.reached || step.iterations == 0, "step {}: reached without an iterate within eps", it.step);
+            continue;
+        };
+        assert_eq!(it.log.len(), first + 1, "{solver} step {}: went on after row {first} met eps ({y:?})", it.step);
+        assert_eq!(step.status, api::SolveStatus::Stopped, "step {}", it.step);
+        assert!(acc.reached && acc.best <= eps && acc.best <= y[first], "step {}: {acc:?}", it.step);
+        stopped += 1;
+    }
+    assert!(stopped >= r.steps.len() / 2, "{solver}: {stopped} of {} steps stopped by the harness", r.steps.len());
+    // the solver's own criterion at 1e-14 iterates further on some step
+    let plain = run("sphere_stack", &case_set, solver, &own, None);
+    assert!(plain.summary.accuracy.is_none() && plain.steps.iter().all(|s| s.accuracy.is_none()));
+    let further = r.steps.iter().zip(&plain.steps).filter(|(m, p)| p.iterations > m.iterations).count();
+    assert!(further > 0, "{solver}: its own criterion never iterated beyond the harness's stop");
+}
+
+/// A solver that never meets the accuracy (EPS = 1e-300, or a budget too small for 1e-8) is
+/// recorded unconverged at EPS: every unreached step counts, its best yardstick is the minimum
+/// of its logged column (PGS returns its last iterate, which is logged), the summary's best is
+/// the worst step's, and the matrix says so.
+#[rstest]
+#[case::unreachable_eps(1e-300, "1000")]
+#[case::tiny_budget(1e-8, "2")]
+fn a_solver_that_never_reaches_eps_is_unconverged_at_eps_with_its_best(#[case] eps: f64, #[case] budget: &str) {
+    let r = run("sphere_stack", &[("n", "3"), ("duration", "0.05")], "pgs", &[("max_iterations", budget)], Some(eps));
+    let a = r.summary.accuracy.as_ref().unwrap();
+    let unreached = r.steps.iter().filter(|s| !s.accuracy.unwrap().reached).count();
+    assert!(unreached > 0 && a.reached_steps + unreached == r.summary.steps, "{a:?}");
+    assert_eq!(r.summary.unconverged_steps, unreached, "in the mode, unconverged = did not reach eps");
+    assert!(a.unconverged() && a.best > eps, "{a:?}");
+    let mut worst: f64 = 0.0;
+    for it in &r.iterations {
+        let acc = r.steps[it.step].accuracy.unwrap();
+        worst = worst.max(acc.best);
+        let Some(y) = it.log.column(COLUMN) else { continue };
+        let min = y.iter().copied().filter(|v| !v.is_nan()).fold(f64::INFINITY, f64::min);
+        assert!((acc.best - min).abs() <= 1e-12 * min, "step {}: best {} vs logged minimum {min}", it.step, acc.best);
+        if !acc.reached {
+            // it ran to its budget, or to a fixed point (PGS: no impulse changed in a sweep)
+            assert!(acc.best > eps && r.steps[it.step].status != api::SolveStatus::Stopped, "{acc:?}");
+        }
+    }
+    assert_eq!(a.best, worst, "the summary's best is the worst step's");
+    let m = reports::matrix::Matrix::build(std::slice::from_ref(&r), None);
+    let cell = m.get("sphere_stack", "pgs").unwrap();
+    assert!(cell.unconverged_at_eps() && cell.text("x").contains("(best "), "{}", cell.text("x"));
+    assert!(m.plain().contains(&format!("unconverged at {eps:e}: sphere_stack / pgs")), "{}", m.plain());
+}
+
+/// The suite key `accuracy` reaches the suite (a bad value is refused), and the mode sets each
+/// solver's own tolerance: out of reach where the harness stops it, EPS where it cannot
+/// (drumwright's interior point); records of the mode read back with their verdicts.
+#[test]
+fn the_suite_key_and_the_records_round_trip() {
+    let reg = signorini::registry();
+    let text = "name = \"t\"\naccuracy = 1e-6\nsolvers = [\"pgs\", \"drumwright\"]\n[[case]]\nname = \"slope\"\n";
+    let suite = Suite::from_toml(text, "t.toml", &reg).unwrap();
+    assert_eq!(suite.accuracy, Some(1e-6));
+    let plain = Suite::from_toml(&text.replace("accuracy = 1e-6\n", ""), "t.toml", &reg).unwrap();
+    assert_eq!(plain.accuracy, None);
+    for bad in ["-1.0", "0.0", "nan"] {
+        let e = Suite::from_toml(&text.replace("1e-6", bad), "t.toml", &reg).unwrap_err().to_string();
+        assert!(e.contains("t.toml") && e.contains("accuracy"), "{e}");
+    }
+    let pairs = suite.resolve(&reg).unwrap();
+    let tol = |i: usize, key: &str| pairs[i].solver_params.0[key].as_f64().unwrap();
+    assert_eq!(tol(0, "tolerance"), OWN_TOLERANCE_UNDER_HARNESS);
+    assert_eq!(tol(1, "tolerance"), 1e-6, "drumwright cannot be stopped: its own tolerance is EPS");
+    assert!(pairs.iter().all(|p| p.accuracy.is_some_and(|a| a.eps == 1e-6)));
+
+    let r = run("slope", &[("duration", "0.05")], "pgs", &[], Some(1e-6));
+    let dir = tempfile::tempdir().unwrap();
+    let back = RunRecord::read(&r.write_atomic(dir.path()).unwrap()).unwrap();
+    assert_eq!(back.summary.accuracy, r.summary.accuracy);
+    assert_eq!(back.steps, r.steps);
+    assert!(back.steps.iter().all(|s| s.accuracy.is_some()));
+    // the default mode writes neither key
+    let plain = run("slope", &[("duration", "0.05")], "pgs", &[], None);
+    let json = serde_json::to_string(&plain).unwrap();
+    assert!(!json.contains("\"accuracy\""), "a default record mentions the mode");
+}
