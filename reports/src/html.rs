@@ -308,6 +308,14 @@ pub fn index(rep: &Report) -> String {
         let rows: Vec<(Vec<String>, Vec<Tone>)> = rows.into_iter().map(|r| (r, vec![])).collect();
         body += &table(&h, &rows);
     }
+    if let Some((headers, rows)) = crate::accuracy::table(&rep.records) {
+        body += "<h2 id=\"time-to-accuracy\">Time to accuracy</h2>\n";
+        body += &format!("<p>{}</p>\n", esc(crate::accuracy::NOTE));
+        let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let rows: Vec<(Vec<String>, Vec<Tone>)> = rows.into_iter().map(|r| (r, vec![])).collect();
+        body += &table(&h, &rows);
+        body += &section("time_to_accuracy");
+    }
     body += "<h2 id=\"timing\">Timing</h2>\n";
     body += &section("timing");
     if rep.figures.iter().any(|f| f.kind == "scaling") {

@@ -12,6 +12,7 @@
 //!   (the solver × case table), [`matrix`] (the case × solver matrix of verdicts and relative
 //!   times), [`html`], [`markdown`] and [`criterion`] (estimates reader).
 
+pub mod accuracy;
 pub mod claims;
 pub mod compare;
 pub mod criterion;

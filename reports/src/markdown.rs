@@ -215,6 +215,12 @@ pub fn summary(rep: &Report) -> String {
             out += &format!("- **{}**: [{} §{}]({}) ({} claims)\n", l.solver, l.readme, l.heading, l.href, l.rows);
         }
     }
+    if let Some((headers, rows)) = crate::accuracy::table(&rep.records) {
+        out += "\n## Time to accuracy\n\n";
+        out += &format!("{}\n\n", crate::accuracy::NOTE);
+        let h: Vec<&str> = headers.iter().map(String::as_str).collect();
+        out += &table(&h, &rows);
+    }
     if let Some((headers, rows)) = crate::table::fclib_matrix(&rep.records) {
         out += "\n## FCLIB: every pair, graded by the harness\n\n";
         out += &format!("{}\n\n", crate::table::FCLIB_MATRIX_NOTE);

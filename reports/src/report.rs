@@ -137,6 +137,7 @@ pub fn draw_figures(
     out.extend(figures::profiles::figure(out_dir, records, &order)?);
     out.extend(figures::profiles::fclib_figures(out_dir, records, &order)?);
     out.extend(figures::timing::figure(out_dir, records, &order)?);
+    out.extend(figures::time_to_accuracy::figure(out_dir, records, &order)?);
     out.extend(figures::scaling::figures(out_dir, records, &order)?);
     out.extend(figures::work_precision::figures(out_dir, records, &order)?);
     out.extend(figures::order::figures(out_dir, records, &order)?);

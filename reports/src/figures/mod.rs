@@ -14,6 +14,8 @@
 //! - [`work_precision`]: accuracy vs cost over `dt` or solver-setting sweeps.
 //! - [`order`]: error vs `dt` over `dt` sweeps, with the observed order of accuracy.
 //! - [`physics`]: energy, penetration and creep over time, per case.
+//! - [`time_to_accuracy`]: median time per step to an accuracy against the accuracy, for records
+//!   of the equal-accuracy mode, one panel per scene.
 //!
 //! Every figure returns a [`Figure`] whose caption names the run records it was drawn from
 //! (file, commit, case and solver parameter hashes). Log axes never invent data: points that are
@@ -28,6 +30,7 @@ pub mod physics;
 pub mod profiles;
 pub mod scaling;
 pub mod setting_convergence;
+pub mod time_to_accuracy;
 pub mod timing;
 pub mod work_precision;
 
