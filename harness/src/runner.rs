@@ -956,7 +956,8 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
         return record;
     }
     progress.pair_started(pair);
-    let opts = RunOptions { logged_steps: opts.logged_steps.min(pair.max_logged_steps), accuracy: pair.accuracy, ..opts };
+    let opts =
+        RunOptions { logged_steps: opts.logged_steps.min(pair.max_logged_steps), accuracy: pair.accuracy, ..opts };
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut solver = (pair.solver)(&opts.solver_context());
         Ok::<RunOutcome, String>(simulate_with(&pair.scenario, solver.as_mut(), opts.clone(), &mut |d| {
@@ -978,9 +979,9 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
         }
     };
     record.summary = summarize(&outcome, &pair.scenario);
-    record.summary.accuracy = pair.accuracy.map(|a| {
-        records::AccuracySummary::of(a.eps, a.measure.name(), a.own_tolerance(), &outcome.accuracy)
-    });
+    record.summary.accuracy = pair
+        .accuracy
+        .map(|a| records::AccuracySummary::of(a.eps, a.measure.name(), a.own_tolerance(), &outcome.accuracy));
     if outcome.trace.completed {
         for check in pair.case.grade(&outcome.trace) {
             record.summary.oracle.insert(check.name.clone(), check);

@@ -16,6 +16,7 @@
 //! 5. a failure (an error, a non-finite or mis-sized result, or a panic inside the solver) stops
 //!    the run and is reported with its step index; the steps before it are kept.
 
+use crate::accuracy::Accuracy;
 use crate::case::{Scenario, Trace};
 use crate::geometry;
 use crate::log::IterationLog;
@@ -24,7 +25,6 @@ use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
 use crate::solver::{SolveError, SolveStatus, Solver, SolverContext, StepSolution};
 use crate::ContactSet;
-use crate::accuracy::Accuracy;
 use records::{StageTimes, StepAccuracy, StepRecord};
 use std::time::{Duration, Instant};
 
@@ -358,7 +358,8 @@ pub fn simulate_with(
         out.stage_times.metrics_s += t.elapsed().as_secs_f64();
         drop(problem);
 
-        let step_accuracy = opts.accuracy.as_ref().zip(armed.as_ref()).map(|(a, armed)| a.grade(armed, &log, &sol, wall));
+        let step_accuracy =
+            opts.accuracy.as_ref().zip(armed.as_ref()).map(|(a, armed)| a.grade(armed, &log, &sol, wall));
         out.solve_times.push(wall);
         out.iterations.push(sol.iterations);
         out.unconverged += usize::from(match &step_accuracy {

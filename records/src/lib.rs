@@ -323,7 +323,10 @@ impl AccuracySummary {
         let reached: Vec<f64> = steps.iter().filter(|s| s.reached).map(|s| s.time_s).collect();
         let worst = reached.iter().copied().fold(f64::NAN, f64::max);
         // a step whose yardstick could not be measured counts as the worst
-        let best = steps.iter().map(|s| if s.best.is_nan() { f64::INFINITY } else { s.best }).fold(f64::NEG_INFINITY, f64::max);
+        let best = steps
+            .iter()
+            .map(|s| if s.best.is_nan() { f64::INFINITY } else { s.best })
+            .fold(f64::NEG_INFINITY, f64::max);
         AccuracySummary {
             eps,
             yardstick: yardstick.to_string(),

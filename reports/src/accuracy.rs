@@ -30,7 +30,16 @@ pub fn table(records: &[RunRecord]) -> Option<(Vec<String>, Vec<Vec<String>>)> {
             .cmp(&(b.case.label.as_str(), b.solver.name.as_str()))
             .then(eps(b).total_cmp(&eps(a)))
     });
-    let headers = ["scene", "solver", "accuracy", "reached", "time/step median [s]", "time/step worst [s]", "best", "natmap_rel max"];
+    let headers = [
+        "scene",
+        "solver",
+        "accuracy",
+        "reached",
+        "time/step median [s]",
+        "time/step worst [s]",
+        "best",
+        "natmap_rel max",
+    ];
     let rows = rs
         .iter()
         .filter_map(|r| {
@@ -70,9 +79,11 @@ mod tests {
         assert!(table(&[rec("a", "p", RunStatus::Ok, 1.0, &[])]).is_none(), "no record in the mode");
         let step = |reached, time_s, best| StepAccuracy { reached, iterations: 3, time_s, best };
         let mut fine = rec("a", "p", RunStatus::Ok, 1.0, &[]);
-        fine.summary.accuracy = Some(AccuracySummary::of(1e-4, "y", 1e-300, &[step(true, 1.0, 1e-5), step(true, 3.0, 2e-5)]));
+        fine.summary.accuracy =
+            Some(AccuracySummary::of(1e-4, "y", 1e-300, &[step(true, 1.0, 1e-5), step(true, 3.0, 2e-5)]));
         let mut hard = rec("a", "p", RunStatus::Ok, 1.0, &[]);
-        hard.summary.accuracy = Some(AccuracySummary::of(1e-8, "y", 1e-300, &[step(true, 2.0, 1e-9), step(false, 9.0, 3e-7)]));
+        hard.summary.accuracy =
+            Some(AccuracySummary::of(1e-8, "y", 1e-300, &[step(true, 2.0, 1e-9), step(false, 9.0, 3e-7)]));
         let (h, rows) = table(&[hard, fine]).unwrap();
         assert_eq!(h.len(), rows[0].len());
         assert_eq!(rows[0][2], "1e-4", "coarsest first");

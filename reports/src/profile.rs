@@ -316,4 +316,15 @@ mod tests {
         assert_eq!(cost("failed"), Failed);
         assert_eq!(cost("skipped"), Excluded);
     }
+
+    /// In the equal-accuracy mode the cost is the solver's time to the accuracy
+    /// (`summary.accuracy.total_time_s`), not the solve time with the harness's yardstick in it.
+    #[test]
+    fn records_of_the_equal_accuracy_mode_cost_their_time_to_eps() {
+        use crate::test_records::record;
+        let step = records::StepAccuracy { reached: true, iterations: 1, time_s: 0.5, best: 1e-7 };
+        let mut r = record("a", "p", RunStatus::Ok, 2.0, &[("x", true)]);
+        r.summary.accuracy = Some(records::AccuracySummary::of(1e-6, "y", 1e-300, &[step, step]));
+        assert_eq!(cost_table(&[r], Measure::SolveTime).costs[0][0], Solved(1.0));
+    }
 }

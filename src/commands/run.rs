@@ -77,7 +77,19 @@ impl Progress for Bar {
 
 pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<ExitCode, String> {
     let RunArgs {
-        suite, case, solver, set, out, shard, resume, resume_any_commit, gates, max_pairs, overwrite, accuracy, ..
+        suite,
+        case,
+        solver,
+        set,
+        out,
+        shard,
+        resume,
+        resume_any_commit,
+        gates,
+        max_pairs,
+        overwrite,
+        accuracy,
+        ..
     } = args;
     let resume = match (resume, resume_any_commit) {
         (false, _) => runner::Resume::Off,
@@ -133,7 +145,9 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
         suite.accuracy = accuracy;
     }
     if let Some(eps) = suite.accuracy {
-        eprintln!("equal-accuracy mode: every solver stopped by the harness at accuracy {eps:e} (docs/equal-accuracy.md)");
+        eprintln!(
+            "equal-accuracy mode: every solver stopped by the harness at accuracy {eps:e} (docs/equal-accuracy.md)"
+        );
     }
     if suite.pairs.is_empty() {
         return Err("nothing to run: the selection matches no (case, solver) pair".into());

@@ -118,11 +118,11 @@ pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardst
     let q = problem.contact_velocities(&problem.free_velocity());
     let scale = natmap_scale(&q);
     let mut blocks = ContactBlocks::default();
-    let natmap: Box<dyn Fn(&[f64], &[[f64; 3]]) -> f64 + Send + Sync> = if blocks.assemble(problem).is_ok() {
-        Box::new(move |v, imp| blocks.residuals(v, imp).1 / scale)
+    let natmap: Yardstick = if blocks.assemble(problem).is_ok() {
+        Arc::new(move |v, imp, _| blocks.residuals(v, imp).1 / scale)
     } else {
         let (contacts, dt) = (problem.contacts.clone(), problem.dt);
-        Box::new(move |v, imp| {
+        Arc::new(move |v, imp, _| {
             let mut u = contacts.velocities(v);
             for (ui, c) in u.iter_mut().zip(&contacts.contacts) {
                 ui[0] += c.gap / dt;
@@ -135,7 +135,7 @@ pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardst
         if m.is_nan() {
             return f64::NAN;
         }
-        let n = natmap(v, imp);
+        let n = natmap(v, imp, g);
         if n.is_nan() {
             f64::NAN
         } else {

@@ -174,6 +174,18 @@ impl Sap {
                 status = st;
                 break;
             }
+            // v_k is handed over before its Newton step, its row's α and line-search iterations
+            // filled in after the search: the harness's stopping rule (equal-accuracy mode)
+            // measures v_k and, once it meets the accuracy, takes no step (from an iterate at the
+            // optimum to round-off the direction is noise and the line search fails)
+            let rows = log.len();
+            log.record(&row(0.0, 0.0));
+            let recorded = log.len() > rows;
+            hand_over(log, prob, &self.v, &self.eval.gamma);
+            if log.should_stop() {
+                status = log.stop_status();
+                break;
+            }
             // Newton direction: H Δv = −∇ℓ, H = A + Jᵀ G J (the pattern is built at the step's
             // first Newton iteration: a warm start that already meets Eq. 26 needs none)
             if k == 0 {
@@ -189,11 +201,9 @@ impl Sap {
             self.factor.solve_in_place(&mut self.dv);
             self.ls.setup(prob, &self.eval, &self.dv);
             let r = self.ls.search(prob, &self.eval, s.alpha_max, s.ls_tolerance, s.ls_max_iterations, s.ls_start)?;
-            log.record(&row(r.alpha, r.iterations as f64));
-            hand_over(log, prob, &self.v, &self.eval.gamma);
-            if log.should_stop() {
-                status = log.stop_status();
-                break;
+            if recorded {
+                log.set(rows, "alpha", r.alpha);
+                log.set(rows, "ls_iters", r.iterations as f64);
             }
             for (v, d) in self.v.iter_mut().zip(&self.dv) {
                 *v += r.alpha * d;
