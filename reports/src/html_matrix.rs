@@ -112,6 +112,9 @@ pub fn section(m: &Matrix) -> String {
          budget; hover for the count). Reference engines (italic) do not set the fastest time. Click a header to \
          sort: by a solver's column, verdict first, then relative time.</p>\n",
     );
+    if let Some(note) = m.accuracy_note() {
+        s += &format!("<p>{}</p>\n", crate::text::esc(&note));
+    }
     if m.cases.is_empty() {
         return s + "<p class=\"muted\">No (case, solver) pairs outside the FCLIB campaign.</p>\n";
     }

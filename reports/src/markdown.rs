@@ -123,6 +123,9 @@ fn matrix(m: &Matrix) -> String {
          solve time relative to the fastest solver that passed the case (**1.0×** = fastest); * = some steps \
          unconverged.\n\n",
     );
+    if let Some(note) = m.accuracy_note() {
+        out += &format!("{note}\n\n");
+    }
     out += &table(&h, &rows);
     for (k, why) in m.skip_reasons().iter().enumerate() {
         out += &format!("\n[{}] skipped: {}\n", k + 1, esc(why));

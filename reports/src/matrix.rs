@@ -311,6 +311,19 @@ impl Matrix {
         eps.all(|e| e.is_some_and(|(x, _)| x == first)).then_some(first)
     }
 
+    /// The legend's sentence on the equal-accuracy mode, when the cells were run in it
+    /// ([`Self::accuracy`]).
+    pub fn accuracy_note(&self) -> Option<String> {
+        self.accuracy().map(|eps| {
+            format!(
+                "Equal-accuracy mode at {eps:e}: the times are the solvers' total times to reach it (every solver \
+                 stopped by the harness at the first iterate within it); a pair sets the fastest time only if every \
+                 step reached it; * (best X) = unconverged at {eps:e}: some steps never reached it, X the best \
+                 yardstick of its worst step."
+            )
+        })
+    }
+
     /// The cell of (case label, solver), if the run holds the pair.
     pub fn get(&self, case: &str, solver: &str) -> Option<&Cell> {
         let i = self.cases.iter().position(|c| c == case)?;
