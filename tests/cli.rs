@@ -31,6 +31,8 @@ fn refused(args: &[&str]) -> String {
 #[case::bad_type(&["run", "--case", "slope", "--set", "mu=abc"], "expected a number")]
 #[case::bad_solver_setting(&["run", "--solver", "pgs", "--set", "solver.max_iterations=0"], "max_iterations")]
 #[case::missing_suite(&["run", "--suite", "no/such/suite.toml"], "suite 'no/such/suite.toml'")]
+#[case::negative_accuracy(&["run", "--case", "slope", "--accuracy", "-1"], "expected a finite number above 0")]
+#[case::zero_accuracy(&["run", "--case", "slope", "--accuracy", "0"], "expected a finite number above 0")]
 #[case::bad_choice(&["run", "--case", "slope", "--solver", "pgs", "--set", "solver.local=newton"], "unknown variant `newton`, expected `split` or `cone`")]
 fn bad_input_is_refused(#[case] args: &[&str], #[case] needle: &str) {
     let line = refused(args);
@@ -236,6 +238,27 @@ fn run_summary_shows_unconverged_steps_and_the_matrix() {
         )),
         "{stdout}"
     );
+}
+
+/// `--accuracy` overrides the suite file's `accuracy` key: the record states the mode at the
+/// command line's accuracy, and the summary lists the pair unconverged at it.
+#[test]
+fn the_accuracy_flag_overrides_the_suite_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "name = \"a\"\naccuracy = 1e-4\nsolvers = [\"pgs\"]\n[solver_settings.pgs]\nmax_iterations = 3\n\
+         [[case]]\nname = \"sphere_stack\"\nset = { n = 3, duration = 0.05 }\n",
+    )
+    .unwrap();
+    let o = signorini(&["run", "--suite", "s.toml", "--out", "r", "--accuracy", "1e-300"], dir.path());
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    let file = std::fs::read_dir(dir.path().join("r")).unwrap().map(|e| e.unwrap().path()).next().unwrap();
+    let rec = records::RunRecord::read(&file).unwrap();
+    let a = rec.summary.accuracy.expect("the record states the mode");
+    assert_eq!((a.eps, a.reached_steps), (1e-300, 0));
+    assert!(stdout.contains("unconverged at 1e-300: sphere_stack / pgs"), "{stdout}");
 }
 
 /// The default suite runs each case's variants beside its defaults: a case name selects the

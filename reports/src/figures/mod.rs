@@ -79,7 +79,7 @@ pub enum FigureError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     /// Figure type (`convergence`, `timing`, `scaling`, `profile`, `work_precision`, `order_of_accuracy`,
-    /// `physics`, `setting_convergence`).
+    /// `physics`, `setting_convergence`, `time_to_accuracy`).
     pub kind: &'static str,
     /// Path of the SVG relative to the report directory (`figures/<name>.svg`).
     pub file: String,
