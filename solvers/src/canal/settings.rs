@@ -46,7 +46,8 @@ pub struct CanalSettings {
     pub kappa: f64,
     /// Sufficient-decrease ratio `ζ` in (0, 1) of Eq. (27) (default 0.25).
     pub zeta: f64,
-    /// Penalty cap `β_max` (kg; default 1e9).
+    /// Penalty cap `β_max` (kg; default 1e5: ten times the paper's `β0`, README §6 and §7 for the
+    /// measurement behind it).
     pub beta_max: f64,
     /// Inner solver: `"cascaded"` (CANAL), `"trdogleg"` or `"damped_newton"` (the strict-operator
     /// baselines of Table II, dense linear algebra) (default `"cascaded"`).
@@ -68,7 +69,7 @@ impl Default for CanalSettings {
             beta0: 1e4,
             kappa: 10.0,
             zeta: 0.25,
-            beta_max: 1e9,
+            beta_max: 1e5,
             inner: Inner::Cascaded,
             warm_start: true,
             line_search_iterations: 100,
