@@ -1,6 +1,6 @@
 //! The contact solvers of signorini, one module folder per method.
 //!
-//! Each folder (`pgs/`, `sap/`, `drumwright/`, `canal/`, `subadmm/`, `nsn/`, `local_global/`)
+//! Each folder (`pgs/`, `sap/`, `drumwright/`, `canal/`, `subadmm/`, `nsn/`, `local_global/`, `ccp/`)
 //! holds the method's [`api::Solver`] implementation, its settings struct
 //! (serde defaults + [`api::Settings::validate`]), its tests, and a `README.md` with the paper,
 //! the equations implemented, every choice the paper left open and known deviations. A module
@@ -8,6 +8,7 @@
 //! line, `.register::<solvers::pgs::Pgs>()`; `docs/adding-a-solver.md` walks through it with PGS.
 
 pub mod canal;
+pub mod ccp;
 pub mod drumwright;
 pub mod local_global;
 pub mod nsn;
