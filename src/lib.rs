@@ -18,6 +18,7 @@ pub fn registry() -> Registry {
         .register::<solvers::local_global::LocalGlobal>()
         .register::<solvers::ccp::CcpPgs>()
         .register::<solvers::ccp::CcpAdmm>()
+        .register::<solvers::apgd::Apgd>()
         .cases(cases::all())
 }
 

@@ -24,6 +24,10 @@ use crate::implicit::ImplicitElastic;
 use api::{DelassusProblem, DelassusSolution, IterationLog, SolveError, SolveStatus, StepProblem, StepSolution};
 use kernels::cone;
 
+/// The iteration-log column of the CCP's own natural-map residual [`ConeQp::residual`] (the
+/// model's residual the CCP solvers declare, shown beside the harness's rigid one).
+pub const RESIDUAL_COLUMN: &str = "ccp_natmap_abs_l2";
+
 /// The CCP `K ∋ x ⊥ W x + q ∈ K*` in dense form (module doc).
 #[derive(Debug, Clone, Default)]
 pub struct ConeQp {

@@ -20,9 +20,8 @@ pub use settings::{CcpAdmmSettings, CcpPgsSettings, RhoUpdate};
 
 use api::{AnsweredModel, Capabilities, SolverContext, SolverDef};
 
-/// The log column of the CCP's own natural-map residual `‖x − P_K(x − (W x + q))‖₂` (the model's
-/// residual shown beside the harness's rigid one).
-pub const CCP_RESIDUAL: &str = "ccp_natmap_abs_l2";
+/// The log column of the CCP's own natural-map residual (`toolkit::cone_qp`).
+pub const CCP_RESIDUAL: &str = toolkit::cone_qp::RESIDUAL_COLUMN;
 
 /// The CCP is a relaxation of the rigid NCP: its residual column is graded as the model's own.
 const MODEL: AnsweredModel = AnsweredModel::Regularised { residual_columns: &[CCP_RESIDUAL] };
