@@ -19,6 +19,7 @@ pub fn registry() -> Registry {
         .register::<solvers::ccp::CcpPgs>()
         .register::<solvers::ccp::CcpAdmm>()
         .register::<solvers::apgd::Apgd>()
+        .register::<solvers::raisim::Raisim>()
         .cases(cases::all())
 }
 
