@@ -16,6 +16,10 @@ pub fn registry() -> Registry {
         .register::<solvers::drumwright::Drumwright>()
         .register::<solvers::nsn::Nsn>()
         .register::<solvers::local_global::LocalGlobal>()
+        .register::<solvers::ccp::CcpPgs>()
+        .register::<solvers::ccp::CcpAdmm>()
+        .register::<solvers::apgd::Apgd>()
+        .register::<solvers::raisim::Raisim>()
         .cases(cases::all())
 }
 

@@ -45,11 +45,11 @@ fn slope_threshold(
     if shape == "box" {
         assert_checks(
             &r,
-            if sticks { &["slides", "acceleration", "creep_speed"] } else { &["slides", "acceleration"] },
+            if sticks { &["slides", "acceleration", "creep_speed"] } else { &["slides", "acceleration", "glide_gap"] },
         );
         assert_eq!(r.summary.oracle["slides"].measured, if sticks { 0.0 } else { 1.0 });
     } else {
-        assert_checks(&r, &["slides", "acceleration"]);
+        assert_checks(&r, if sticks { &["slides", "acceleration"] } else { &["slides", "acceleration", "glide_gap"] });
     }
 }
 

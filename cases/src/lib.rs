@@ -6,7 +6,7 @@
 //!
 //! | name                 | scene                                                                                 | oracle checks                                                                     |
 //! |----------------------|---------------------------------------------------------------------------------------|-----------------------------------------------------------------------------------|
-//! | `slope`              | box or sphere on an inclined plane                                                    | `slides`, `acceleration`, `creep_speed`                                           |
+//! | `slope`              | box or sphere on an inclined plane                                                    | `slides`, `acceleration`, `creep_speed`, `glide_gap`                              |
 //! | `spring_cylinder`    | cylinder on the ground pulled by a spring (SAP §VI-B)                                 | `e_q`, `frequency`, `energy_band` / `energy_gain`                                 |
 //! | `sphere_stack`       | a vertical stack of spheres resting on the ground                                     | `max_penetration`, `top_drift`, `weight_ratio`                                    |
 //! | `clutter`            | seeded spheres and boxes dropped into a container (SAP §VI-C)                         | `max_penetration`, `contained`, `settled_ke`                                      |

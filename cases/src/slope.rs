@@ -71,6 +71,16 @@
 //!   the mean slip speed `mean_{k0 < k <= N} |c_k|` (m/s); expected 0; tolerance
 //!   `v_tol = CREEP_REL_TOL g dt` (`9.8e-4 m/s` at `dt = 0.01`): friction must cancel
 //!   `g sin a dt <= g dt` of velocity every step, and 1 % of that is accepted (crate doc).
+//! * `glide_gap` — only when the contact is expected to slip ([`SlopeParams::glide_check`]): the
+//!   largest height of the body above its touching position, `max_k (n . x_k - h)` (m); expected
+//!   0 (a sliding contact keeps `u_n = 0`); tolerance `IMPULSE_REL_TOL g dt^2`. It tells the exact
+//!   Coulomb law from Anitescu's cone complementarity relaxation (CCP), whose sliding velocity
+//!   lies on the dual cone's boundary, `u_n = mu |u_t|`: with the gap bias `phi/dt` of the step,
+//!   the CCP's law reads `u_n + phi_k/dt = mu |u_t|`, so `phi_{k+1} = phi_k + dt u_n = dt mu |u_t|`:
+//!   the body glides one step's `dt mu |c_k|` above the plane (`3e-4 m` at 10 deg, `mu = 0.156`,
+//!   after 1 s). An exact-cone solver separates only by its normal-impulse error: an error of
+//!   `IMPULSE_REL_TOL` of the weight's impulse moves the body by at most `IMPULSE_REL_TOL g dt^2`
+//!   in a step before the gap bias takes it back (`1e-6 m` at `dt = 0.01`).
 
 use crate::{check, default_struct, trace_is_whole, unmeasured, BodyShape, ContactModel};
 use crate::{CREEP_REL_TOL, IMPULSE_REL_TOL};
@@ -282,6 +292,8 @@ impl SlopeParams {
             ];
             if !exp.slides {
                 out.push(unmeasured("creep_speed", 0.0, v_tol));
+            } else {
+                out.push(unmeasured("glide_gap", 0.0, self.glide_tolerance(dt)));
             }
             return out;
         }
@@ -299,7 +311,25 @@ impl SlopeParams {
             let creep = trace.v[k0 + 1..].iter().map(|v| slip(v).abs()).sum::<f64>() / (n - k0) as f64;
             out.push(OracleCheck::abs("creep_speed", creep, 0.0, v_tol));
         }
+        out.extend(self.glide_check(scenario, trace));
         out
+    }
+
+    /// Tolerance of `glide_gap`, `IMPULSE_REL_TOL g dt^2` (m; module doc).
+    pub fn glide_tolerance(&self, dt: f64) -> f64 {
+        IMPULSE_REL_TOL * self.gravity * dt * dt
+    }
+
+    /// The CCP gliding oracle `glide_gap` of a whole trace (module doc), when the contact is
+    /// expected to slip; `None` otherwise.
+    pub fn glide_check(&self, scenario: &Scenario, trace: &Trace) -> Option<OracleCheck> {
+        if !self.expectation().slides {
+            return None;
+        }
+        let (nrm, h) = (self.normal(), self.contact_height());
+        let gap =
+            trace.q[1..].iter().map(|q| nrm.dot(&Vector3::new(q[0], q[1], q[2])) - h).fold(f64::NEG_INFINITY, f64::max);
+        Some(OracleCheck::abs("glide_gap", gap, 0.0, self.glide_tolerance(scenario.dt)))
     }
 }
 
@@ -510,6 +540,47 @@ mod tests {
         let checks = crate::test_util::oracle(&Slope, &Slope.defaults(), &sc, &trace(&p, &sc, a, 0.0));
         assert!(!get(&checks, "slides").pass && !get(&checks, "acceleration").pass);
         assert!(!get(&checks, "creep_speed").pass);
+    }
+
+    /// `glide_gap` (the CCP gliding oracle): graded only when the contact slips; a trace on the
+    /// plane measures 0 and passes; the CCP's predicted float `dt mu |c_k|` above the plane fails
+    /// (measured as its largest value), and a float of 0.9 of the tolerance `IMPULSE_REL_TOL g
+    /// dt^2` passes while 1.1 of it fails.
+    #[test]
+    fn glide_gap_tells_the_ccp_float_from_contact() {
+        let prm = params(&[("mu", "0.1")]);
+        let p: SlopeParams = prm.decode("slope").unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
+        let a = p.expectation().acceleration;
+        let tol = p.glide_tolerance(sc.dt);
+        assert!((tol - 1e-3 * 9.81 * 1e-4).abs() < 1e-18, "the module doc's tolerance: {tol}");
+        let on_plane = trace(&p, &sc, a, 0.0);
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &on_plane);
+        let g = get(&checks, "glide_gap");
+        assert!(g.measured.abs() < 1e-12 && g.pass, "{g:?}");
+        let lifted = |f: &dyn Fn(usize, &[f64]) -> f64| {
+            let mut tr = on_plane.clone();
+            for k in 1..tr.q.len() {
+                let lift = f(k, &tr.v[k - 1]) * p.normal();
+                for i in 0..3 {
+                    tr.q[k][i] += lift[i];
+                }
+            }
+            tr
+        };
+        // the CCP's float: dt mu |c_{k-1}| above the plane after step k
+        let ccp = lifted(&|_, v| sc.dt * p.mu * p.downslope().dot(&Vector3::new(v[0], v[1], v[2])).abs());
+        let checks = crate::test_util::oracle(&Slope, &prm, &sc, &ccp);
+        let g = get(&checks, "glide_gap");
+        let predicted = sc.dt * p.mu * a * (sc.steps - 1) as f64 * sc.dt;
+        assert!((g.measured - predicted).abs() < 1e-12 && !g.pass, "{g:?} vs {predicted}");
+        for (factor, pass) in [(0.9, true), (1.1, false)] {
+            let tr = lifted(&|k, _| if k == 5 { factor * tol } else { 0.0 });
+            assert_eq!(get(&crate::test_util::oracle(&Slope, &prm, &sc, &tr), "glide_gap").pass, pass, "{factor}");
+        }
+        // a sticking box has no gliding check
+        let checks = crate::test_util::oracle(&Slope, &Slope.defaults(), &sc, &on_plane);
+        assert!(checks.iter().all(|c| c.name != "glide_gap"));
     }
 
     /// The acceleration tolerance is its derivation (module doc): `IMPULSE_REL_TOL g + 2 v_tol /
