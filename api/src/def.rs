@@ -92,8 +92,9 @@ pub struct SolverEntry {
     pub tolerance: &'static str,
     /// The contact model it answers ([`SolverDef::MODEL`]).
     pub model: AnsweredModel,
-    /// Default parameters.
-    pub defaults: fn() -> Params,
+    /// Default parameters (a closure: a solver registered at run time, e.g. one written in
+    /// Python, carries its own).
+    pub defaults: Box<dyn Fn() -> Params + Send + Sync>,
     /// Decodes and validates parameters (once) into a factory of solvers.
     pub prepare: SolverPreparer,
     /// Working memory (bytes) with these parameters for a problem of this size
@@ -112,7 +113,7 @@ impl SolverEntry {
             budget: T::BUDGET,
             tolerance: T::TOLERANCE,
             model: T::MODEL,
-            defaults: || Params::from_settings(&T::Settings::default()),
+            defaults: Box::new(|| Params::from_settings(&T::Settings::default())),
             prepare: Box::new(|p: &Params| {
                 let s: T::Settings = p.decode(T::NAME)?;
                 Ok(Box::new(move |ctx: &SolverContext| Box::new(T::from_settings(s.clone(), ctx)) as Box<dyn Solver>)
