@@ -51,12 +51,12 @@ def project(x, mu):
     out[axis] = 0.0
     out[axis, 0] = np.fmax(xn[axis], 0.0)
     out[polar] = 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rn = (mu * nt + xn) / (mu * mu + 1.0)
-        s = mu * rn / nt
-    out[slip, 0] = rn[slip]
-    out[slip, 1] = (s * t1)[slip]
-    out[slip, 2] = (s * t2)[slip]
+    m, nt_s, xn_s = mu[slip], nt[slip], xn[slip]
+    rn = (m * nt_s + xn_s) / (m * m + 1.0)
+    s = m * rn / nt_s
+    out[slip, 0] = rn
+    out[slip, 1] = s * t1[slip]
+    out[slip, 2] = s * t2[slip]
     return out
 
 
@@ -120,65 +120,70 @@ class ProjectedJacobi:
         self.omega = float(relaxation)
 
     def _assemble(self, p):
-        """Per side: ``G = M_b^-1 J_ib^T``; per contact: ``W_ii = sum_b J_ib G``, the normal law."""
-        nc = p.nc
+        """Per side: ``G = M_b^-1 J_ib^T``; per contact: ``W_ii = sum_b J_ib G``, the normal law;
+        and the index arrays the sweeps use (built once per step)."""
+        nc, ns = p.nc, len(p.side_contact)
         if np.any(p.side_block < 0) or np.any(p.block_sizes[np.maximum(p.side_block, 0)] != p.side_ncols):
             raise ValueError("unsupported: a contact not on one rigid body")
-        self.groups = []  # sides grouped by their number of columns, in side order within a group
+        # a side's rank among its contact's sides: sides are added to a contact's sums in this order
+        rank = np.zeros(ns, dtype=np.int64)
+        for s_i in range(1, ns):
+            if p.side_contact[s_i] == p.side_contact[s_i - 1]:
+                rank[s_i] = rank[s_i - 1] + 1
+        self.ranks = [np.flatnonzero(rank == r) for r in range(int(rank.max()) + 1 if ns else 0)]
+        self.side_contact = p.side_contact
+        # sides grouped by their number of columns; in each group, sides in side order
+        self.groups = []
+        flat_pos = np.cumsum(np.concatenate([[0], p.side_ncols]))
         for ncols in np.unique(p.side_ncols):
             idx = np.flatnonzero(p.side_ncols == ncols)
             jrows = p.side_rows[idx, :, :ncols]  # (s, 3, n)
             minv = np.stack([p.M_inv_blocks[b] for b in p.side_block[idx]])  # (s, n, n)
             # g[col][r] = sum_k minv[col, k] * rows[r][k], k in order
             g = _seq_sum([minv[:, :, k][:, :, None] * jrows[:, :, k][:, None, :] for k in range(ncols)])
-            self.groups.append((idx, jrows, g, p.side_offset[idx], p.side_contact[idx]))
+            cols = p.side_offset[idx][:, None] + np.arange(ncols)[None, :]  # (s, n) entries of v
+            pos = flat_pos[idx][:, None] + np.arange(ncols)[None, :]  # their places in side order
+            self.groups.append((idx, jrows, g, cols, pos))
+        self.flat_cols = np.zeros(int(flat_pos[-1]), dtype=np.int64)
+        for idx, _, _, cols, pos in self.groups:
+            self.flat_cols[pos.reshape(-1)] = cols.reshape(-1)
         # W accumulates over a contact's sides in side order: 0.0 + side 1 + side 2
-        w = np.zeros((nc, 3, 3))
-        contrib = [None] * len(p.side_contact)
+        per_side = np.zeros((ns, 3, 3))
         for idx, jrows, g, _, _ in self.groups:
             n = jrows.shape[2]
-            wb = _seq_sum([jrows[:, :, k][:, :, None] * g[:, k, :][:, None, :] for k in range(n)])
-            for j, s_i in enumerate(idx):
-                contrib[s_i] = wb[j]
-        for s_i, ci in enumerate(p.side_contact):
-            w[ci] = w[ci] + contrib[s_i]
-        self.w = w
+            per_side[idx] = _seq_sum([jrows[:, :, k][:, :, None] * g[:, k, :][:, None, :] for k in range(n)])
+        self.w = self._by_contact(per_side, (nc, 3, 3))
         self.mu = np.asarray(p.mu, dtype=float)
         self.v_hat, self.r_n, self.bias_n = p.v_hat, p.r_n, p.bias_n
-        a00 = w[:, 0, 0] + self.r_n
-        self.floor = np.fmax(EPS * (a00 + w[:, 1, 1] + w[:, 2, 2]), TINY)
-        self.side_contact = p.side_contact
+        a00 = self.w[:, 0, 0] + self.r_n
+        self.floor = np.fmax(EPS * (a00 + self.w[:, 1, 1] + self.w[:, 2, 2]), TINY)
+
+    def _by_contact(self, per_side, shape):
+        """Per-side values summed per contact, ``0.0 + side 1 + side 2 ...`` in side order."""
+        out = np.zeros(shape)
+        for sides in self.ranks:
+            c = self.side_contact[sides]
+            out[c] = out[c] + per_side[sides]
+        return out
 
     def _velocity(self, v):
         """``u_i = J_i v`` per contact: per side a sum over its columns in order, sides added to 0.0 in order."""
-        per_side = [None] * len(self.side_contact)
-        for idx, jrows, _, off, _ in self.groups:
+        per_side = np.zeros((len(self.side_contact), 3))
+        for idx, jrows, _, cols, _ in self.groups:
             n = jrows.shape[2]
-            vs = np.stack([v[off + k] for k in range(n)], axis=1)  # (s, n)
-            us = _seq_sum([jrows[:, :, k] * vs[:, k][:, None] for k in range(n)])
-            for j, s_i in enumerate(idx):
-                per_side[s_i] = us[j]
-        u = np.zeros((len(self.mu), 3))
-        for s_i, ci in enumerate(self.side_contact):
-            u[ci] = u[ci] + per_side[s_i]
-        return u
+            vs = v[cols]  # (s, n)
+            per_side[idx] = _seq_sum([jrows[:, :, k] * vs[:, k][:, None] for k in range(n)])
+        return self._by_contact(per_side, (len(self.mu), 3))
 
     def _apply(self, d, v):
-        """``v += M^-1 J_i^T d_i``, contact by contact in order (np.add.at adds in index order)."""
-        idx_all, val_all = [], []
-        order = []
-        for idx, jrows, g, off, ci in self.groups:
-            n = jrows.shape[2]
-            dd = d[ci]  # (s, 3)
+        """``v += M^-1 J_i^T d_i``, contact by contact, side by side, in order (np.add.at adds
+        in index order)."""
+        vals = np.empty(len(self.flat_cols))
+        for idx, _, g, _, pos in self.groups:
+            dd = d[self.side_contact[idx]]  # (s, 3)
             t = g[:, :, 0] * dd[:, 0:1] + g[:, :, 1] * dd[:, 1:2] + g[:, :, 2] * dd[:, 2:3]  # (s, n)
-            for j, s_i in enumerate(idx):
-                order.append((s_i, off[j] + np.arange(n), t[j]))
-        order.sort(key=lambda x: x[0])
-        for _, cols, vals in order:
-            idx_all.append(cols)
-            val_all.append(vals)
-        if idx_all:
-            np.add.at(v, np.concatenate(idx_all), np.concatenate(val_all))
+            vals[pos.reshape(-1)] = t.reshape(-1)
+        np.add.at(v, self.flat_cols, vals)
 
     def _split(self, u, lam):
         """The ``split`` local solve of every contact against ``u`` (kernels LocalProblem::split)."""

@@ -149,9 +149,28 @@ struct PySolver {
 impl Solver for PySolver {
     fn step(&mut self, p: &StepProblem<'_>, log: &mut IterationLog) -> Result<StepSolution, SolveError> {
         Python::attach(|py| {
-            self.step_py(py, p, log).map_err(|e| SolveError::Panic { what: format!("Python exception: {e}") })
+            self.step_py(py, p, log)
+                .map_err(|e| SolveError::Panic { what: format!("Python exception: {}", described(py, &e)) })
         })
     }
+}
+
+/// `Type: message (at file:line in function)`, the innermost frame of the traceback.
+fn described(py: Python<'_>, e: &PyErr) -> String {
+    let mut tb = e.traceback(py);
+    let mut last = None;
+    while let Some(t) = tb {
+        last = Some(t.clone());
+        tb = t.getattr("tb_next").ok().and_then(|n| n.cast_into::<pyo3::types::PyTraceback>().ok());
+    }
+    let at = last.and_then(|t| {
+        let line: usize = t.getattr("tb_lineno").ok()?.extract().ok()?;
+        let code = t.getattr("tb_frame").ok()?.getattr("f_code").ok()?;
+        let file: String = code.getattr("co_filename").ok()?.extract().ok()?;
+        let func: String = code.getattr("co_name").ok()?.extract().ok()?;
+        Some(format!(" (at {file}:{line} in {func})"))
+    });
+    format!("{e}{}", at.unwrap_or_default())
 }
 
 impl PySolver {
@@ -176,7 +195,8 @@ impl PySolver {
     }
 }
 
-/// The step's problem for Python: arrays named as `signorini.Problem` documents them.
+/// The step's problem for Python: arrays named as `signorini.Problem` documents them (indices
+/// as int64, NumPy's index type: uint64 plus int64 would give floats).
 fn problem_dict<'py>(py: Python<'py>, p: &StepProblem<'_>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let nc = p.nc();
@@ -198,22 +218,22 @@ fn problem_dict<'py>(py: Python<'py>, p: &StepProblem<'_>) -> PyResult<Bound<'py
     }
     d.set_item("M_blocks", blocks)?;
     d.set_item("M_inv_blocks", inverses)?;
-    d.set_item("M_offsets", PyArray1::from_vec(py, (0..nb).map(|b| p.mass.offset(b)).collect::<Vec<_>>()))?;
+    d.set_item("M_offsets", PyArray1::from_vec(py, (0..nb).map(|b| p.mass.offset(b) as i64).collect::<Vec<_>>()))?;
     let t = p.contacts.jacobian_triplets();
-    d.set_item("J_rows", PyArray1::from_vec(py, t.iter().map(|x| x.0).collect::<Vec<_>>()))?;
-    d.set_item("J_cols", PyArray1::from_vec(py, t.iter().map(|x| x.1).collect::<Vec<_>>()))?;
+    d.set_item("J_rows", PyArray1::from_vec(py, t.iter().map(|x| x.0 as i64).collect::<Vec<_>>()))?;
+    d.set_item("J_cols", PyArray1::from_vec(py, t.iter().map(|x| x.1 as i64).collect::<Vec<_>>()))?;
     d.set_item("J_vals", PyArray1::from_vec(py, t.iter().map(|x| x.2).collect::<Vec<_>>()))?;
     // the Jacobian as the solver API holds it: per contact, one 3 x ncols block per body side
     let sides: Vec<(usize, &api::contact::JBlock)> =
         p.contacts.contacts.iter().enumerate().flat_map(|(i, c)| c.jacobian.iter().map(move |jb| (i, jb))).collect();
     let block_of = |off: usize| p.layout.blocks.binary_search_by_key(&off, |b| b.v_offset).map_or(-1, |b| b as i64);
-    d.set_item("side_contact", PyArray1::from_vec(py, sides.iter().map(|s| s.0).collect::<Vec<_>>()))?;
-    d.set_item("side_offset", PyArray1::from_vec(py, sides.iter().map(|s| s.1.v_offset).collect::<Vec<_>>()))?;
-    d.set_item("side_ncols", PyArray1::from_vec(py, sides.iter().map(|s| s.1.ncols).collect::<Vec<_>>()))?;
+    d.set_item("side_contact", PyArray1::from_vec(py, sides.iter().map(|s| s.0 as i64).collect::<Vec<_>>()))?;
+    d.set_item("side_offset", PyArray1::from_vec(py, sides.iter().map(|s| s.1.v_offset as i64).collect::<Vec<_>>()))?;
+    d.set_item("side_ncols", PyArray1::from_vec(py, sides.iter().map(|s| s.1.ncols as i64).collect::<Vec<_>>()))?;
     d.set_item("side_block", PyArray1::from_vec(py, sides.iter().map(|s| block_of(s.1.v_offset)).collect::<Vec<_>>()))?;
     let rows: Vec<f64> = sides.iter().flat_map(|s| s.1.rows.iter().flatten().copied()).collect();
     d.set_item("side_rows", PyArray1::from_vec(py, rows).reshape([sides.len(), 3, 6])?)?;
-    d.set_item("block_sizes", PyArray1::from_vec(py, p.layout.blocks.iter().map(|b| b.nv).collect::<Vec<_>>()))?;
+    d.set_item("block_sizes", PyArray1::from_vec(py, p.layout.blocks.iter().map(|b| b.nv as i64).collect::<Vec<_>>()))?;
     let per_contact = |f: &dyn Fn(usize) -> f64| PyArray1::from_vec(py, (0..nc).map(f).collect::<Vec<_>>());
     d.set_item("mu", per_contact(&|i| p.contacts.contacts[i].mu))?;
     d.set_item("gap", per_contact(&|i| p.contacts.contacts[i].gap))?;
