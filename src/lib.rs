@@ -6,6 +6,8 @@
 
 pub use harness::Registry;
 
+pub mod selection;
+
 /// Every registered solver and case.
 pub fn registry() -> Registry {
     Registry::default()

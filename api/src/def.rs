@@ -100,8 +100,9 @@ pub struct SolverEntry {
     pub model: AnsweredModel,
     /// Whether the harness's stopping rule can end its solve early ([`SolverDef::HARNESS_STOPS`]).
     pub harness_stops: bool,
-    /// Default parameters.
-    pub defaults: fn() -> Params,
+    /// Default parameters (a closure: a solver registered at run time, e.g. one written in
+    /// Python, carries its own).
+    pub defaults: Box<dyn Fn() -> Params + Send + Sync>,
     /// Decodes and validates parameters (once) into a factory of solvers.
     pub prepare: SolverPreparer,
     /// Working memory (bytes) with these parameters for a problem of this size
@@ -121,7 +122,7 @@ impl SolverEntry {
             tolerance: T::TOLERANCE,
             model: T::MODEL,
             harness_stops: T::HARNESS_STOPS,
-            defaults: || Params::from_settings(&T::Settings::default()),
+            defaults: Box::new(|| Params::from_settings(&T::Settings::default())),
             prepare: Box::new(|p: &Params| {
                 let s: T::Settings = p.decode(T::NAME)?;
                 Ok(Box::new(move |ctx: &SolverContext| Box::new(T::from_settings(s.clone(), ctx)) as Box<dyn Solver>)

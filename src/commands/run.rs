@@ -1,8 +1,7 @@
 //! `signorini run`: a suite resolved once, prepared, run pair by pair with progress, summarised.
 
-use super::parse_sets;
 use crate::cli::RunArgs;
-use harness::runner::{self, PreparedPair, Progress, Suite};
+use harness::runner::{self, PreparedPair, Progress};
 use harness::stepper::RunOptions;
 use indicatif::{ProgressBar, ProgressStyle};
 use records::RunStatus;
@@ -99,48 +98,8 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
     let shard = shard.as_deref().map(harness::cluster::parse_shard).transpose()?;
     let reg = signorini::registry();
     let gates = gates.map(|g| signorini::load_gates(&g, &reg)).transpose()?;
-    for s in &solver {
-        reg.find_solver(s).map_err(|e| e.to_string())?;
-    }
-    let mut suite = if suite == "default" {
-        let mut all = Suite::default_suite(&reg);
-        for c in &case {
-            if !all.pairs.iter().any(|p| &p.label == c) {
-                reg.find_case(c).map_err(|e| e.to_string())?;
-            }
-        }
-        // a case name selects its defaults (label = name), a variant its label
-        if !case.is_empty() {
-            all.pairs.retain(|p| case.contains(&p.label));
-        }
-        if !solver.is_empty() {
-            all.pairs.retain(|p| solver.contains(&p.solver));
-        }
-        if !(case.is_empty() && solver.is_empty()) {
-            all.name = "selection".into();
-        }
-        all
-    } else {
-        let text = records::input::read_text(Path::new(&suite)).map_err(|e| {
-            let e = e.to_string();
-            let why = e.strip_prefix(&format!("{suite}: ")).unwrap_or(&e);
-            format!("suite '{suite}': {why}")
-        })?;
-        let narrowed = (!solver.is_empty()).then_some(solver.as_slice());
-        let s = Suite::from_toml_limited(&text, &suite, &reg, narrowed, max_pairs)?;
-        // the file's `name` becomes a folder (runs/NAME): the rules of case labels, which name
-        // files (a suite without one is named by its path, as before)
-        if let Some(why) = records::input::label_error(&s.name).filter(|_| s.name != suite) {
-            return Err(format!(
-                "suite '{suite}': name {:?} {why}; a suite name follows the rules of case labels (it names the \
-                 output folder runs/NAME)",
-                s.name
-            ));
-        }
-        s
-    };
-    suite.select_cases(&case)?;
-    suite.apply_overrides(&reg, &parse_sets(&set)?)?;
+    let sel = signorini::selection::Selection { suite: &suite, cases: &case, solvers: &solver, set: &set, max_pairs };
+    let mut suite = signorini::selection::select(&reg, &sel)?;
     if accuracy.is_some() {
         suite.accuracy = accuracy;
     }
@@ -148,16 +107,6 @@ pub(crate) fn run(args: RunArgs, opts: RunOptions, memory_limit: f64) -> Result<
         eprintln!(
             "equal-accuracy mode: every solver stopped by the harness at accuracy {eps:e} (docs/equal-accuracy.md)"
         );
-    }
-    if suite.pairs.is_empty() {
-        return Err("nothing to run: the selection matches no (case, solver) pair".into());
-    }
-    if suite.pairs.len() > max_pairs {
-        return Err(format!(
-            "suite '{}': {} pairs, more than --max-pairs {max_pairs}; select fewer or raise --max-pairs",
-            suite.name,
-            suite.pairs.len()
-        ));
     }
     // Every pair resolved once, before anything runs (names, parameters, record names: two pairs
     // must not write the same file).
