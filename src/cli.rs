@@ -192,6 +192,11 @@ pub(crate) struct RunArgs {
     /// Number of steps per run whose per-iteration logs are recorded.
     #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = count)]
     pub(crate) logged_steps: usize,
+    /// Trajectory sidecar for the replay page (`<record>.traj.json.gz` beside each record):
+    /// `auto` (60 frames per simulated second, at most 1200 frames), `stride N` (every N-th
+    /// step), or `off`.
+    #[arg(long, default_value = "auto", value_name = "off|auto|stride N", value_parser = harness::trajectory::TrajectoryOption::parse)]
+    pub(crate) trajectory: harness::trajectory::TrajectoryOption,
     /// Run only shard I of N (0 <= I < N): the pairs whose index in the suite is I modulo N.
     /// Merge the shards' directories with `signorini merge`.
     #[arg(long, value_name = "I/N")]

@@ -72,6 +72,7 @@ fn main() -> ExitCode {
             let selection = commands::run::select_backend(&args.backend, &args.precision)?;
             let opts = RunOptions {
                 logged_steps: args.logged_steps,
+                trajectory: args.trajectory,
                 backend: Some(selection),
                 step_timeout,
                 run_timeout,

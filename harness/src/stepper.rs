@@ -23,7 +23,9 @@ use crate::metrics::{self, StepMetrics};
 use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
 use crate::solver::{SolveError, SolveStatus, Solver, SolverContext, StepSolution};
+use crate::trajectory::{Recorder, TrajectoryOption};
 use crate::ContactSet;
+use records::trajectory::{FrameMetrics, Trajectory};
 use records::{StageTimes, StepRecord};
 use std::time::{Duration, Instant};
 
@@ -169,11 +171,20 @@ pub struct RunOptions {
     /// Wall-time limit of the whole run (`None`: none), checked the same way and between steps
     /// (and, like `step_timeout`, no limit when its deadline overflows `Instant`).
     pub run_timeout: Option<Duration>,
+    /// Whether the run records its trajectory for the replay ([`crate::trajectory`]).
+    pub trajectory: TrajectoryOption,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { logged_steps: 8, max_recorded_steps: 2000, backend: None, step_timeout: None, run_timeout: None }
+        Self {
+            logged_steps: 8,
+            max_recorded_steps: 2000,
+            backend: None,
+            step_timeout: None,
+            run_timeout: None,
+            trajectory: TrajectoryOption::Off,
+        }
     }
 }
 
@@ -229,6 +240,8 @@ pub struct RunOutcome {
     /// The state after the last completed step: its world, contacts and warm-start data;
     /// `stepper.problem()` is the problem the next step would receive.
     pub stepper: Stepper,
+    /// The recorded trajectory (`None` when [`RunOptions::trajectory`] is off).
+    pub trajectory: Option<Trajectory>,
 }
 
 /// Runs `scenario` with `solver`, calling `on_step` after every completed step.
@@ -282,6 +295,10 @@ pub fn simulate_with(
     out.solve_times.reserve(n);
     out.iterations.reserve(n);
     out.stage_times.detect_s += stepper.detect_s();
+    let mut recorder = opts
+        .trajectory
+        .stride(n, scenario.dt, &scenario.world)
+        .map(|s| Recorder::new(&scenario.world, scenario.dt, n, s));
 
     for k in 0..n {
         let t = Instant::now();
@@ -352,6 +369,16 @@ pub fn simulate_with(
         if logged.contains(&k) {
             out.iteration_logs.push((k, log));
         }
+        if let Some(r) = recorder.as_mut().filter(|r| r.wants(k, n) || timed_out) {
+            let metrics = FrameMetrics {
+                penetration_max: m.penetration_max,
+                natmap_abs_l2: m.natmap_abs_l2,
+                natmap_rel_l2: m.natmap_rel_l2,
+                iterations: sol.iterations,
+                unconverged: !sol.status.is_converged(),
+            };
+            r.record(k, stepper.world(), stepper.contacts(), &sol.impulses, metrics);
+        }
         out.trace.q.push(end.world.positions());
         out.trace.metrics.push(m);
         stepper.advance_to(end, &sol);
@@ -367,6 +394,7 @@ pub fn simulate_with(
     }
     out.trace.completed = out.failure.is_none();
     out.stepper = stepper;
+    out.trajectory = recorder.map(Recorder::finish);
     out
 }
 
