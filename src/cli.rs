@@ -112,6 +112,21 @@ pub(crate) enum Command {
         #[arg(long, default_value = "runs/reference")]
         out: PathBuf,
     },
+    /// Write the replay page of a run directory (the recorded motion of one case, solvers side by
+    /// side, from the trajectory sidecars) and print its path: `<OUT>/replay/<case>.html`.
+    View {
+        /// Run directory (records with their `.traj.json.gz` sidecars).
+        dir: PathBuf,
+        /// Case label (default: every case label with a sidecar, one page each).
+        #[arg(long)]
+        case: Option<String>,
+        /// Only these solvers (repeat or separate with commas).
+        #[arg(long, value_delimiter = ',')]
+        solver: Vec<String>,
+        /// Output directory (default: DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Write the comparison report (index.html + SVG figures, summary.md) of a run directory.
     Report {
         /// Run directory.

@@ -369,19 +369,21 @@ pub fn simulate_with(
         if logged.contains(&k) {
             out.iteration_logs.push((k, log));
         }
-        if let Some(r) = recorder.as_mut().filter(|r| r.wants(k, n) || timed_out) {
-            let metrics = FrameMetrics {
-                penetration_max: m.penetration_max,
-                natmap_abs_l2: m.natmap_abs_l2,
-                natmap_rel_l2: m.natmap_rel_l2,
-                iterations: sol.iterations,
-                unconverged: !sol.status.is_converged(),
-            };
-            r.record(k, stepper.world(), stepper.contacts(), &sol.impulses, metrics);
-        }
+        let (m_pen, m_nat) = (m.penetration_max, (m.natmap_abs_l2, m.natmap_rel_l2));
         out.trace.q.push(end.world.positions());
         out.trace.metrics.push(m);
+        let frame_metrics = FrameMetrics {
+            penetration_max: m_pen,
+            natmap_abs_l2: m_nat.0,
+            natmap_rel_l2: m_nat.1,
+            iterations: sol.iterations,
+            unconverged: !sol.status.is_converged(),
+        };
         stepper.advance_to(end, &sol);
+        if let Some(r) = recorder.as_mut().filter(|r| r.wants(k, n) || timed_out) {
+            let impulses = stepper.warm_start().map(|w| &w.impulses);
+            r.record(k, stepper.world(), stepper.contacts(), impulses, frame_metrics);
+        }
         on_step(&StepDone { step: k, steps: n, iterations: sol.iterations, wall_s: wall });
         out.trace.v.push(sol.v);
         if timed_out {

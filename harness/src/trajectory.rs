@@ -6,6 +6,7 @@
 //! [`MAX_FRAME_VALUES`] pose and node numbers in all (a long or large scene is sampled more
 //! sparsely rather than growing its sidecar without bound).
 
+use crate::contact::ContactKey;
 use crate::model::{Shape, StaticShape, World};
 use crate::ContactSet;
 use nalgebra::{UnitQuaternion, Vector3};
@@ -193,14 +194,16 @@ impl Recorder {
         k % self.stride == 0 || k + 1 == n
     }
 
-    /// Records step `k`: `world` and `contacts` at its start, the solver's `impulses` (local
-    /// frame, normal first) and the step's metrics.
+    /// Records step `k`: `world` at its end, the `contacts` detected there (their gaps are the
+    /// penetration the step's metric measures), the normal impulse the step's solution gave each
+    /// of them (`impulses` by contact key, local frame normal first; 0 for a contact the step's
+    /// problem did not hold) and the step's metrics.
     pub fn record(
         &mut self,
         k: usize,
         world: &World,
         contacts: &ContactSet,
-        impulses: &[[f64; 3]],
+        impulses: Option<&HashMap<ContactKey, [f64; 3]>>,
         metrics: FrameMetrics,
     ) {
         let poses = world
@@ -220,10 +223,10 @@ impl Recorder {
         let mut rows: Vec<[f32; 8]> = contacts
             .contacts
             .iter()
-            .zip(impulses)
-            .map(|(c, l)| {
+            .map(|c| {
                 let (p, n) = (c.point, c.normal());
-                [p.x, p.y, p.z, n.x, n.y, n.z, l[0], (-c.gap).max(0.0)].map(|x| x as f32)
+                let l = impulses.and_then(|i| i.get(&c.key)).map_or(0.0, |l| l[0]);
+                [p.x, p.y, p.z, n.x, n.y, n.z, l, (-c.gap).max(0.0)].map(|x| x as f32)
             })
             .collect();
         let left_out = rows.len().saturating_sub(MAX_FRAME_CONTACTS);

@@ -131,19 +131,19 @@ pub struct FrameMetrics {
     pub unconverged: bool,
 }
 
-/// One recorded step: the state at its start and what the solver did in it.
+/// One recorded step: the state at its end and what the solver did in it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Frame {
-    /// Index of the step (its problem starts from this frame's poses).
+    /// Index of the step (this frame's poses are where it ended).
     pub step: usize,
-    /// Simulated time at the start of the step (s).
+    /// Simulated time at the end of the step (s).
     pub t: f32,
     /// Pose of every body, `[x, y, z, qx, qy, qz, qw]`, in [`Trajectory::bodies`] order.
     pub poses: Vec<[f32; 7]>,
     /// Node positions of every mesh of [`Trajectory::meshes`], in its order.
     pub nodes: Vec<Vec<[f32; 3]>>,
-    /// The contacts of the step's problem: `[px, py, pz, nx, ny, nz, normal impulse (N s),
-    /// penetration (m, max(0, −gap) at the start of the step)]`.
+    /// The contacts detected at the end of the step: `[px, py, pz, nx, ny, nz, normal impulse
+    /// (N s) the step gave the same contact (0 for a new one), penetration (m, max(0, −gap))]`.
     pub contacts: Vec<[f32; 8]>,
     /// Contacts of the step left out by [`MAX_FRAME_CONTACTS`].
     #[serde(default, skip_serializing_if = "is_zero")]
