@@ -191,7 +191,7 @@ impl Recorder {
 
     /// Whether step `k` of `n` is recorded.
     pub fn wants(&self, k: usize, n: usize) -> bool {
-        k % self.stride == 0 || k + 1 == n
+        k.is_multiple_of(self.stride) || k + 1 == n
     }
 
     /// Records step `k`: `world` at its end, the `contacts` detected there (their gaps are the

@@ -116,14 +116,17 @@ pub struct SurfaceMesh {
     pub triangles: Vec<[u32; 3]>,
 }
 
-/// The metrics of a frame's step shown under the replay.
+/// The metrics of a frame's step shown under the replay (NaN, written as `null`: not measured).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrameMetrics {
     /// Largest penetration after the step (m).
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub penetration_max: f64,
     /// Natural-map residual of the step, absolute (N s).
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub natmap_abs_l2: f64,
     /// The same, Siconos-normalised.
+    #[serde(deserialize_with = "crate::nullable_f64")]
     pub natmap_rel_l2: f64,
     /// Solver iterations.
     pub iterations: usize,
