@@ -3,7 +3,10 @@
 # it on 127.0.0.1, loads it in headless Chromium, confirms that every figure is fetched with HTTP
 # 200 and decodes (naturalWidth > 0), that the matrix view has exactly one cell per (case, solver)
 # pair of the run and that clicking its headers sorts its rows (every column, both directions),
-# and saves a screenshot.
+# and saves a screenshot. The replay page (trajectory sidecars, three.js fetched by
+# ci/fetch-three.sh): it loads with no console error, every matrix cell links to it, frame 0 and
+# the last frame of clutter differ on screen where the bodies moved, its scene hook counts one
+# rendered object per body, and scrubbing to a step shows that step's metrics.
 #
 #   bash ci/report-browser-check.sh            # output in target/report-browser-check/
 #
@@ -50,6 +53,10 @@ name = "spring_cylinder"
 set = { duration = 0.3 }
 
 [[case]]
+name = "clutter"
+set = { duration = 0.5 }
+
+[[case]]
 name = "sphere_stack"
 set = { n = 3, duration = 0.3 }
 TOML
@@ -62,10 +69,12 @@ solvers = ["sap", "nsn", "canal"]
 name = "sphere_stack"
 set = { n = 3, duration = 0.3 }
 TOML
+bash ci/fetch-three.sh
 cargo build -q --bin signorini
-./target/debug/signorini run --suite "$OUT/suite.toml" --out "$OUT/run" >"$OUT/run.log"
-./target/debug/signorini run --suite "$OUT/suite-convergence.toml" --out "$OUT/run" >>"$OUT/run.log"
-./target/debug/signorini report "$OUT/run" --out "$OUT/run/report" --gates ci/gates.toml --baseline pgs
+bin="${CARGO_TARGET_DIR:-target}/debug/signorini"
+"$bin" run --suite "$OUT/suite.toml" --out "$OUT/run" >"$OUT/run.log"
+"$bin" run --suite "$OUT/suite-convergence.toml" --out "$OUT/run" >>"$OUT/run.log"
+"$bin" report "$OUT/run" --out "$OUT/run/report" --gates ci/gates.toml --baseline pgs
 echo "== report built  ($(( $(date +%s) - t0 )) s)"
 
 # A same-origin page that loads the report in an iframe and lists images that did not decode.
@@ -110,10 +119,67 @@ document.getElementById('f').addEventListener('load', function () {
       ok = ok && sorted(down, -1) && ths[i].getAttribute('aria-sort') === 'descending';
       if (i === 0 && up.length > 1) ok = ok && up.join(',') !== down.join(',');
     }
+    var linked = [].filter.call(t.querySelectorAll('td[data-pair]'), function (c) {
+      var a = c.querySelector('a.replay');
+      return a && a.getAttribute('href').indexOf('replay/' + c.getAttribute('data-pair').split('__')[0] + '.html') === 0;
+    }).length;
+    text += ' replay_links=' + linked + '/' + pairs.length;
     text += ' matrix_rows=' + t.tBodies[0].rows.length + ' sort=' + (ok ? 'ok' : 'bad') + ' matrix_pairs=' + pairs.join(' ');
   }
   document.getElementById('result').textContent = text;
 });
+</script></body></html>
+HTML
+
+# The replay page of clutter in an iframe, driven through its own hook (window.signoriniReplay):
+# errors, rendered objects, the canvas at frame 0 and at the last frame (pixels that differ, and
+# whether they lie where a body's projected position moved), and a scrub of the slider.
+cat > "$OUT/run/check-replay.html" <<'HTML'
+<!DOCTYPE html><html><body><pre id="result">pending</pre>
+<iframe id="f" src="report/replay/clutter.html" width="1400" height="900"></iframe>
+<script>
+var f = document.getElementById('f'), tries = 0, out = {};
+function done() { document.getElementById('result').textContent = 'REPLAY ' + JSON.stringify(out); }
+function pixels(url) {
+  return new Promise(function (ok) {
+    var img = new Image();
+    img.onload = function () {
+      var c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+      var g = c.getContext('2d'); g.drawImage(img, 0, 0); ok(g.getImageData(0, 0, c.width, c.height));
+    };
+    img.src = url;
+  });
+}
+function poll() {
+  var w = f.contentWindow, r = w && w.signoriniReplay;
+  if (!r || !r.ready) {
+    if (++tries < 300 && !(r && r.errors().length)) return setTimeout(poll, 50);
+    out.ready = false; out.errors = r ? r.errors() : ['no hook']; return done();
+  }
+  out.ready = true;
+  out.solvers = r.solvers();
+  out.objects = r.objectCount(0);
+  out.max_step = r.maxStep();
+  r.setStep(0); var a = r.image(0), f0 = r.frame(0);
+  r.setStep(r.maxStep()); var b = r.image(0), f1 = r.frame(0);
+  out.first_step = f0.step; out.last_step = f1.step;
+  out.moved = f0.poses.filter(function (p, i) { var q = f1.poses[i];
+    return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]) > 0.01; }).length;
+  // scrub: the slider as a user moves it
+  var k = Math.round(r.maxStep() / 3), slider = w.document.getElementById('replay-step');
+  slider.value = k; slider.dispatchEvent(new w.Event('input'));
+  out.scrub_step = k; out.scrub_text = r.metricsText(0);
+  Promise.all([pixels(a), pixels(b)]).then(function (im) {
+    var d = 0, n = im[0].data.length / 4;
+    for (var i = 0; i < n; i++) {
+      if (Math.abs(im[0].data[4 * i] - im[1].data[4 * i]) + Math.abs(im[0].data[4 * i + 1] - im[1].data[4 * i + 1]) > 30) d++;
+    }
+    out.diff_pixels = d; out.pixels = n;
+    out.errors = r.errors();
+    done();
+  });
+}
+f.addEventListener('load', poll);
 </script></body></html>
 HTML
 
@@ -136,6 +202,12 @@ timeout 90 "$browser" "${flags[@]}" --virtual-time-budget=10000 --dump-dom "$bas
   >"$OUT/dom.html" 2>"$OUT/chromium-dom.log"
 timeout 90 "$browser" "${flags[@]}" --virtual-time-budget=10000 --window-size=1280,2000 \
   --screenshot="$OUT/report.png" "$base/report/index.html" 2>"$OUT/chromium-shot.log" >/dev/null
+# WebGL in headless Chromium without a GPU: SwiftShader, opted in
+gl=(--enable-unsafe-swiftshader)
+timeout 120 "$browser" "${flags[@]}" "${gl[@]}" --enable-logging=stderr --virtual-time-budget=30000 --dump-dom \
+  "$base/check-replay.html" >"$OUT/check-replay-dom.html" 2>"$OUT/chromium-replay.log"
+timeout 120 "$browser" "${flags[@]}" "${gl[@]}" --virtual-time-budget=20000 --window-size=1400,800 \
+  --screenshot="$OUT/replay-clutter.png" "$base/report/replay/clutter.html#step=20" 2>/dev/null >/dev/null
 echo "== loaded in chromium  ($(( $(date +%s) - t0 )) s)"
 
 # --- 5. checks
@@ -208,6 +280,47 @@ for s, href in links.items():
     if not path.is_file() or "Claims of the paper" not in path.read_text():
         errors.append(f"claims link of {s} does not resolve to a claims table: {href}")
 print(f"claims: {len(links)} links resolve to their READMEs' claims tables ({', '.join(sorted(links))})")
+# the matrix links every cell to its replay
+mp2 = re.search(r'replay_links=(\d+)/(\d+)', check)
+if not mp2 or mp2.group(1) != mp2.group(2) or mp2.group(1) == "0":
+    errors.append("matrix cells without a replay link: " + (mp2.group(0) if mp2 else "no result"))
+# the replay page of clutter
+import gzip
+rp = re.search(r'REPLAY (\{.*\})', (out / "check-replay-dom.html").read_text())
+if not rp:
+    errors.append("the in-browser replay check did not run")
+else:
+    import html as _h
+    res = json.loads(_h.unescape(rp.group(1)))
+    sidecar = json.load(gzip.open(out / "run/clutter__pgs.traj.json.gz"))
+    nb = len(sidecar["bodies"]) + len(sidecar["meshes"])
+    if not res.get("ready"):
+        errors.append(f"replay page not ready: {res.get('errors')}")
+    else:
+        if res["errors"]:
+            errors.append(f"replay page console errors: {res['errors']}")
+        if res["objects"] != nb:
+            errors.append(f"replay renders {res['objects']} body objects, the sidecar has {nb} bodies")
+        if res["moved"] == 0 or res["diff_pixels"] < 100:
+            errors.append(f"frame 0 and the last frame do not differ: {res['moved']} bodies moved, {res['diff_pixels']} pixels differ")
+        if res["diff_pixels"] > 0.6 * res["pixels"]:
+            errors.append(f"frame 0 and the last frame differ everywhere ({res['diff_pixels']} of {res['pixels']} pixels): not a motion")
+        k = res["scrub_step"]
+        frame = max((f for f in sidecar["frames"] if f["step"] <= k), key=lambda f: f["step"])
+        m = re.search(r'step\s*(\d+).*max penetration\s*([-0-9.e+]+) mm', res["scrub_text"])
+        if not m or int(m.group(1)) != frame["step"]:
+            errors.append(f"scrubbing to step {k} shows {res['scrub_text']!r}, not frame step {frame['step']}")
+        else:
+            want = frame["metrics"]["penetration_max"] * 1000
+            if abs(float(m.group(2)) - want) > 0.005 * max(abs(want), 1e-9) + 1e-12:
+                errors.append(f"scrubbed penetration {m.group(2)} mm != the sidecar's {want} mm")
+        print(f"replay: clutter, {res['objects']} bodies rendered (sidecar {nb}), {res['moved']} moved > 1 cm between "
+              f"frame 0 and step {res['last_step']}, {res['diff_pixels']} of {res['pixels']} pixels differ; scrub to step "
+              f"{k} shows frame step {frame['step']}'s metrics; no console error")
+rlog = (out / "chromium-replay.log").read_text()
+for line in rlog.splitlines():
+    if "CONSOLE" in line and ("Uncaught" in line or "Error" in line):
+        errors.append("replay console: " + line.strip())
 png = out / "report.png"
 if not png.is_file() or png.stat().st_size < 10000:
     errors.append("no screenshot")

@@ -112,6 +112,21 @@ pub(crate) enum Command {
         #[arg(long, default_value = "runs/reference")]
         out: PathBuf,
     },
+    /// Write the replay page of a run directory (the recorded motion of one case, solvers side by
+    /// side, from the trajectory sidecars) and print its path: `<OUT>/replay/<case>.html`.
+    View {
+        /// Run directory (records with their `.traj.json.gz` sidecars).
+        dir: PathBuf,
+        /// Case label (default: every case label with a sidecar, one page each).
+        #[arg(long)]
+        case: Option<String>,
+        /// Only these solvers (repeat or separate with commas).
+        #[arg(long, value_delimiter = ',')]
+        solver: Vec<String>,
+        /// Output directory (default: DIR).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Write the comparison report (index.html + SVG figures, summary.md) of a run directory.
     Report {
         /// Run directory.
@@ -192,6 +207,11 @@ pub(crate) struct RunArgs {
     /// Number of steps per run whose per-iteration logs are recorded.
     #[arg(long, default_value_t = 8, allow_negative_numbers = true, value_parser = count)]
     pub(crate) logged_steps: usize,
+    /// Trajectory sidecar for the replay page (`<record>.traj.json.gz` beside each record):
+    /// `auto` (60 frames per simulated second, at most 1200 frames), `stride N` (every N-th
+    /// step), or `off`.
+    #[arg(long, default_value = "auto", value_name = "off|auto|stride N", value_parser = harness::trajectory::TrajectoryOption::parse)]
+    pub(crate) trajectory: harness::trajectory::TrajectoryOption,
     /// Run only shard I of N (0 <= I < N): the pairs whose index in the suite is I modulo N.
     /// Merge the shards' directories with `signorini merge`.
     #[arg(long, value_name = "I/N")]

@@ -72,6 +72,7 @@ fn main() -> ExitCode {
             let selection = commands::run::select_backend(&args.backend, &args.precision)?;
             let opts = RunOptions {
                 logged_steps: args.logged_steps,
+                trajectory: args.trajectory,
                 backend: Some(selection),
                 step_timeout,
                 run_timeout,
@@ -88,6 +89,7 @@ fn main() -> ExitCode {
         cli::Command::Report { dir, out, criterion, gates, baseline } => {
             commands::records::report(dir, out, criterion, gates, baseline)
         }
+        cli::Command::View { dir, case, solver, out } => commands::records::view(&dir, case.as_deref(), &solver, out),
         cli::Command::DiffRecords { a, b, ignore } => commands::records::diff_records(&a, &b, &ignore),
         cli::Command::Export { case, set, format: _, out } => commands::reference::export_mjcf(&case, &set, &out),
         cli::Command::Grade { trajectory, case, set, engine, label, out } => {

@@ -85,7 +85,10 @@ fn case_and_solver_lists_combine_with_a_suite() {
     let mut names: Vec<String> =
         std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    assert_eq!(names, ["b__canal.json", "b__pgs.json", "sphere_stack__canal.json", "sphere_stack__pgs.json"]);
+    // each record with its replay sidecar (`--trajectory auto`, the default)
+    let pairs = ["b__canal", "b__pgs", "sphere_stack__canal", "sphere_stack__pgs"];
+    let want: Vec<String> = pairs.iter().flat_map(|p| [format!("{p}.json"), format!("{p}.traj.json.gz")]).collect();
+    assert_eq!(names, want);
     let b: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("b__pgs.json")).unwrap()).unwrap();
     assert_eq!(b["case"]["params"]["mu"], 0.1);
     assert!(b["solver"]["paper"].as_str().unwrap().contains("Gauss"));
@@ -99,7 +102,7 @@ fn case_and_solver_lists_combine_with_a_suite() {
     let swept: Vec<String> = std::fs::read_dir(&out)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("a__pgs-"))
+        .filter(|n| n.starts_with("a__pgs-") && n.ends_with(".json"))
         .collect();
     assert_eq!(swept.len(), 2, "{swept:?}");
     let refused = signorini(&["run", "--suite", s, "--case", "nope", "--out", o], dir.path());
@@ -211,7 +214,10 @@ fn run_summary_shows_unconverged_steps_and_the_matrix() {
     let file = std::fs::read_dir(dir.path().join("r"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("sphere_stack__pgs"))
+        .find(|p| {
+            p.file_name().unwrap().to_string_lossy().starts_with("sphere_stack__pgs")
+                && p.extension().is_some_and(|x| x == "json")
+        })
         .unwrap();
     let rec = records::RunRecord::read(&file).unwrap();
     let (n, steps) = (rec.summary.unconverged_steps, rec.summary.steps);

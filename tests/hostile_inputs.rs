@@ -190,7 +190,12 @@ fn a_step_past_its_time_limit_fails_the_pair_cleanly(#[case] solver: &str, #[cas
     assert_eq!(o.code, Some(1), "the suite ends, no pair completed: {}", o.all());
     assert!(o.stdout.contains("0 ok, 1 failed"), "{}", o.stdout);
     // the only record (its name carries the settings hash)
-    let file = std::fs::read_dir(dir.path().join("o")).unwrap().flatten().next().unwrap().path();
+    let file = std::fs::read_dir(dir.path().join("o"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
     let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     assert_eq!(record["status"], "failed");
     let reason = record["reason"].as_str().unwrap();
@@ -786,7 +791,9 @@ fn grids_beyond_max_pairs_are_refused_before_expansion() {
     refused_in(d, &["run", "--suite", "three.toml", "--max-pairs", "0"], &["--max-pairs"]);
     let o = run_in(d, &["run", "--suite", "three.toml", "--max-pairs", "3", "--out", "o"]);
     assert_eq!(o.code, Some(0), "{}", o.all());
-    assert_eq!(std::fs::read_dir(d.join("o")).unwrap().count(), 3);
+    let records =
+        std::fs::read_dir(d.join("o")).unwrap().flatten().filter(|e| e.path().extension().is_some_and(|x| x == "json"));
+    assert_eq!(records.count(), 3);
 }
 
 /// Two pairs of one suite whose record names differ only in letter case (one file on macOS and

@@ -305,3 +305,58 @@ fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
     );
     assert!(graded.is_reference() && !rec.is_reference());
 }
+
+/// Issue 40: `signorini grade` writes a replay sidecar beside the reference record, the same way
+/// `run` does: the engine's poses on the case's scene. A signorini run converted to an engine
+/// trajectory must replay exactly as the run's own sidecar (same frames, poses and penetrations).
+#[test]
+fn cli_grade_writes_the_replay_sidecar_of_the_engine_poses() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t, _) = own_run("clutter", &[("duration", "0.3")], "pgs");
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
+    let runs = dir.path().join("runs");
+    let bin = env!("CARGO_BIN_EXE_signorini");
+    let out = Command::new(bin)
+        .args([
+            "grade",
+            path.to_str().unwrap(),
+            "--case",
+            "clutter",
+            "--set",
+            "duration=0.3",
+            "--engine",
+            "pgs-as-engine",
+        ])
+        .arg("--out")
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(bin)
+        .args(["run", "--case", "clutter", "--solver", "pgs", "--set", "duration=0.3", "--trajectory", "auto", "--out"])
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let read = |name: &str| records::trajectory::Trajectory::read(&runs.join(name)).unwrap();
+    let (engine, own) = (read("clutter__pgs-as-engine.traj.json.gz"), read("clutter__pgs.traj.json.gz"));
+    assert_eq!(engine.solver, "pgs-as-engine");
+    assert_eq!((engine.bodies.len(), engine.statics.len()), (own.bodies.len(), own.statics.len()));
+    assert_eq!(engine.frames.len(), own.frames.len());
+    assert!(engine.frames.len() > 2);
+    for (a, b) in engine.frames.iter().zip(&own.frames) {
+        assert_eq!(a.step, b.step);
+        assert_eq!(a.poses, b.poses, "step {}", a.step);
+        // the same poses through two detection calls (the grader's `detect`, the stepper's
+        // `detect_for_step`): equal up to round-off
+        let (pa, pb) = (a.metrics.penetration_max, b.metrics.penetration_max);
+        assert!((pa - pb).abs() <= 1e-12 + 1e-9 * pb.abs(), "step {}: {pa} vs {pb}", a.step);
+        assert!(a.metrics.natmap_abs_l2.is_nan(), "an engine's residual is not measured");
+    }
+    // the replay page shows both side by side
+    let out = Command::new(bin).args(["view"]).arg(&runs).args(["--case", "clutter"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(runs.join("replay/clutter.html")).unwrap();
+    assert!(page.contains("data/clutter__pgs-as-engine.js") && page.contains("data/clutter__pgs.js"));
+}

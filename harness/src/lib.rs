@@ -23,6 +23,7 @@ pub mod registry;
 pub mod resources;
 pub mod runner;
 pub mod stepper;
+pub mod trajectory;
 
 pub use api::{linear, log, params, solver};
 

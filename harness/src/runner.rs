@@ -9,6 +9,7 @@ use crate::params::{ParamError, Params};
 use crate::registry::{Registry, SolverFactory};
 use crate::resources;
 use crate::stepper::{simulate_with, RunOptions, RunOutcome, StepDone};
+use records::trajectory::Trajectory;
 use records::{quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, Summary};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -945,6 +946,17 @@ impl Progress for NoProgress {}
 /// Runs one prepared pair and builds its record. Never panics: a panic inside the solver is
 /// caught and recorded as a failure.
 pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, progress: &dyn Progress) -> RunRecord {
+    run_pair_traced(pair, opts, provenance, progress).0
+}
+
+/// [`run_pair`], also returning the trajectory the run recorded (`None` when
+/// [`RunOptions::trajectory`] is off or the pair did not run).
+pub fn run_pair_traced(
+    pair: &PreparedPair,
+    opts: RunOptions,
+    provenance: &Provenance,
+    progress: &dyn Progress,
+) -> (RunRecord, Option<Trajectory>) {
     let spec = &pair.spec;
     let mut record = RunRecord::new(
         provenance.clone(),
@@ -953,7 +965,7 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
     );
     record.reason = pair.skip.clone();
     if pair.skip.is_some() {
-        return record;
+        return (record, None);
     }
     progress.pair_started(pair);
     let opts =
@@ -969,13 +981,13 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
         Ok(Err(e)) => {
             record.status = RunStatus::Failed;
             record.reason = Some(e);
-            return record;
+            return (record, None);
         }
         Err(panic) => {
             record.status = RunStatus::Failed;
             record.reason =
                 Some(format!("panicked outside the solver: {}", crate::stepper::panic_message(panic.as_ref())));
-            return record;
+            return (record, None);
         }
     };
     record.summary = summarize(&outcome, &pair.scenario);
@@ -991,11 +1003,13 @@ pub fn run_pair(pair: &PreparedPair, opts: RunOptions, provenance: &Provenance, 
         record.status = RunStatus::Failed;
         record.reason = outcome.failure.clone();
     }
+    let trajectory =
+        outcome.trajectory.map(|t| Trajectory { case: spec.label.clone(), solver: spec.solver.clone(), ..t });
     record.steps = outcome.steps;
     record.step_stride = outcome.step_stride;
     record.iterations =
         outcome.iteration_logs.into_iter().map(|(step, log)| records::IterationRecord { step, log }).collect();
-    record
+    (record, trajectory)
 }
 
 fn summarize(o: &RunOutcome, scenario: &Scenario) -> Summary {
@@ -1196,6 +1210,25 @@ pub fn overwrite_refusal(pairs: &[PreparedPair], out_dir: &Path) -> Option<Strin
     })
 }
 
+/// Writes `record` into `out_dir` atomically, its trajectory sidecar first
+/// ([`records::trajectory::sidecar_name`]) so that a record never names motion that is not there;
+/// without a trajectory, a sidecar left by an earlier run of the same file name is removed.
+pub fn write_with_sidecar(
+    record: &RunRecord,
+    trajectory: Option<&Trajectory>,
+    out_dir: &Path,
+) -> std::io::Result<PathBuf> {
+    let sidecar = out_dir.join(records::trajectory::sidecar_name(&record.file_name()));
+    match trajectory {
+        Some(t) => t.write_atomic(&sidecar).map_err(std::io::Error::other)?,
+        None => match std::fs::remove_file(&sidecar) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        },
+    }
+    record.write_atomic(out_dir)
+}
+
 /// The outcome of one pair of [`run_suite_resuming`].
 pub struct PairResult {
     /// The pair's record (read back from `out_dir` when reused).
@@ -1233,10 +1266,10 @@ pub fn run_suite_resuming(
                     Err(e) => not_reused = Some(e.to_string()),
                 }
             }
-            let r = run_pair(p, opts.clone(), &provenance, progress);
+            let (r, trajectory) = run_pair_traced(p, opts.clone(), &provenance, progress);
             progress.pair_finished(&r);
-            let path =
-                r.write_atomic(out_dir).map_err(|source| RecordWriteError { dir: out_dir.to_path_buf(), source });
+            let path = write_with_sidecar(&r, trajectory.as_ref(), out_dir)
+                .map_err(|source| RecordWriteError { dir: out_dir.to_path_buf(), source });
             PairResult { record: r, path, reused: false, not_reused }
         })
         .collect()

@@ -24,7 +24,9 @@ use crate::metrics::{self, StepMetrics};
 use crate::model::World;
 use crate::problem::{StepProblem, WarmStart};
 use crate::solver::{SolveError, SolveStatus, Solver, SolverContext, StepSolution};
+use crate::trajectory::{Recorder, TrajectoryOption};
 use crate::ContactSet;
+use records::trajectory::{FrameMetrics, Trajectory};
 use records::{StageTimes, StepAccuracy, StepRecord};
 use std::time::{Duration, Instant};
 
@@ -173,6 +175,8 @@ pub struct RunOptions {
     /// The equal-accuracy mode (`None`: off): every step's log carries the harness's stopping
     /// rule, and every step is graded at the accuracy ([`crate::accuracy`]).
     pub accuracy: Option<Accuracy>,
+    /// Whether the run records its trajectory for the replay ([`crate::trajectory`]).
+    pub trajectory: TrajectoryOption,
 }
 
 impl Default for RunOptions {
@@ -184,6 +188,7 @@ impl Default for RunOptions {
             step_timeout: None,
             run_timeout: None,
             accuracy: None,
+            trajectory: TrajectoryOption::Off,
         }
     }
 }
@@ -243,6 +248,8 @@ pub struct RunOutcome {
     /// The state after the last completed step: its world, contacts and warm-start data;
     /// `stepper.problem()` is the problem the next step would receive.
     pub stepper: Stepper,
+    /// The recorded trajectory (`None` when [`RunOptions::trajectory`] is off).
+    pub trajectory: Option<Trajectory>,
 }
 
 /// Runs `scenario` with `solver`, calling `on_step` after every completed step.
@@ -296,6 +303,10 @@ pub fn simulate_with(
     out.solve_times.reserve(n);
     out.iterations.reserve(n);
     out.stage_times.detect_s += stepper.detect_s();
+    let mut recorder = opts
+        .trajectory
+        .stride(n, scenario.dt, &scenario.world)
+        .map(|s| Recorder::new(&scenario.world, scenario.dt, n, s));
 
     for k in 0..n {
         let t = Instant::now();
@@ -380,9 +391,21 @@ pub fn simulate_with(
         if logged.contains(&k) {
             out.iteration_logs.push((k, log));
         }
+        let (m_pen, m_nat) = (m.penetration_max, (m.natmap_abs_l2, m.natmap_rel_l2));
         out.trace.q.push(end.world.positions());
         out.trace.metrics.push(m);
+        let frame_metrics = FrameMetrics {
+            penetration_max: m_pen,
+            natmap_abs_l2: m_nat.0,
+            natmap_rel_l2: m_nat.1,
+            iterations: sol.iterations,
+            unconverged: !sol.status.is_converged(),
+        };
         stepper.advance_to(end, &sol);
+        if let Some(r) = recorder.as_mut().filter(|r| r.wants(k, n) || timed_out) {
+            let impulses = stepper.warm_start().map(|w| &w.impulses);
+            r.record(k, stepper.world(), stepper.contacts(), impulses, frame_metrics);
+        }
         on_step(&StepDone { step: k, steps: n, iterations: sol.iterations, wall_s: wall });
         out.trace.v.push(sol.v);
         if timed_out {
@@ -395,6 +418,7 @@ pub fn simulate_with(
     }
     out.trace.completed = out.failure.is_none();
     out.stepper = stepper;
+    out.trajectory = recorder.map(Recorder::finish);
     out
 }
 

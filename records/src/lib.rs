@@ -10,6 +10,7 @@
 pub mod input;
 mod oracle;
 mod step_metrics;
+pub mod trajectory;
 pub mod yardstick;
 
 use api::{IterationLog, Params, SolveStatus};

@@ -28,7 +28,9 @@
 use harness::case::{PreparedCase, Scenario, Trace};
 use harness::metrics::{penetration_max, EnergyTerms, StepMetrics};
 use harness::params::Params;
+use harness::trajectory::{Recorder, TrajectoryOption};
 use harness::SolveStatus;
+use records::trajectory::FrameMetrics;
 use records::{
     quantiles, CaseRecord, MeanMax, Provenance, RunRecord, RunStatus, SolverRecord, StageTimes, StepRecord, Summary,
 };
@@ -513,6 +515,33 @@ pub fn trace_of(t: &Trajectory, scenario: &Scenario) -> Trace {
         });
     }
     Trace { dt: scenario.dt, q: t.q.clone(), v: t.v.clone(), metrics, completed: true }
+}
+
+/// The replay sidecar ([`records::trajectory`]) of a checked trajectory: the engine's poses on the
+/// case's scene at the default stride ([`TrajectoryOption::Auto`]), the contacts signorini detects
+/// at them (the engines do not report per-contact impulses: every impulse is 0) and the graded
+/// metrics of `trace` ([`trace_of`]; the residual is not measured, NaN).
+pub fn replay_of(t: &Trajectory, scenario: &Scenario, trace: &Trace, label: &str) -> records::trajectory::Trajectory {
+    let n = scenario.steps;
+    let stride = TrajectoryOption::Auto.stride(n, scenario.dt, &scenario.world).unwrap_or(1);
+    let mut rec = Recorder::new(&scenario.world, scenario.dt, n, stride);
+    let mut w = scenario.world.clone();
+    let recorded: Vec<usize> = (0..n).filter(|&k| rec.wants(k, n)).collect();
+    for k in recorded {
+        w.set_state(&t.q[k + 1], &t.v[k + 1]);
+        w.time = (k + 1) as f64 * scenario.dt;
+        let contacts = harness::geometry::detect(&w, scenario.margin);
+        let m = &trace.metrics[k];
+        let metrics = FrameMetrics {
+            penetration_max: m.penetration_max,
+            natmap_abs_l2: f64::NAN,
+            natmap_rel_l2: f64::NAN,
+            iterations: 0,
+            unconverged: false,
+        };
+        rec.record(k, &w, &contacts, None, metrics);
+    }
+    records::trajectory::Trajectory { case: label.to_string(), solver: t.engine.name.clone(), ..rec.finish() }
 }
 
 /// Grades a checked trajectory with `case`'s oracle and builds its run record: solver = the

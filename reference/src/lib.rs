@@ -10,5 +10,5 @@
 pub mod grade;
 pub mod mjcf;
 
-pub use grade::{from_trace, grade, trace_of, Engine, Trajectory, TrajectoryError};
+pub use grade::{from_trace, grade, replay_of, trace_of, Engine, Trajectory, TrajectoryError};
 pub use mjcf::{export, Export, MjcfError, Sidecar};

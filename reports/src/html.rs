@@ -211,7 +211,7 @@ pub fn index(rep: &Report) -> String {
         body += "<a href=\"#criterion\">Benchmarks</a>";
     }
     body += "</nav>\n";
-    body += &crate::html_matrix::section(&rep.matrix());
+    body += &crate::html_matrix::section(&rep.matrix(), &rep.replays);
     body += "<h2 id=\"results\">Results</h2>\n";
     let ctx = rep.row_context();
     let heads = headers(ctx.baseline);

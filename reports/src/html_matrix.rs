@@ -74,7 +74,19 @@ pub fn pair_id(case: &str, solver: &str) -> String {
     format!("{case}__{solver}")
 }
 
-fn td(m: &Matrix, case: &str, solver: &str, is_ref: bool, c: Option<&Cell>) -> String {
+/// The replay page of `case` when it shows `solver` (a link from the matrix cell).
+fn replay_link(replays: &Replays, case: &str, solver: &str) -> Option<String> {
+    let solvers = replays.get(case)?;
+    solvers
+        .iter()
+        .any(|s| s == solver || s.split('-').next() == Some(solver))
+        .then(|| format!("{}#solver={}", crate::replay::page_path(case), solver))
+}
+
+/// Case labels with a replay page and the solvers it shows ([`crate::report::Report::replays`]).
+pub type Replays = std::collections::BTreeMap<String, Vec<String>>;
+
+fn td(m: &Matrix, case: &str, solver: &str, is_ref: bool, c: Option<&Cell>, replays: &Replays) -> String {
     let key = Cell::sort_key(c);
     let pair = esc(&pair_id(case, solver));
     let Some(c) = c else {
@@ -93,6 +105,10 @@ fn td(m: &Matrix, case: &str, solver: &str, is_ref: bool, c: Option<&Cell>) -> S
             t
         }
     };
+    let text = match replay_link(replays, case, solver) {
+        Some(href) => format!("<a class=\"replay\" href=\"{}\" title=\"replay the motion\">{text}</a>", esc(&href)),
+        None => text,
+    };
     format!(
         "<td class=\"v {}{}\" data-pair=\"{pair}\" data-k=\"{key}\" title=\"{}\">{text}</td>",
         class(c),
@@ -102,7 +118,7 @@ fn td(m: &Matrix, case: &str, solver: &str, is_ref: bool, c: Option<&Cell>) -> S
 }
 
 /// The matrix section: legend, the sortable table, skip reasons and the summary line.
-pub fn section(m: &Matrix) -> String {
+pub fn section(m: &Matrix, replays: &Replays) -> String {
     let mut s = String::from(
         "<h2 id=\"matrix\">Matrix: who wins where</h2>\n<p>One cell per (case, solver) pair: the oracle verdict \
          (<span class=\"v-pass\">pass</span>, <span class=\"v-xfail\">xfail</span> = every failing check is a \
@@ -110,7 +126,8 @@ pub fn section(m: &Matrix) -> String {
          with its reason below) and the total solve time relative to the fastest solver that passed the case \
          (<span class=\"v-win\">1.0×</span> = fastest). * = some steps unconverged (stopped at the iteration cap or \
          budget; hover for the count). Reference engines (italic) do not set the fastest time. Click a header to \
-         sort: by a solver's column, verdict first, then relative time.</p>\n",
+         sort: by a solver's column, verdict first, then relative time. A cell's link opens the replay of the \
+         case (every solver side by side) when the run recorded trajectories.</p>\n",
     );
     if let Some(note) = m.accuracy_note() {
         s += &format!("<p>{}</p>\n", crate::text::esc(&note));
@@ -133,7 +150,7 @@ pub fn section(m: &Matrix) -> String {
     for (case, row) in m.cases.iter().zip(&m.cells) {
         s += &format!("<tr><td>{}</td>", esc(case));
         for ((solver, &is_ref), c) in m.solvers.iter().zip(&m.reference).zip(row) {
-            s += &td(m, case, solver, is_ref, c.as_ref());
+            s += &td(m, case, solver, is_ref, c.as_ref(), replays);
         }
         s += "</tr>\n";
     }

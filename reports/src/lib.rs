@@ -24,6 +24,7 @@ pub mod html_matrix;
 pub mod markdown;
 pub mod matrix;
 pub mod profile;
+pub mod replay;
 pub mod report;
 pub mod summary;
 pub mod table;
@@ -201,7 +202,20 @@ pub fn write_with(
     opts: &report::Options,
     progress: &mut dyn FnMut(report::Progress),
 ) -> Result<report::Report, ReportError> {
-    let report = report::build_with(opts, progress)?;
+    let mut report = report::build_with(opts, progress)?;
+    if !replay::sidecars(&opts.run_dir).map(|s| s.is_empty()).unwrap_or(true) {
+        let written = replay::write(&opts.run_dir, &opts.out_dir, None, &[])?;
+        report.left_out.extend(written.warnings);
+        let all = replay::sidecars(&opts.run_dir)?;
+        report.replays = written
+            .pages
+            .into_iter()
+            .map(|(label, _)| {
+                let solvers = all.get(&label).map(|v| v.iter().map(|s| s.solver.clone()).collect()).unwrap_or_default();
+                (label, solvers)
+            })
+            .collect();
+    }
     for (name, text) in [("index.html", html::index(&report)), ("summary.md", markdown::summary(&report))] {
         let path = opts.out_dir.join(name);
         records::write_atomic(&path, text.as_bytes()).map_err(|source| ReportError::Io { path, source })?;

@@ -53,6 +53,9 @@ pub struct Report {
     /// What the figure budget left out ([`MAX_CASE_LABELS`], [`MAX_SERIES`]), one sentence each;
     /// empty when every figure was drawn.
     pub left_out: Vec<String>,
+    /// Case labels with a replay page ([`crate::replay`]; written by [`crate::write_with`]), with
+    /// the solvers (names as in the sidecars' file names) whose motion it shows.
+    pub replays: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Most case labels drawn with their own figures (convergence and physics, two per label): a
@@ -225,6 +228,9 @@ pub enum ReportError {
     /// A figure could not be drawn or written.
     #[error(transparent)]
     Figure(#[from] FigureError),
+    /// A replay page could not be written.
+    #[error(transparent)]
+    Replay(#[from] crate::replay::ReplayError),
     /// An old figure could not be removed, or a page written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -291,6 +297,7 @@ pub fn build_with(opts: &Options, progress: &mut dyn FnMut(Progress)) -> Result<
         baseline: opts.baseline.clone(),
         claims,
         left_out,
+        replays: Default::default(),
     })
 }
 

@@ -1,4 +1,4 @@
-//! Subcommands over run directories: `merge`, `gate`, `report`, `diff-records`, `bench-compare`.
+//! Subcommands over run directories: `merge`, `gate`, `report`, `view`, `diff-records`, `bench-compare`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -125,4 +125,22 @@ pub(crate) fn bench_compare(
     // slower beyond noise, or not comparable (a base time of 0 is never "within noise")
     let regressed = rows.iter().any(reports::compare::Row::is_regression);
     Ok(if fail_on_regression && regressed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `signorini view`: writes the replay page(s) of a run directory and prints their paths.
+pub(crate) fn view(
+    dir: &Path,
+    case: Option<&str>,
+    solvers: &[String],
+    out: Option<PathBuf>,
+) -> Result<ExitCode, String> {
+    let out = out.unwrap_or_else(|| dir.to_path_buf());
+    let written = reports::replay::write(dir, &out, case, solvers).map_err(|e| e.to_string())?;
+    for w in &written.warnings {
+        eprintln!("warning: {w}");
+    }
+    for (_, page) in &written.pages {
+        outln!("{}", page.display());
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -76,7 +76,11 @@ pub(crate) fn grade(
             ));
         }
     }
-    let path = record.write_atomic(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    // the replay sidecar first, as `run` writes it (the record never names motion that is not there)
+    let trace = reference::trace_of(&t, prepared.scenario());
+    let replay = reference::replay_of(&t, prepared.scenario(), &trace, &label);
+    let path = harness::runner::write_with_sidecar(&record, Some(&replay), out)
+        .map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, check) in &record.summary.oracle {
         outln!(
             "{label} / {engine}: {name} = {:.4e} (expected {:.4e}, error {:.3e}, tolerance {:.3e}) {}",
