@@ -16,6 +16,8 @@ pub fn registry() -> Registry {
         .register::<solvers::drumwright::Drumwright>()
         .register::<solvers::nsn::Nsn>()
         .register::<solvers::local_global::LocalGlobal>()
+        .register::<solvers::lcp::LcpLemke>()
+        .register::<solvers::lcp::LcpPgs>()
         .cases(cases::all())
 }
 

@@ -9,6 +9,7 @@
 
 pub mod canal;
 pub mod drumwright;
+pub mod lcp;
 pub mod local_global;
 pub mod nsn;
 pub mod pgs;
