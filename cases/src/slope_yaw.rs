@@ -80,7 +80,10 @@ impl Default for SlopeYawParams {
 impl Settings for SlopeYawParams {
     fn validate(&self) -> Result<(), harness::FieldError> {
         if !(self.angle_deg.is_finite() && (0.0..45.0).contains(&self.angle_deg)) {
-            return Err(harness::FieldError::new("angle_deg", format!("must be in [0, 45) (finite), got {}", self.angle_deg)));
+            return Err(harness::FieldError::new(
+                "angle_deg",
+                format!("must be in [0, 45) (finite), got {}", self.angle_deg),
+            ));
         }
         check::finite("yaw_deg", self.yaw_deg)?;
         check::non_negative("mu", self.mu)?;
@@ -144,7 +147,13 @@ impl SlopeYawParams {
         let a = self.angle();
         let mut w = World::new();
         w.gravity = self.gravity * (a.sin() * self.downslope() - a.cos() * Vector3::z());
-        w.bodies.push(RigidBody::new("box", Shape::Box { half_extents: [h; 3] }, self.mass, Vector3::new(0.0, 0.0, h), material));
+        w.bodies.push(RigidBody::new(
+            "box",
+            Shape::Box { half_extents: [h; 3] },
+            self.mass,
+            Vector3::new(0.0, 0.0, h),
+            material,
+        ));
         w.statics.push(StaticCollider {
             name: "ground".into(),
             shape: StaticShape::HalfSpace { normal: Vector3::z(), offset: 0.0 },
@@ -184,13 +193,7 @@ impl CaseDef for SlopeYaw {
     const DEFAULTS_TOML: &'static str = DEFAULTS;
     fn scenario(&self, p: &SlopeYawParams) -> Result<Scenario, CaseError> {
         let world = crate::checked(Self::NAME, p.world())?;
-        Ok(Scenario {
-            world,
-            dt: p.dt,
-            steps: p.steps(),
-            margin: p.margin,
-            needs: crate::ContactModel::Rigid.needs(),
-        })
+        Ok(Scenario { world, dt: p.dt, steps: p.steps(), margin: p.margin, needs: crate::ContactModel::Rigid.needs() })
     }
     fn grade(&self, p: &SlopeYawParams, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
         p.grade(scenario, trace)
@@ -259,7 +262,8 @@ mod tests {
             let checks = crate::test_util::oracle(&SlopeYaw, &prm, &sc, &trace(&p, &sc, p.acceleration(), 0.0));
             assert!(checks.iter().all(|c| c.pass), "{yaw}: {checks:?}");
             let excess = p.pyramid_excess(4);
-            let checks = crate::test_util::oracle(&SlopeYaw, &prm, &sc, &trace(&p, &sc, p.acceleration() + excess, 0.0));
+            let checks =
+                crate::test_util::oracle(&SlopeYaw, &prm, &sc, &trace(&p, &sc, p.acceleration() + excess, 0.0));
             assert!(!get(&checks, "acceleration").pass && get(&checks, "lateral_acceleration").pass);
             let tol = p.tolerance(sc.dt, sc.steps);
             let checks = crate::test_util::oracle(&SlopeYaw, &prm, &sc, &trace(&p, &sc, p.acceleration(), 1.1 * tol));
@@ -286,9 +290,10 @@ mod tests {
     fn bad_values_name_the_parameter() {
         for (k, v) in [("angle_deg", "45"), ("mu", "-1"), ("mass", "0"), ("dt", "0"), ("yaw_deg", "inf")] {
             let mut prm = SlopeYaw.defaults();
-            let r = prm.set(k, v, "slope_yaw").map_err(|e| e.to_string()).and_then(|_| {
-                prm.decode::<SlopeYawParams>("slope_yaw").map(|_| ()).map_err(|e| e.to_string())
-            });
+            let r = prm
+                .set(k, v, "slope_yaw")
+                .map_err(|e| e.to_string())
+                .and_then(|_| prm.decode::<SlopeYawParams>("slope_yaw").map(|_| ()).map_err(|e| e.to_string()));
             assert!(r.unwrap_err().contains(k), "{k}");
         }
     }

@@ -20,7 +20,10 @@
 //! `q_r`. Every row of `[q̄ | B⁻¹]` then stays lexicographically positive, no basis repeats, and
 //! the method terminates in finitely many pivots (Cottle, Pang & Stone, *The Linear
 //! Complementarity Problem*, 1992, §4.9). A row of `z0` among the tied rows is always preferred
-//! (it ends the method).
+//! (it ends the method). In floating point a degenerate basic variable is a rounding residue
+//! (`±1e-17`) rather than 0; basic values below [`ZERO_REL`] `max |q|` count as 0 in the ratio
+//! test so that the rule sees the tie, and pivot-column entries below [`PIVOT_EPS`] of the
+//! column's largest count as 0 so that no pivot is taken on rounding noise.
 
 /// How one call of [`Lemke::pivot`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,11 +52,18 @@ pub struct Lemke {
     done: Option<Pivot>,
     /// Scratch: the entering column.
     col: Vec<f64>,
+    /// `max |q|`: basic values below `ZERO_REL` of it are degenerate zeros in the ratio test.
+    q_scale: f64,
 }
+
+/// Basic values `|q̄_i| ≤ ZERO_REL max |q|` count as 0 in the ratio test (rounding leaves
+/// `±1e-17` where a degenerate basic variable is 0; treated as nonzero, the lexicographic rule
+/// would not see the tie and the method can cycle).
+const ZERO_REL: f64 = 1e-13;
 
 /// Entries of the entering column at most this (relative to the column's largest) are treated
 /// as zero in the ratio test.
-const PIVOT_EPS: f64 = 1e-12;
+const PIVOT_EPS: f64 = 1e-11;
 
 impl Lemke {
     /// Starts the method on `w = M z + q` (`m` row-major `n × n`, `q` of length `n`) and takes its
@@ -77,6 +87,7 @@ impl Lemke {
         self.basis.clear();
         self.basis.extend(0..n);
         self.done = None;
+        self.q_scale = q.iter().fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()));
         // first pivot: the largest index among the most negative q (module doc)
         let mut r = None;
         for (i, &qi) in q.iter().enumerate() {
@@ -136,12 +147,21 @@ impl Lemke {
         Pivot::Continue
     }
 
-    /// Whether row `i` precedes row `b` in the ratio test: the smaller ratio `q̄ / a`; on a tie
-    /// (relative `1e-12`) the `z0` row, then the lexicographically smaller `B⁻¹` row over `a`.
+    /// Whether row `i` precedes row `b` in the ratio test: the smaller ratio `q̄ / a` (degenerate
+    /// zeros as 0, [`ZERO_REL`]); on a tie (relative `1e-12`) the `z0` row, then the lexicographically smaller `B⁻¹` row over `a`.
     fn lex_less(&self, i: usize, b: usize) -> bool {
         let (n, w) = (self.n, 2 * self.n + 2);
         let (ai, ab) = (self.col[i], self.col[b]);
-        let (ri, rb) = (self.t[i * w + 2 * n + 1] / ai, self.t[b * w + 2 * n + 1] / ab);
+        let zero = ZERO_REL * self.q_scale;
+        let value = |r: usize| {
+            let x = self.t[r * w + 2 * n + 1];
+            if x <= zero {
+                0.0
+            } else {
+                x
+            }
+        };
+        let (ri, rb) = (value(i) / ai, value(b) / ab);
         let tie = 1e-12 * ri.abs().max(rb.abs()).max(1e-300);
         if (ri - rb).abs() > tie {
             return ri < rb;

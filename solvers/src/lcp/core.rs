@@ -90,7 +90,9 @@ impl Core {
         for row in &mut self.w_rows {
             row.sort_unstable_by_key(|(j, _)| *j);
         }
-        if let Some(i) = self.data.iter().position(|d| !(d.q.iter().chain([&d.mu, &d.v_hat, &d.r_n]).all(|x| x.is_finite()))) {
+        if let Some(i) =
+            self.data.iter().position(|d| !(d.q.iter().chain([&d.mu, &d.v_hat, &d.r_n]).all(|x| x.is_finite())))
+        {
             return Err(SolveError::NonFinite { what: format!("velocity or friction of contact {}", self.active[i]) });
         }
         self.lcp.build(facets, &self.w_rows, &self.data);
@@ -156,7 +158,9 @@ impl Core {
         let k = self.lcp.k();
         match self.z.iter().position(|x| !x.is_finite()) {
             None => Ok(()),
-            Some(p) => Err(SolveError::NonFinite { what: format!("LCP unknowns of contact {} {at}", self.active[p / k]) }),
+            Some(p) => {
+                Err(SolveError::NonFinite { what: format!("LCP unknowns of contact {} {at}", self.active[p / k]) })
+            }
         }
     }
 }

@@ -50,7 +50,8 @@ const MODEL: AnsweredModel = AnsweredModel::Regularised { residual_columns: &[LC
 impl SolverDef for LcpLemke {
     type Settings = LemkeSettings;
     const NAME: &'static str = "lcp_lemke";
-    const SUMMARY: &'static str = "pyramidal-cone LCP (Stewart-Trinkle / Anitescu-Potra), Lemke's method, lexicographic";
+    const SUMMARY: &'static str =
+        "pyramidal-cone LCP (Stewart-Trinkle / Anitescu-Potra), Lemke's method, lexicographic";
     const PAPER: &'static str = PAPER;
     const BUDGET: &'static str = "max_pivots";
     const TOLERANCE: &'static str = "tolerance";

@@ -2,8 +2,8 @@
 //! or by block projected Gauss–Seidel, on step problems and on problems in Delassus form.
 
 use super::core::Core;
-use super::settings::{LcpPgsSettings, LemkeSettings};
 use super::pyramid::SweepScratch;
+use super::settings::{LcpPgsSettings, LemkeSettings};
 use api::{
     DelassusProblem, DelassusSolution, IterationLog, Settings, SolveError, SolveStatus, Solver, StepProblem,
     StepSolution,
@@ -67,7 +67,8 @@ impl LcpLemke {
         let res = self.core.lcp.min_map_linf(&self.core.z);
         let scale = self.core.lcp.q().iter().fold(1.0f64, |m, x| m.max(x.abs()));
         if state == Pivot::Solved {
-            status = if res <= self.settings.tolerance * scale { SolveStatus::Solved } else { SolveStatus::AlmostSolved };
+            status =
+                if res <= self.settings.tolerance * scale { SolveStatus::Solved } else { SolveStatus::AlmostSolved };
         }
         log.record(&[("artificial_z0", self.lemke.z0()), (LCP_RESIDUAL, res)]);
         log.iterate(&self.core.v, &self.core.lambda, &[]);
