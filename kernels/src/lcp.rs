@@ -66,11 +66,23 @@ const ZERO_REL: f64 = 1e-13;
 const PIVOT_EPS: f64 = 1e-11;
 
 impl Lemke {
-    /// Starts the method on `w = M z + q` (`m` row-major `n × n`, `q` of length `n`) and takes its
-    /// first pivot (`z0` in). Returns [`Pivot::Solved`] at once when `q ≥ 0` (`z = 0`).
+    /// Starts the method on `w = M z + q` (`m` row-major `n × n`, `q` of length `n`) with the
+    /// covering vector `e = 1` and takes its first pivot (`z0` in). Returns [`Pivot::Solved`] at
+    /// once when `q ≥ 0` (`z = 0`).
     pub fn start(&mut self, m: &[f64], q: &[f64]) -> Pivot {
+        let ones = vec![1.0; q.len()];
+        self.start_covering(m, q, &ones)
+    }
+
+    /// [`Self::start`] with the covering vector `cover` (`≥ 0`, positive wherever `q < 0`; a row
+    /// with `q_i ≥ 0` may have `cover_i = 0`): `w = q + M z + cover z0`. The first pivot takes the
+    /// row of the smallest `q_i / cover_i` among `q_i < 0` (the largest index on ties). The
+    /// covering vector changes the path, not the solutions: a path that ends on a secondary ray
+    /// with one covering vector can reach a solution with another (README of solvers/src/lcp).
+    pub fn start_covering(&mut self, m: &[f64], q: &[f64], cover: &[f64]) -> Pivot {
         let n = q.len();
         assert_eq!(m.len(), n * n, "lemke: M must be n x n");
+        assert_eq!(cover.len(), n, "lemke: one covering entry per row");
         self.n = n;
         let w = 2 * n + 2;
         self.t.clear();
@@ -81,21 +93,24 @@ impl Lemke {
             for j in 0..n {
                 row[n + j] = -m[i * n + j];
             }
-            row[2 * n] = -1.0;
+            row[2 * n] = -cover[i];
             row[2 * n + 1] = q[i];
         }
         self.basis.clear();
         self.basis.extend(0..n);
         self.done = None;
         self.q_scale = q.iter().fold(f64::MIN_POSITIVE, |m, x| m.max(x.abs()));
-        // first pivot: the largest index among the most negative q (module doc)
-        let mut r = None;
-        for (i, &qi) in q.iter().enumerate() {
-            if qi < 0.0 && r.is_none_or(|k: usize| qi <= q[k]) {
-                r = Some(i);
+        // first pivot: the largest index among the smallest q_i / cover_i < 0 (module doc)
+        let mut r: Option<(usize, f64)> = None;
+        for (i, (&qi, &ci)) in q.iter().zip(cover).enumerate() {
+            if qi < 0.0 {
+                let ratio = if ci > 0.0 { qi / ci } else { f64::NEG_INFINITY };
+                if r.is_none_or(|(_, best)| ratio <= best) {
+                    r = Some((i, ratio));
+                }
             }
         }
-        let Some(r) = r else {
+        let Some((r, _)) = r else {
             self.done = Some(Pivot::Solved);
             return Pivot::Solved;
         };

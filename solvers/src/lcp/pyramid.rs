@@ -129,6 +129,16 @@ impl PyramidLcp {
         }
     }
 
+    /// A covering vector of Lemke's method for this LCP: 1 on the normal and friction rows and
+    /// `sigma` on the `σ` rows (their `q` is 0, so 0 is allowed there). Neither choice avoids
+    /// every secondary ray on solvable problems, so the solvers try `sigma = 0`, then 1 (README
+    /// "Choices").
+    pub fn covering(&self, sigma: f64, out: &mut Vec<f64>) {
+        let k = self.k();
+        out.clear();
+        out.extend((0..self.q.len()).map(|i| if i % k == k - 1 { sigma } else { 1.0 }));
+    }
+
     /// `q` of the whole LCP.
     pub fn q(&self) -> &[f64] {
         &self.q
@@ -235,12 +245,21 @@ impl PyramidLcp {
                 }
             }
             let off = diag?;
-            let mut state = scratch.lemke.start(&self.blocks[off..off + k * k], &scratch.q);
-            // a k-variable LCP: Lemke needs at most 2^k pivots; 50 k bounds it generously
-            let mut pivots = 0;
-            while state == kernels::lcp::Pivot::Continue && pivots < 50 * k {
-                state = scratch.lemke.pivot();
-                pivots += 1;
+            // the two covering vectors of `covering`, the σ rows' 0 first (README "Choices")
+            let mut state = kernels::lcp::Pivot::Ray;
+            for sigma in [0.0, 1.0] {
+                scratch.cover.clear();
+                scratch.cover.extend((0..k).map(|i| if i == k - 1 { sigma } else { 1.0 }));
+                state = scratch.lemke.start_covering(&self.blocks[off..off + k * k], &scratch.q, &scratch.cover);
+                // a k-variable LCP: Lemke needs at most 2^k pivots; 50 k bounds it generously
+                let mut pivots = 0;
+                while state == kernels::lcp::Pivot::Continue && pivots < 50 * k {
+                    state = scratch.lemke.pivot();
+                    pivots += 1;
+                }
+                if state == kernels::lcp::Pivot::Solved {
+                    break;
+                }
             }
             if state != kernels::lcp::Pivot::Solved {
                 return None;
@@ -262,4 +281,5 @@ pub struct SweepScratch {
     lemke: Lemke,
     q: Vec<f64>,
     zc: Vec<f64>,
+    cover: Vec<f64>,
 }

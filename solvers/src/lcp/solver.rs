@@ -21,40 +21,47 @@ pub struct LcpLemke {
     core: Core,
     lemke: Lemke,
     m: Vec<f64>,
+    cover: Vec<f64>,
 }
 
 impl LcpLemke {
     /// A solver with the given settings.
     pub fn new(settings: LemkeSettings) -> Self {
-        Self { settings, core: Core::default(), lemke: Lemke::default(), m: vec![] }
+        Self { settings, core: Core::default(), lemke: Lemke::default(), m: vec![], cover: vec![] }
     }
 
     /// Pivots to the end on the LCP of `self.core`; `step` says whether velocities are formed
     /// for the iterates handed to the log. Returns the pivots taken and the status.
     fn solve(&mut self, log: &mut IterationLog, step: bool) -> Result<(usize, SolveStatus), SolveError> {
         self.core.lcp.dense(&mut self.m);
-        let mut state = self.lemke.start(&self.m, self.core.lcp.q());
-        let mut pivots = usize::from(state == Pivot::Continue);
+        let (mut state, mut pivots) = (Pivot::Ray, 0);
         let mut status = SolveStatus::MaxIterations;
-        loop {
-            if state != Pivot::Continue {
+        // the two covering vectors, the σ rows' 0 first (README "Choices"); the second only
+        // after a secondary ray of the first
+        for sigma in [0.0, 1.0] {
+            self.core.lcp.covering(sigma, &mut self.cover);
+            state = self.lemke.start_covering(&self.m, self.core.lcp.q(), &self.cover);
+            pivots += usize::from(state == Pivot::Continue);
+            while state == Pivot::Continue {
+                log.record(&[("artificial_z0", self.lemke.z0())]);
+                if log.wants_iterates() {
+                    self.lemke.z(&mut self.core.z);
+                    self.core.update_impulses(step);
+                    log.iterate(&self.core.v, &self.core.lambda, &[]);
+                }
+                if log.should_stop() {
+                    status = log.stop_status();
+                    break;
+                }
+                if pivots >= self.settings.max_pivots {
+                    break;
+                }
+                state = self.lemke.pivot();
+                pivots += 1;
+            }
+            if state != Pivot::Ray {
                 break;
             }
-            log.record(&[("artificial_z0", self.lemke.z0())]);
-            if log.wants_iterates() {
-                self.lemke.z(&mut self.core.z);
-                self.core.update_impulses(step);
-                log.iterate(&self.core.v, &self.core.lambda, &[]);
-            }
-            if log.should_stop() {
-                status = log.stop_status();
-                break;
-            }
-            if pivots >= self.settings.max_pivots {
-                break;
-            }
-            state = self.lemke.pivot();
-            pivots += 1;
         }
         if state == Pivot::Ray {
             return Err(SolveError::Infeasible {
