@@ -22,6 +22,8 @@ pub fn registry() -> Registry {
         .register::<solvers::ccp::CcpAdmm>()
         .register::<solvers::apgd::Apgd>()
         .register::<solvers::raisim::Raisim>()
+        .register::<solvers::lcp::LcpLemke>()
+        .register::<solvers::lcp::LcpPgs>()
         .cases(cases::all())
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Each case is one module with its default parameters in a TOML file beside the code (every
 //! parameter is a top-level key there, so every one can be overridden with `--set key=value`).
-//! All 20, in registry order ([`all`]); each module doc defines its checks:
+//! All 21, in registry order ([`all`]); each module doc defines its checks:
 //!
 //! | name                 | scene                                                                                 | oracle checks                                                                     |
 //! |----------------------|---------------------------------------------------------------------------------------|-----------------------------------------------------------------------------------|
@@ -26,6 +26,7 @@
 //! | `jointed_beam`       | chain of rigid links on hinges released horizontal (Macklin)                          | `joint_violation`, `energy`                                                       |
 //! | `material_extension` | elastic FEM bar clamped and pulled to 1 % strain (Macklin Fig. 13)                    | `axial_force`, `no_inversion`                                                     |
 //! | `table_pile`         | non-convex tables (5-box compounds) dropped into a pile (Macklin Table 2)             | `max_penetration`, `tunnelling_depth`, `settled_speed`                            |
+//! | `slope_yaw`          | box sliding on a slope turned about its normal (friction isotropy)                    | `acceleration`, `lateral_acceleration`                                            |
 //!
 //! # Shared acceptance levels
 //!
@@ -71,6 +72,7 @@ pub mod pizza_saver;
 pub mod ramp_feet;
 pub mod robots;
 pub mod slope;
+pub mod slope_yaw;
 pub mod sphere_pour;
 pub mod sphere_stack;
 pub mod spring_cylinder;
@@ -96,6 +98,7 @@ pub use pizza_saver::{PizzaSaver, PizzaSaverParams};
 pub use ramp_feet::{RampFeet, RampFeetParams};
 pub use robots::{Robots, RobotsParams};
 pub use slope::{Slope, SlopeParams};
+pub use slope_yaw::{SlopeYaw, SlopeYawParams};
 pub use sphere_pour::{SpherePour, SpherePourParams};
 pub use sphere_stack::{SphereStack, SphereStackParams};
 pub use spring_cylinder::{SpringCylinder, SpringCylinderParams};
@@ -140,6 +143,7 @@ pub fn all() -> Vec<Box<dyn Case>> {
         Box::new(JointedBeam),
         Box::new(MaterialExtension),
         Box::new(TablePile),
+        Box::new(SlopeYaw),
     ]
 }
 
@@ -313,7 +317,8 @@ mod tests {
                 "robots",
                 "jointed_beam",
                 "material_extension",
-                "table_pile"
+                "table_pile",
+                "slope_yaw"
             ]
         );
         for c in all() {

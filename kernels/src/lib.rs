@@ -5,6 +5,7 @@
 //!   the De Saxcé velocity shift.
 //! - [`contact_local`]: one contact's local problem with the others frozen (Delassus block, normal
 //!   law, friction disk) and its exact solves, the building block of Gauss–Seidel/Jacobi solvers.
+//! - [`lcp`]: dense linear complementarity problems: Lemke's method (lexicographic), the min-map residual.
 //! - [`ncp`]: NCP functions (Fischer–Burmeister, min map), the fixed-point friction compliance
 //!   and the mass-based complementarity preconditioner (shared by `nsn` and `local_global`).
 //! - [`pd_local`]: the projective-dynamics local step on tetrahedra as device-ready data.
@@ -34,6 +35,7 @@ pub mod dense_cholesky;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod iterative;
+pub mod lcp;
 pub mod ncp;
 pub mod pd_local;
 pub mod roots;

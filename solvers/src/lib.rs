@@ -12,6 +12,7 @@ pub mod apgd;
 pub mod canal;
 pub mod ccp;
 pub mod drumwright;
+pub mod lcp;
 pub mod local_global;
 pub mod nsn;
 pub mod pgs;
