@@ -29,7 +29,8 @@ layers=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --in-diff) in_diff="$2"; shift 2 ;;
-    *) layers+=("$1"); shift ;;
+    metrics|gate|cone|ncp|fclib|cases) layers+=("$1"); shift ;;
+    *) echo "error: unknown argument '$1' (layers: metrics gate cone ncp fclib cases; --in-diff BASE)" >&2; exit 2 ;;
   esac
 done
 [ ${#layers[@]} -gt 0 ] || layers=(metrics gate cone ncp fclib cases)
@@ -42,7 +43,6 @@ args_of() {
     ncp) echo "-p kernels -f kernels/src/ncp.rs" ;;
     fclib) echo "-p fclib -f fclib/src/bench.rs -f fclib/src/problem.rs" ;;
     cases) echo "-p cases -f cases/src/** --re (grade|tolerance|expectation)" ;;
-    *) echo "error: unknown layer '$1' (metrics gate cone ncp fclib cases)" >&2; exit 2 ;;
   esac
 }
 
