@@ -1664,7 +1664,28 @@ mod table_tests {
             rep.count_lines()
         );
         assert_eq!(rep.table(), want);
-        assert!(rep.count_lines().contains("1 unexpected failures, 1 unexpected passes"), "{}", rep.count_lines());
+        let counts = Counts {
+            checks_passed: 1,
+            expected_failures: 1,
+            unexpected_failures: 1,
+            unexpected_passes: 1,
+            gates_passed: 1,
+            gates_failed: 2,
+            errors: 2,
+        };
+        assert_eq!(rep.counts(), counts);
+        assert_eq!(
+            rep.count_lines(),
+            "oracle checks: 1 passed, 1 expected failures, 1 unexpected failures, 1 unexpected passes\n\
+             metric gates: 1 passed, 2 failed; errors: 2\n"
+        );
+    }
+
+    /// A gate error reads the same as a `String` (the command line's error) as it displays.
+    #[test]
+    fn a_gate_error_becomes_its_message() {
+        let e = GateError::NoRecords { dir: PathBuf::from("runs/x") };
+        assert_eq!(String::from(e), "runs/x: no run records (*.json) to gate");
     }
 
     /// The errors section appears for errors alone and for invalid records alone; a report whose
