@@ -10,8 +10,8 @@
 #   bash ci/mutants.sh --in-diff BASE      # only mutants on lines changed since git revision BASE
 #
 # Layers: metrics (harness/src/metrics), gate (reports/src/gate.rs), cone and ncp (kernels),
-# fclib (the FCLIB grade: fclib/src/bench.rs, problem.rs), cases (each case's grade and tolerance
-# functions). Runs in a temporary git worktree of HEAD (mutants are applied in place there, never
+# fclib (the FCLIB grader fclib/src/grade.rs and the campaign's verdict fclib/src/bench.rs), cases
+# (each case's grade, tolerance and expectation functions). Runs in a temporary git worktree of HEAD (mutants are applied in place there, never
 # in this checkout) with its own target directory (MUTANTS_TARGET, default target/mutants, kept
 # between runs so that a rerun builds incrementally). Results: target/mutants-out/LAYER/.
 # Exits 2 when a mutant survives. Installs cargo-mutants (pinned) with cargo when missing.
@@ -41,7 +41,7 @@ args_of() {
     gate) echo "-p reports -f reports/src/gate.rs" ;;
     cone) echo "-p kernels -f kernels/src/cone.rs" ;;
     ncp) echo "-p kernels -f kernels/src/ncp.rs" ;;
-    fclib) echo "-p fclib -f fclib/src/bench.rs -f fclib/src/problem.rs" ;;
+    fclib) echo "-p fclib -f fclib/src/grade.rs -f fclib/src/bench.rs" ;;
     cases) echo "-p cases -f cases/src/** --re (grade|tolerance|expectation)" ;;
   esac
 }
