@@ -66,8 +66,10 @@ for layer in "${layers[@]}"; do
   t0=$(date +%s)
   extra=()
   [ -n "$diff_file" ] && extra=(--in-diff "$diff_file")
+  # --lib: every crate of the layer is tested by its unit tests alone (no tests/ folder, no
+  # runnable doc test), so neither doc tests nor kernels' examples are built for each mutant
   if (cd "$WT" && cargo mutants --in-place --config "$WT/.cargo/mutants.toml" "${args[@]}" "${extra[@]}" \
-        --timeout 300 -o "$out"); then
+        --cargo-test-arg=--lib --timeout 300 -o "$out"); then
     echo "-- $layer: no surviving mutant ($(( $(date +%s) - t0 )) s)"
   else
     rc=$?
