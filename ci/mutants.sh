@@ -8,6 +8,7 @@
 #   bash ci/mutants.sh                     # every layer below
 #   bash ci/mutants.sh metrics gate        # some layers
 #   bash ci/mutants.sh --in-diff BASE      # only mutants on lines changed since git revision BASE
+#   bash ci/mutants.sh gate -- --re counts # more cargo-mutants options (a re-check of some mutants)
 #
 # Layers: metrics (harness/src/metrics), gate (reports/src/gate.rs), cone and ncp (kernels),
 # fclib (the FCLIB grader fclib/src/grade.rs and the campaign's verdict fclib/src/bench.rs), cases
@@ -26,11 +27,13 @@ fi
 
 in_diff=""
 layers=()
+passthrough=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --in-diff) in_diff="$2"; shift 2 ;;
+    --) shift; passthrough=("$@"); break ;;
     metrics|gate|cone|ncp|fclib|cases) layers+=("$1"); shift ;;
-    *) echo "error: unknown argument '$1' (layers: metrics gate cone ncp fclib cases; --in-diff BASE)" >&2; exit 2 ;;
+    *) echo "error: unknown argument '$1' (layers: metrics gate cone ncp fclib cases; --in-diff BASE; -- OPTIONS)" >&2; exit 2 ;;
   esac
 done
 [ ${#layers[@]} -gt 0 ] || layers=(metrics gate cone ncp fclib cases)
@@ -69,7 +72,7 @@ for layer in "${layers[@]}"; do
   # --lib: every crate of the layer is tested by its unit tests alone (no tests/ folder, no
   # runnable doc test), so neither doc tests nor kernels' examples are built for each mutant
   if (cd "$WT" && cargo mutants --in-place --config "$WT/.cargo/mutants.toml" "${args[@]}" "${extra[@]}" \
-        --cargo-test-arg=--lib --timeout 300 -o "$out"); then
+        --cargo-test-arg=--lib --timeout 300 -o "$out" "${passthrough[@]}"); then
     echo "-- $layer: no surviving mutant ($(( $(date +%s) - t0 )) s)"
   else
     rc=$?
