@@ -1505,8 +1505,10 @@ mod mutant_tests {
     /// The counts split the metric gates into passed and failed.
     #[test]
     fn counts_split_passing_and_failing_gates() {
-        let c = super::tests_support::one_of_two_gates_failing().counts();
+        let rep = super::tests_support::one_of_two_gates_failing();
+        let c = rep.counts();
         assert_eq!((c.gates_passed, c.gates_failed), (1, 1), "{c:?}");
+        assert_eq!(rep.source, "g.toml", "the report names its gates file");
     }
 }
 
