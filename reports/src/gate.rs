@@ -1344,6 +1344,12 @@ mod tests {
         let rep = evaluate(&parse("", "g.toml").unwrap(), &records, Scope::Suite);
         assert!(!rep.passed());
         assert_eq!(rep.errors, ["slope-a / pgs: two records with different parameters: run/a.json and run/sub/a.json"]);
+        // an expected failure or a gate on that pair is not stale besides: the conflict is the error
+        let gates = format!(
+            "{EXPECTED}[[gate]]\nsolver = \"pgs\"\ncase = \"slope-a\"\nmetric = \"unconverged_steps\"\nmax = 0\nwhy = \"w\"\n"
+        );
+        let rep = evaluate(&parse(&gates, "g.toml").unwrap(), &records, Scope::Suite);
+        assert_eq!(rep.errors, ["slope-a / pgs: two records with different parameters: run/a.json and run/sub/a.json"]);
         // the same parameters twice (a copy) are one pair
         let same = vec![(PathBuf::from("run/a.json"), a.clone()), (PathBuf::from("run/b.json"), a)];
         assert!(evaluate(&parse("", "g.toml").unwrap(), &same, Scope::Suite).passed());
