@@ -1230,6 +1230,20 @@ mod tests {
         let g = parse(&other_pair, "g.toml").unwrap();
         let rep = evaluate(&g, &dir(vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]), Scope::Directory);
         assert!(rep.passed() && rep.not_here.len() == 1, "{}", rep.table());
+        // a gate with a wildcard on one side is stale for each listed name with no record, only
+        // for those
+        let gate = |solver: &str, case: &str| {
+            format!(
+                "[[gate]]\nsolver = {solver}\ncase = {case}\nmetric = \"natmap_rel_l2.max\"\nmax = 1\nwhy = \"w\"\n"
+            )
+        };
+        let here = || vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)];
+        let rep = check(&gate("[\"pgs\", \"nsn\"]", "\"*\""), here());
+        let what = "gate natmap_rel_l2.max on * / pgs,nsn";
+        assert_eq!(rep.errors, [format!("{what}: no run record of solver nsn")]);
+        let rep = check(&gate("\"*\"", "[\"slope-a\", \"slope-b\"]"), here());
+        let what = "gate natmap_rel_l2.max on slope-a,slope-b / *";
+        assert_eq!(rep.errors, [format!("{what}: no run record of case slope-b")]);
     }
 
     #[test]
