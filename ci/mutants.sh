@@ -8,10 +8,11 @@
 #   bash ci/mutants.sh                     # every layer below
 #   bash ci/mutants.sh metrics gate        # some layers
 #   bash ci/mutants.sh --in-diff BASE      # only mutants on lines changed since git revision BASE
+#   bash ci/mutants.sh gate -- --re counts # more cargo-mutants options (a re-check of some mutants)
 #
 # Layers: metrics (harness/src/metrics), gate (reports/src/gate.rs), cone and ncp (kernels),
-# fclib (the FCLIB grade: fclib/src/bench.rs, problem.rs), cases (each case's grade and tolerance
-# functions). Runs in a temporary git worktree of HEAD (mutants are applied in place there, never
+# fclib (the FCLIB grader fclib/src/grade.rs and the campaign's verdict fclib/src/bench.rs), cases
+# (each case's grade, tolerance and expectation functions). Runs in a temporary git worktree of HEAD (mutants are applied in place there, never
 # in this checkout) with its own target directory (MUTANTS_TARGET, default target/mutants, kept
 # between runs so that a rerun builds incrementally). Results: target/mutants-out/LAYER/.
 # Exits 2 when a mutant survives. Installs cargo-mutants (pinned) with cargo when missing.
@@ -26,10 +27,13 @@ fi
 
 in_diff=""
 layers=()
+passthrough=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --in-diff) in_diff="$2"; shift 2 ;;
-    *) layers+=("$1"); shift ;;
+    --) shift; passthrough=("$@"); break ;;
+    metrics|gate|cone|ncp|fclib|cases) layers+=("$1"); shift ;;
+    *) echo "error: unknown argument '$1' (layers: metrics gate cone ncp fclib cases; --in-diff BASE; -- OPTIONS)" >&2; exit 2 ;;
   esac
 done
 [ ${#layers[@]} -gt 0 ] || layers=(metrics gate cone ncp fclib cases)
@@ -40,9 +44,8 @@ args_of() {
     gate) echo "-p reports -f reports/src/gate.rs" ;;
     cone) echo "-p kernels -f kernels/src/cone.rs" ;;
     ncp) echo "-p kernels -f kernels/src/ncp.rs" ;;
-    fclib) echo "-p fclib -f fclib/src/bench.rs -f fclib/src/problem.rs" ;;
+    fclib) echo "-p fclib -f fclib/src/grade.rs -f fclib/src/bench.rs" ;;
     cases) echo "-p cases -f cases/src/** --re (grade|tolerance|expectation)" ;;
-    *) echo "error: unknown layer '$1' (metrics gate cone ncp fclib cases)" >&2; exit 2 ;;
   esac
 }
 
@@ -66,8 +69,10 @@ for layer in "${layers[@]}"; do
   t0=$(date +%s)
   extra=()
   [ -n "$diff_file" ] && extra=(--in-diff "$diff_file")
+  # --lib: every crate of the layer is tested by its unit tests alone (no tests/ folder, no
+  # runnable doc test), so neither doc tests nor kernels' examples are built for each mutant
   if (cd "$WT" && cargo mutants --in-place --config "$WT/.cargo/mutants.toml" "${args[@]}" "${extra[@]}" \
-        --timeout 300 -o "$out"); then
+        --cargo-test-arg=--lib --timeout 300 -o "$out" "${passthrough[@]}"); then
     echo "-- $layer: no surviving mutant ($(( $(date +%s) - t0 )) s)"
   else
     rc=$?

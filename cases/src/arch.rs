@@ -335,4 +335,18 @@ mod tests {
         bad.completed = false;
         assert!(crate::test_util::oracle(&Arch, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
+
+    /// `max_displacement`'s tolerance is its derivation, `g dt² (PENETRATION_REL_TOL Σ_j L_j +
+    /// CREEP_REL_TOL N)`, here by hand on a two-level arch: masses 110 and 15 kg, so
+    /// `L_0 = 125/110` (the ground joint carries both), `L_1 = 15 (1/15 + 1/110)` and
+    /// `Σ_j L_j = 1 + 140/110 = 25/11`.
+    #[test]
+    fn displacement_tolerance_is_its_derivation() {
+        let p = ArchParams { n: 4, ..ArchParams::default() };
+        assert_eq!(p.masses(), [110.0, 15.0]);
+        let (dt, steps) = (0.02, 50);
+        let want = 9.81 * dt * dt * (PENETRATION_REL_TOL * 25.0 / 11.0 + CREEP_REL_TOL * 50.0);
+        let got = p.displacement_tolerance(dt, steps);
+        assert!((got - want).abs() < 1e-14 * want, "{got} vs {want}");
+    }
 }

@@ -300,4 +300,17 @@ mod tests {
         out.completed = false;
         assert!(crate::test_util::oracle(&BoxInHole, &prm, &sc, &out).iter().all(|c| !c.pass));
     }
+
+    /// The penetration tolerance is its derivation, `PENETRATION_REL_TOL g dt² L_c` with the
+    /// corner load factor of a square peg of side `a`, height `b` and mass `m`:
+    /// `I_x = I_y = m (a² + b²)/12`, `h = a/2`, `L_c = 1 + 2 m h² / I_x = 1 + 6 a² / (a² + b²)`.
+    #[test]
+    fn penetration_tolerance_is_its_derivation() {
+        let p = BoxInHoleParams { dt: 0.004, peg_mass: 2.5, ..BoxInHoleParams::default() };
+        let (a, b) = (p.peg_width, p.peg_height);
+        let load = 1.0 + 6.0 * a * a / (a * a + b * b);
+        let want = PENETRATION_REL_TOL * p.gravity * 0.004 * 0.004 * load;
+        let got = p.penetration_tolerance();
+        assert!((got - want).abs() < 1e-14 * want, "{got} vs {want}");
+    }
 }

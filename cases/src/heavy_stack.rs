@@ -312,4 +312,25 @@ mod tests {
         bad.completed = false;
         assert!(crate::test_util::oracle(&HeavyStack, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
+
+    /// Uncapped (the light stack: heaviest at the bottom), the tolerances are their derivation:
+    /// `PENETRATION_REL_TOL g dt² L_j`, the largest for `max_penetration`, the sum for
+    /// `top_drift`, with `L_j = (W_j/g)(1/m_{j-1} + 1/m_j)` by hand for the masses 32768, 4096,
+    /// 512, 64, 8 kg from the bottom; both capped at `PENETRATION_REL_TOL 0.1 size`.
+    #[test]
+    fn tolerances_are_their_derivation() {
+        let light = HeavyStackParams { heavy_on_top: false, ..HeavyStackParams::default() };
+        let above = [37448.0, 4680.0, 584.0, 72.0, 8.0];
+        let m = [32768.0, 4096.0, 512.0, 64.0, 8.0];
+        let l: Vec<f64> = (0..5).map(|j| above[j] * (1.0 / m[j] + if j > 0 { 1.0 / m[j - 1] } else { 0.0 })).collect();
+        let scale = PENETRATION_REL_TOL * 9.81 * 0.005 * 0.005;
+        let (pen, drift) = light.tolerances(0.005);
+        let (want_pen, want_drift) = (scale * l[1], scale * l.iter().sum::<f64>());
+        assert!(l.iter().all(|&x| x <= l[1]), "{l:?}");
+        assert!((pen - want_pen).abs() < 1e-14 * want_pen, "{pen} vs {want_pen}");
+        assert!((drift - want_drift).abs() < 1e-14 * want_drift, "{drift} vs {want_drift}");
+        // a block small enough for the cap to bind: both are the cap
+        let small = HeavyStackParams { size: 1e-4, ..light };
+        assert_eq!(small.tolerances(0.005), (PENETRATION_REL_TOL * 0.1 * 1e-4, PENETRATION_REL_TOL * 0.1 * 1e-4));
+    }
 }

@@ -336,4 +336,21 @@ mod tests {
         bad.completed = false;
         assert!(crate::test_util::oracle(&JointedBeam, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
+
+    /// The joint and energy tolerances are their derivations, by hand for free hinges:
+    /// `E_s = n m g n L / 2`, `I = m (L² + w²)/12`, `ω_max² = 2 E_s / I`, joint tolerance
+    /// `h² ω_max² L / 2`, energy tolerance `2 δ / L + h ω_max`.
+    #[test]
+    fn tolerances_are_their_derivation() {
+        let p = JointedBeamParams { n: 3, mass: 0.3, link_length: 0.25, width: 0.05, ..Default::default() };
+        let e_s = 3.0 * 0.3 * p.gravity * 3.0 * 0.25 / 2.0;
+        let inertia = 0.3 * (0.25 * 0.25 + 0.05 * 0.05) / 12.0;
+        let w2 = 2.0 * e_s / inertia;
+        let h = 0.004;
+        let joint = h * h * w2 * 0.25 / 2.0;
+        let energy = 2.0 * joint / 0.25 + h * w2.sqrt();
+        let (jt, et) = (p.joint_tolerance(h), p.energy_tolerance(h));
+        assert!((jt - joint).abs() < 1e-14 * joint, "{jt} vs {joint}");
+        assert!((et - energy).abs() < 1e-14 * energy, "{et} vs {energy}");
+    }
 }

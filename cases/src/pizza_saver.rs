@@ -405,6 +405,22 @@ mod tests {
         assert_eq!(sc.world.bodies[0].applied_torque, Vector3::new(0.0, 0.0, 20.0));
     }
 
+    /// The expectation is the Coulomb threshold `M_c = mu m g R` of four corners at radius `R`:
+    /// below or at it the box sticks and each corner carries `torque / (4 R)`; above it slides
+    /// with `(torque - M_c) / I_z`, `I_z = m R² / 3`, each corner carrying `M_c / (4 R)`.
+    #[test]
+    fn expectation_is_the_coulomb_threshold_of_four_corners() {
+        let at = PizzaSaverParams { mu: 0.5, torque: 22.5, ..PizzaSaverParams::default() };
+        let e = at.expectation();
+        assert_eq!((e.slides, e.transition_torque, e.angular_acceleration), (false, 0.5 * 3.0 * 10.0 * 1.5, 0.0));
+        assert_eq!(e.friction_per_contact, 22.5 / 6.0);
+        let above = PizzaSaverParams { torque: 31.5, ..at };
+        let e = above.expectation();
+        assert!(e.slides && e.transition_torque == 22.5, "{e:?}");
+        assert_eq!(e.friction_per_contact, 22.5 / 6.0);
+        assert!((e.angular_acceleration - 9.0 / (3.0 * 1.5 * 1.5 / 3.0)).abs() < 1e-14, "{e:?}");
+    }
+
     #[test]
     fn every_parameter_is_in_the_toml_and_overridable() {
         crate::test_util::assert_every_parameter_is_in_the_toml_and_overridable(&PizzaSaver);

@@ -521,6 +521,14 @@ mod tests {
         let slip = SlopeParams { shape: BodyShape::Sphere, mu: 0.04, ..d };
         assert!(slip.expectation().slides);
         assert!((slip.expectation().acceleration - 9.81 * (a.sin() - 0.04 * a.cos())).abs() < 1e-14);
+        // the contact point's acceleration: a sliding box's is its own; a sliding sphere's is the
+        // centre's minus R times the angular one, `g sin - mu g cos - (5/2) mu g cos`; at rest or
+        // rolling it is zero
+        let box_slip = slide.expectation().slip_acceleration;
+        assert!((box_slip - 9.81 * (a.sin() - 0.1 * a.cos())).abs() < 1e-14, "{box_slip}");
+        let sphere_slip = slip.expectation().slip_acceleration;
+        assert!((sphere_slip - 9.81 * (a.sin() - 3.5 * 0.04 * a.cos())).abs() < 1e-14, "{sphere_slip}");
+        assert_eq!((e.slip_acceleration, roll.expectation().slip_acceleration), (0.0, 0.0));
     }
 
     #[test]

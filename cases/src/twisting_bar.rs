@@ -487,4 +487,26 @@ mod tests {
         assert_eq!(checks.len(), 3);
         assert!(checks.iter().all(|c| !c.pass && c.measured.is_nan()));
     }
+
+    /// The rotation tolerance is its derivation, `100 ε max(N, 1) max_a |x_a| / min_a r_a` over
+    /// the prescribed nodes off the axis: on a 1 x 0.2 x 0.2 bar of one cell across, the corners
+    /// (`|x| <= sqrt(1.02)`, `r = sqrt(0.02)`); on two cells across, the nodes on the axis are
+    /// left out (`min r = 0.1`), also for a bar so thin that `r` is far below any absolute
+    /// threshold.
+    #[test]
+    fn rotation_tolerance_is_its_derivation() {
+        let tol = |p: &TwistingBarParams, steps| p.rotation_tolerance(&p.world(), steps);
+        let eps = f64::EPSILON;
+        let one = TwistingBarParams::default();
+        assert_eq!((one.length, one.width, one.ny, one.nz), (1.0, 0.2, 1, 1));
+        let want = 100.0 * eps * 20.0 * 1.02f64.sqrt() / 0.02f64.sqrt();
+        assert!((tol(&one, 20) - want).abs() < 1e-12 * want, "{} vs {want}", tol(&one, 20));
+        assert!((tol(&one, 0) - want / 20.0).abs() < 1e-12 * want, "N = 0 counts as one step");
+        let two = TwistingBarParams { ny: 2, nz: 2, ..one.clone() };
+        let want = 100.0 * eps * 7.0 * 1.02f64.sqrt() / 0.1;
+        assert!((tol(&two, 7) - want).abs() < 1e-12 * want, "{} vs {want}", tol(&two, 7));
+        let thin = TwistingBarParams { width: 2e-7, ..two };
+        let want = 100.0 * eps * 7.0 * (1.0f64 + 2e-14).sqrt() / 1e-7;
+        assert!((tol(&thin, 7) - want).abs() < 1e-9 * want, "{} vs {want}", tol(&thin, 7));
+    }
 }

@@ -296,6 +296,52 @@ pub fn case_record(prob: &FclibProblem, path: &Path, protocol: &Protocol) -> Cas
     CaseRecord::new("fclib", &label, Params(m))
 }
 
+/// The campaign's verdict on one graded answer ([`verdict`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The harness's `fclib_error` meets the tolerance (`<=`; never when it is NaN) and the
+    /// answer came within the time limit.
+    pub solved: bool,
+    /// What the record says beyond its numbers: an answer past the time limit, a regularised
+    /// model that solved its own model only, a solver that claimed `Solved` above the tolerance
+    /// ([`CLAIMED_SOLVED`]); `None` otherwise.
+    pub reason: Option<String>,
+}
+
+/// The verdict on an answer of solver status `status`, returned after `wall_s` seconds and
+/// `iterations` iterations, whose harness error is `error`, by a solver of a regularised model or
+/// not. The time limit holds whatever the solver says: an answer past it (by the clock, or by
+/// the solver's [`harness::SolveStatus::TimeLimit`]) is graded but unsolved.
+pub fn verdict(
+    protocol: &Protocol,
+    status: harness::SolveStatus,
+    wall_s: f64,
+    iterations: usize,
+    error: f64,
+    regularised: bool,
+) -> Verdict {
+    let timed_out = status == harness::SolveStatus::TimeLimit || wall_s > protocol.time_limit_s;
+    let solved = !timed_out && error <= protocol.tolerance;
+    let reason = if timed_out {
+        Some(format!(
+            "stopped at the time limit ({} s) after {iterations} iterations; the answer is graded but counts as \
+             unsolved",
+            protocol.time_limit_s
+        ))
+    } else if solved || status != harness::SolveStatus::Solved {
+        None
+    } else if regularised {
+        Some(format!(
+            "a regularised model: solved its own model (its own residual below); the rigid error {error:.3e} is above \
+             the tolerance {:e}",
+            protocol.tolerance
+        ))
+    } else {
+        Some(format!("{CLAIMED_SOLVED}: error {error:.3e} above the tolerance {:e}", protocol.tolerance))
+    };
+    Verdict { solved, reason }
+}
+
 /// Runs `entry` on the prepared problem (read from `path`) under `protocol`: one run record, and
 /// the answer.
 pub fn run_one(
@@ -342,24 +388,9 @@ pub fn run_one(
         Ok(rep) => rep,
     };
     let g = &rep.grade;
-    // the protocol's time limit: an answer returned past it is graded but unsolved
-    let timed_out = rep.status == harness::SolveStatus::TimeLimit || rep.wall_s > protocol.time_limit_s;
-    let solved = !timed_out && g.error <= protocol.tolerance;
-    if timed_out {
-        record.reason = Some(format!(
-            "stopped at the time limit ({} s) after {} iterations; the answer is graded but counts as unsolved",
-            protocol.time_limit_s, rep.iterations
-        ));
-    } else if !solved && rep.status == harness::SolveStatus::Solved && entry.model.is_regularised() {
-        record.reason = Some(format!(
-            "a regularised model: solved its own model (its own residual below); the rigid error {:.3e} is above \
-             the tolerance {:e}",
-            g.error, protocol.tolerance
-        ));
-    } else if !solved && rep.status == harness::SolveStatus::Solved {
-        record.reason =
-            Some(format!("{CLAIMED_SOLVED}: error {:.3e} above the tolerance {:e}", g.error, protocol.tolerance));
-    }
+    let Verdict { solved, reason } =
+        verdict(protocol, rep.status, rep.wall_s, rep.iterations, g.error, entry.model.is_regularised());
+    record.reason = reason;
     let sm = &mut record.summary;
     sm.steps = 1;
     sm.unconverged_steps = usize::from(!solved);
@@ -384,4 +415,167 @@ pub fn run_one(
     }
     record.status = RunStatus::Ok;
     Ok(Outcome { record, answer: Some(crate::answer(&rep)) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::problem::LocalProblem;
+    use crate::{Csc, CscOps};
+    use harness::SolveStatus::{AlmostSolved, MaxIterations, Solved, Stopped, TimeLimit};
+
+    fn protocol(stop: Stop) -> Protocol {
+        Protocol { tolerance: 1e-6, max_iterations: 50, time_limit_s: 2.0, form: None, stop, condense: true }
+    }
+
+    /// A solver entry with these capabilities and model, settings `iters` and `tol` (never built).
+    fn entry(rigid_bodies: bool, rigid_contact: bool, model: api::AnsweredModel) -> SolverEntry {
+        SolverEntry {
+            name: "toy",
+            summary: "",
+            paper: "",
+            capabilities: api::Capabilities { rigid_bodies, rigid_contact, ..Default::default() },
+            budget: "iters",
+            tolerance: "tol",
+            model,
+            defaults: || Params(serde_json::json!({"iters": 1, "tol": 1.0, "other": 3}).as_object().unwrap().clone()),
+            prepare: Box::new(|_| {
+                Err(ParamError::BadValue { key: "k".into(), owner: "toy".into(), why: "never built".into() })
+            }),
+            working_memory: |_, _| 0.0,
+        }
+    }
+
+    const RIGID: api::AnsweredModel = api::AnsweredModel::RigidCoulomb;
+    const REGULARISED: api::AnsweredModel = api::AnsweredModel::Regularised { residual_columns: &["r"] };
+
+    fn solved() -> Verdict {
+        Verdict { solved: true, reason: None }
+    }
+
+    /// Solved: the error at or below the tolerance, at or within the time limit (both bounds
+    /// inclusive), whatever the solver's status; above it, NaN or infinite, unsolved without a
+    /// word when the solver did not claim `Solved`.
+    #[test]
+    fn solved_is_the_tolerance_met_within_the_time_limit() {
+        let p = protocol(Stop::Harness);
+        assert_eq!(verdict(&p, Stopped, 2.0, 7, 1e-6, false), solved());
+        assert_eq!(verdict(&p, MaxIterations, 0.1, 7, 0.0, false), solved());
+        assert_eq!(verdict(&p, Solved, 0.1, 7, 1e-7, true), solved());
+        for error in [1.000001e-6, f64::NAN, f64::INFINITY] {
+            for status in [MaxIterations, AlmostSolved, Stopped] {
+                let v = verdict(&p, status, 0.1, 7, error, false);
+                assert_eq!(v, Verdict { solved: false, reason: None }, "{status:?} {error}");
+            }
+        }
+    }
+
+    /// Past the time limit, by the clock or by the solver's own status, an answer is graded but
+    /// unsolved, and the record says so with the limit and the iterations.
+    #[test]
+    fn an_answer_past_the_time_limit_is_unsolved_whatever_its_error() {
+        let p = protocol(Stop::Harness);
+        for (status, wall) in [(Stopped, 2.5), (Solved, 2.000001), (TimeLimit, 1.0)] {
+            let v = verdict(&p, status, wall, 7, 1e-9, false);
+            let why = "stopped at the time limit (2 s) after 7 iterations; the answer is graded but counts as unsolved";
+            assert_eq!(v, Verdict { solved: false, reason: Some(why.into()) }, "{status:?} {wall}");
+        }
+    }
+
+    /// A solver that claimed `Solved` above the tolerance is named as such, a regularised model
+    /// as one that solved its own model; both unsolved.
+    #[test]
+    fn a_claimed_solve_above_the_tolerance_is_named() {
+        let p = protocol(Stop::Harness);
+        let v = verdict(&p, Solved, 0.1, 7, 2e-6, false);
+        let why = format!("{CLAIMED_SOLVED}: error 2.000e-6 above the tolerance 1e-6");
+        assert_eq!(v, Verdict { solved: false, reason: Some(why) });
+        let v = verdict(&p, Solved, 0.1, 7, 2e-6, true);
+        assert!(!v.solved, "{v:?}");
+        assert!(v.reason.as_deref().unwrap().starts_with("a regularised model: solved its own model"), "{v:?}");
+        assert!(v.reason.as_deref().unwrap().ends_with("rigid error 2.000e-6 is above the tolerance 1e-6"), "{v:?}");
+    }
+
+    /// The harness stops the solvers of the rigid problem under `Stop::Harness` only; their own
+    /// tolerance is then out of reach, otherwise the protocol's; the budget is always the
+    /// protocol's and nothing else changes.
+    #[test]
+    fn settings_hold_every_solver_to_the_protocol() {
+        let (rigid, regularised) = (entry(true, true, RIGID), entry(true, true, REGULARISED));
+        let (by_harness, by_solver) = (protocol(Stop::Harness), protocol(Stop::Solver));
+        assert!(by_harness.harness_stops(&rigid));
+        assert!(!by_harness.harness_stops(&regularised) && !by_solver.harness_stops(&rigid));
+        assert!(!by_solver.harness_stops(&regularised));
+        let tol = |e: &SolverEntry, p: &Protocol| settings(e, p).unwrap().0["tol"].as_f64().unwrap();
+        assert_eq!(tol(&rigid, &by_harness), OWN_TOLERANCE_UNDER_HARNESS);
+        assert_eq!(tol(&regularised, &by_harness), 1e-6);
+        assert_eq!(tol(&rigid, &by_solver), 1e-6);
+        let s = settings(&rigid, &by_solver).unwrap().0;
+        assert_eq!((s["iters"].as_u64(), s["other"].as_u64()), (Some(50), Some(3)));
+    }
+
+    /// A solver takes FCLIB problems only with both rigid bodies and rigid contact.
+    #[test]
+    fn only_rigid_contact_between_rigid_bodies_is_accepted() {
+        assert!(accepts(&entry(true, true, RIGID)).is_ok());
+        for (bodies, contact) in [(true, false), (false, true)] {
+            let e = accepts(&entry(bodies, contact, RIGID)).unwrap_err();
+            assert!(matches!(e, BenchError::Unsupported { rigid_bodies, rigid_contact, .. }
+                if (rigid_bodies, rigid_contact) == (bodies, contact)));
+            let e = String::from(e);
+            assert!(e.starts_with("solver 'toy' cannot take FCLIB problems"), "{e}");
+        }
+    }
+
+    /// `harness` and `solver` read and print as themselves; anything else is refused naming it.
+    #[test]
+    fn stop_reads_and_prints_its_two_spellings() {
+        for stop in [Stop::Harness, Stop::Solver] {
+            assert_eq!(stop.to_string().parse::<Stop>(), Ok(stop));
+        }
+        assert_eq!(Stop::Solver.to_string(), "solver");
+        assert_eq!("Harness".parse::<Stop>(), Err(StopError { spelling: "Harness".into() }));
+    }
+
+    /// The family is the file's title, else the stem up to its first `-`; the case record carries
+    /// it with the protocol's stop rule, the form, the sizes and the measured asymmetry of `W`.
+    #[test]
+    fn the_case_record_describes_the_problem_and_the_protocol() {
+        let w = Csc::from_triplets(3, 3, &[(0, 0, 1.0), (1, 1, 1.0), (2, 2, 1.0), (0, 1, 0.5)]);
+        let mut prob = FclibProblem::local_only(LocalProblem { w, q: vec![0.0; 3], mu: vec![0.3] });
+        let path = Path::new("dir/Capsules-i101-404.hdf5");
+        assert_eq!(family(&prob, path), "Capsules");
+        prob.info.title = "  Box stacks ".into();
+        assert_eq!(family(&prob, path), "Box stacks");
+        let c = case_record(&prob, path, &protocol(Stop::Solver));
+        assert_eq!((c.name.as_str(), c.label.as_str()), ("fclib", "Capsules-i101-404"));
+        let p = &c.params.0;
+        assert_eq!(p["stop"], "solver");
+        assert_eq!(p["title"], "Box stacks");
+        assert_eq!(p["family"], "Box stacks");
+        assert_eq!(p["file"], "dir/Capsules-i101-404.hdf5");
+        assert_eq!(p["form"], prob.form.to_string().as_str());
+        assert_eq!((p["contacts"].as_u64(), p["dofs"].is_null()), (Some(1), true));
+        assert_eq!(p["w_asymmetry"].as_f64(), Some(prob.local.as_ref().unwrap().asymmetry()));
+        assert!(p.get("condense").is_none() && p.get("m_asymmetry").is_none(), "{p:?}");
+    }
+
+    /// `files` lists the `*.hdf5` files below a folder, sorted, skipping hidden names and other
+    /// extensions; two files of one stem are refused naming both.
+    #[test]
+    fn files_lists_the_problems_and_refuses_two_of_one_stem() {
+        let dir = std::env::temp_dir().join(format!("signorini-fclib-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("sub/x.hdf5")).unwrap();
+        for f in ["b.hdf5", "sub/a.hdf5", ".hidden.hdf5", "c.h5", "notes"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        let got = files(&dir);
+        let _ = std::fs::write(dir.join("sub/b.hdf5"), "");
+        let twice = files(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(got.unwrap(), [dir.join("b.hdf5"), dir.join("sub/a.hdf5")]);
+        let e = twice.unwrap_err();
+        assert!(matches!(&e, BenchError::SameStem { stem, .. } if stem == "b"), "{e:?}");
+    }
 }

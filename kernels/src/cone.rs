@@ -240,6 +240,56 @@ mod tests {
         }
     }
 
+    /// Each branch of the projection at a point where its value is known in closed form: the
+    /// apex, a point inside, a point on the cone's boundary (kept), a point on the polar cone's
+    /// boundary and one inside it (sent to the apex), and the slip formula with both tangent
+    /// components (`x = (1, 3, 4)`, `mu = 1/2`: `r_n = (mu 5 + 1)/(mu^2 + 1) = 2.8`, `r_t = mu r_n
+    /// x_t / 5`).
+    #[test]
+    fn projection_is_its_closed_form_on_every_branch() {
+        assert_eq!(project([0.0; 3], 0.5), [0.0; 3]);
+        assert_eq!(project([2.0, 0.3, -0.4], 0.5), [2.0, 0.3, -0.4]);
+        assert_eq!(project([10.0, 3.0, 4.0], 0.5), [10.0, 3.0, 4.0]);
+        assert_eq!(project([-2.5, 3.0, 4.0], 0.5), [0.0; 3]);
+        assert_eq!(project([-3.0, 3.0, 4.0], 0.5), [0.0; 3]);
+        let p = project([1.0, 3.0, 4.0], 0.5);
+        let want = [2.8, 0.28 * 3.0, 0.28 * 4.0];
+        assert!(sub(p, want).iter().all(|e| e.abs() < 1e-15), "{p:?}");
+        // the dual cone of mu is the cone of 1/mu; for mu = 0 the half-space u_n >= 0
+        assert_eq!(project_dual([1.0, 3.0, 4.0], 0.0), [1.0, 3.0, 4.0]);
+        assert_eq!(project_dual([-1.0, 3.0, 4.0], 0.0), [0.0, 3.0, 4.0]);
+        assert_eq!(project_dual([1.0, 3.0, 4.0], 4.0), project([1.0, 3.0, 4.0], 0.25));
+    }
+
+    /// `violation` is `max(||r_t|| - mu r_n, -r_n, 0)`: zero inside the cone, the tangential
+    /// excess beside it, the normal deficit below it.
+    #[test]
+    fn violation_is_the_largest_excess_over_the_cone() {
+        assert_eq!(violation([2.0, 0.3, 0.4], 0.5), 0.0);
+        assert_eq!(violation([10.0, 3.0, 4.0], 0.5), 0.0);
+        assert_eq!(violation([2.0, 3.0, 4.0], 0.5), 4.0);
+        assert_eq!(violation([2.0, 3.0, 4.0], 0.0), 5.0);
+        assert_eq!(violation([-2.0, 0.0, 0.0], 0.3), 2.0);
+        assert_eq!(violation([-1.0, 3.0, 4.0], 0.5), 5.5);
+    }
+
+    /// On the axis (`x_t = 0`) the Jacobians take the one-sided value of the region `project`
+    /// selects: `I` for `x_n > 0` (`diag(1, 0, 0)` for `mu = 0`, the half-line), `0` for `x_n <= 0`;
+    /// the strict operator's normal derivative is 1 for `x_n > 0` only.
+    #[test]
+    fn jacobians_on_the_axis_are_one_sided() {
+        let eye = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        let e0 = [[1.0, 0.0, 0.0], [0.0; 3], [0.0; 3]];
+        assert_eq!(project_jacobian([2.0, 0.0, 0.0], 0.5), eye);
+        assert_eq!(project_jacobian([2.0, 0.0, 0.0], 0.0), e0);
+        assert_eq!(project_jacobian([0.0, 0.0, 0.0], 0.5), [[0.0; 3]; 3]);
+        assert_eq!(project_jacobian([-1.0, 0.0, 0.0], 0.5), [[0.0; 3]; 3]);
+        assert_eq!(project_strict_jacobian([2.0, 0.0, 0.0], 0.5), eye);
+        let tangential = [[0.0; 3], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
+        assert_eq!(project_strict_jacobian([0.0, 0.0, 0.0], 0.5), tangential);
+        assert_eq!(project_strict_jacobian([-1.0, 0.0, 0.0], 0.5), tangential);
+    }
+
     /// The strict operator solves the unit-weight Signorini–Coulomb relation (Lee et al. Prop. 2):
     /// with `r = T(x)` and `z = r - x`, `r_n >= 0`, `z_n >= 0`, `r_n z_n = 0`, `r` in the cone, and
     /// `z_t = 0` when strictly inside or `z_t = -s r_t`, `s >= 0`, on the boundary.

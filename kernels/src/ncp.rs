@@ -301,4 +301,72 @@ mod tests {
         assert_eq!(friction_w(Ncp::FischerBurmeister, 0.0, 5.0, 0.0, 1.0), 0.0);
         assert_eq!(friction_w(Ncp::Min, 0.0, 5.0, 2.0, 1.0), 0.0);
     }
+
+    /// The right-hand side row by row: normal `−(φ_n + ω_n y_n)/h²`, friction
+    /// `−(φ_f + ω_f y_f / h)/h`.
+    #[test]
+    fn newton_rhs_scales_normal_and_friction_rows() {
+        let (h, phi, omega, y) = (0.1, [1.0, 2.0, -3.0], [0.5, 1.0, 0.25], [4.0, -6.0, 8.0]);
+        let want = [-(1.0 + 2.0) / 0.01, -(2.0 - 60.0) / 0.1, -(-3.0 + 20.0) / 0.1];
+        let got = newton_rhs(h, phi, omega, y);
+        for r in 0..3 {
+            assert!((got[r] - want[r]).abs() < 1e-12 * want[r].abs(), "row {r}: {got:?} vs {want:?}");
+        }
+    }
+
+    /// The Jacobi entry is `1 / (ω² W + E)`, and 1 where that diagonal is not positive.
+    #[test]
+    fn jacobi_entry_inverts_the_positive_diagonal_only() {
+        assert_eq!(cr_jacobi_pinv(2.0, 0.5, 1.0), 1.0 / 3.0);
+        assert_eq!(cr_jacobi_pinv(0.0, 0.5, 0.25), 4.0);
+        assert_eq!(cr_jacobi_pinv(0.0, 0.5, 0.0), 1.0);
+        assert_eq!(cr_jacobi_pinv(1.0, -2.0, 1.0), 1.0);
+    }
+
+    /// `[J B⁻¹ Jᵀ]_ii` by hand: two bodies of one DOF each and one of two, `B⁻¹` block-diagonal;
+    /// a row touching two blocks gets no cross term, a row inside one block gets its coupling.
+    #[test]
+    fn schur_diagonal_sums_within_blocks_only() {
+        use nalgebra::dmatrix;
+        let inv = vec![dmatrix![2.0], dmatrix![0.5], dmatrix![1.0, 0.25; 0.25, 3.0]];
+        let block_of = [(0, 0), (1, 0), (2, 0), (2, 1)];
+        let j = Csr::from_triplets(3, 4, &[(0, 0, 1.0), (0, 1, 2.0), (1, 2, 1.0), (1, 3, -2.0), (2, 3, 3.0)]);
+        let d = schur_diagonal(&j, &inv, &block_of);
+        // row 0: 1·2·1 + 2·0.5·2; row 1: 1·1·1 + 2·(1·0.25·(−2)) + (−2)·3·(−2); row 2: 3·3·3
+        assert_eq!(d, [2.0 + 2.0, 1.0 - 1.0 + 12.0, 27.0]);
+    }
+
+    /// A contact's rows: the normal row at `δ_n = gap0 + dq_n` scaled by `1/h²`; with `λ_n > 0` and
+    /// `μ > 0` the friction rows at the slip speed `|dq_t|/h` with `E_f = W(v, μλ_n, |λ_f|)`
+    /// (stick when `W = 0`, slip otherwise); else friction off (`ω_f = 0`, `E_f = I`,
+    /// `φ_f = λ_f`).
+    #[test]
+    fn contact_rows_follow_the_normal_row_and_the_friction_state() {
+        let (h, r_n, r_f) = (0.01, 2.0, 3.0);
+        let n = normal_row(Ncp::FischerBurmeister, 0.1 + 0.02, 0.5, r_n);
+        // slipping: dq_t = (0.03, 0.04) h → v = 5, λ_t = (0.3, 0.4) inside the cone μλ_n = 1
+        let rows = contact_rows(Ncp::FischerBurmeister, h, [0.02, 0.0003, 0.0004], 0.1, 2.0, r_n, r_f, [0.5, 0.3, 0.4]);
+        let ef = friction_w(Ncp::FischerBurmeister, 0.05, 1.0, 0.5, r_f);
+        assert!(ef > 0.0 && rows.friction == FrictionState::Slip, "{rows:?}");
+        assert_eq!(rows.omega, [n.alpha, 1.0, 1.0]);
+        let want_e = [n.s / (h * h), ef / h, ef / h];
+        let want_phi = [n.phi, 0.03 + ef * 0.3, 0.04 + ef * 0.4];
+        for r in 0..3 {
+            assert!((rows.ediag[r] - want_e[r]).abs() < 1e-12 * want_e[r].abs(), "{rows:?}");
+            assert!((rows.phi[r] - want_phi[r]).abs() < 1e-12 * want_phi[r].abs(), "{rows:?}");
+        }
+        // sticking: no slip speed inside the cone gives W = 0
+        let rows = contact_rows(Ncp::Min, h, [0.0, 0.0, 0.0], 0.1, 2.0, r_n, r_f, [0.5, 0.3, 0.4]);
+        assert_eq!((rows.friction, rows.ediag[1], rows.phi[1]), (FrictionState::Stick, 0.0, 0.0), "{rows:?}");
+        // friction off: no normal impulse, or no friction coefficient
+        for (mu, ln) in [(2.0, 0.0), (2.0, -0.5), (0.0, 0.5)] {
+            let rows =
+                contact_rows(Ncp::FischerBurmeister, h, [0.02, 0.0003, 0.0004], 0.1, mu, r_n, r_f, [ln, 0.3, 0.4]);
+            assert_eq!(rows.friction, FrictionState::Off, "mu {mu} λ_n {ln}");
+            assert_eq!(
+                (&rows.omega[1..], &rows.ediag[1..], &rows.phi[1..]),
+                (&[0.0; 2][..], &[100.0; 2][..], &[0.3, 0.4][..])
+            );
+        }
+    }
 }

@@ -679,20 +679,20 @@ impl GateReport {
 }
 
 fn columns<const N: usize>(headers: &[&str; N], rows: &[[String; N]]) -> String {
-    let mut w: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    // each column as wide as its widest cell, in characters (the last one is not padded)
+    let mut w: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in rows {
-        for (i, c) in r.iter().enumerate().take(N - 1) {
-            w[i] = w[i].max(c.chars().count());
+        for (w, c) in w.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
         }
     }
     let line = |cells: &[String]| {
         let mut s = String::from("  ");
-        for (i, c) in cells.iter().enumerate() {
-            if i + 1 < N {
-                s += &format!("{c:<width$}  ", width = w[i]);
-            } else {
-                s += c;
+        if let Some((last, init)) = cells.split_last() {
+            for (c, width) in init.iter().zip(&w) {
+                s += &format!("{c:<width$}  ");
             }
+            s += last;
         }
         s.trim_end().to_string() + "\n"
     };
@@ -1230,6 +1230,20 @@ mod tests {
         let g = parse(&other_pair, "g.toml").unwrap();
         let rep = evaluate(&g, &dir(vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)]), Scope::Directory);
         assert!(rep.passed() && rep.not_here.len() == 1, "{}", rep.table());
+        // a gate with a wildcard on one side is stale for each listed name with no record, only
+        // for those
+        let gate = |solver: &str, case: &str| {
+            format!(
+                "[[gate]]\nsolver = {solver}\ncase = {case}\nmetric = \"natmap_rel_l2.max\"\nmax = 1\nwhy = \"w\"\n"
+            )
+        };
+        let here = || vec![record("pgs", "slope-a", RunStatus::Ok, true, 0.0)];
+        let rep = check(&gate("[\"pgs\", \"nsn\"]", "\"*\""), here());
+        let what = "gate natmap_rel_l2.max on * / pgs,nsn";
+        assert_eq!(rep.errors, [format!("{what}: no run record of solver nsn")]);
+        let rep = check(&gate("\"*\"", "[\"slope-a\", \"slope-b\"]"), here());
+        let what = "gate natmap_rel_l2.max on slope-a,slope-b / *";
+        assert_eq!(rep.errors, [format!("{what}: no run record of case slope-b")]);
     }
 
     #[test]
@@ -1343,6 +1357,12 @@ mod tests {
         let records = vec![(PathBuf::from("run/a.json"), a.clone()), (PathBuf::from("run/sub/a.json"), b)];
         let rep = evaluate(&parse("", "g.toml").unwrap(), &records, Scope::Suite);
         assert!(!rep.passed());
+        assert_eq!(rep.errors, ["slope-a / pgs: two records with different parameters: run/a.json and run/sub/a.json"]);
+        // an expected failure or a gate on that pair is not stale besides: the conflict is the error
+        let gates = format!(
+            "{EXPECTED}[[gate]]\nsolver = \"pgs\"\ncase = \"slope-a\"\nmetric = \"unconverged_steps\"\nmax = 0\nwhy = \"w\"\n"
+        );
+        let rep = evaluate(&parse(&gates, "g.toml").unwrap(), &records, Scope::Suite);
         assert_eq!(rep.errors, ["slope-a / pgs: two records with different parameters: run/a.json and run/sub/a.json"]);
         // the same parameters twice (a copy) are one pair
         let same = vec![(PathBuf::from("run/a.json"), a.clone()), (PathBuf::from("run/b.json"), a)];
@@ -1505,8 +1525,202 @@ mod mutant_tests {
     /// The counts split the metric gates into passed and failed.
     #[test]
     fn counts_split_passing_and_failing_gates() {
-        let c = super::tests_support::one_of_two_gates_failing().counts();
+        let rep = super::tests_support::one_of_two_gates_failing();
+        let c = rep.counts();
         assert_eq!((c.gates_passed, c.gates_failed), (1, 1), "{c:?}");
+        assert_eq!(rep.source, "g.toml", "the report names its gates file");
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    fn gate(metric: &str, min: Option<f64>, max: Option<f64>) -> Gate {
+        let names = |n: &str| Names::One(n.into());
+        Gate { solver: names("*"), case: names("*"), metric: metric.into(), min, max, why: "w".into() }
+    }
+
+    fn check(
+        solver: &str,
+        case: &str,
+        name: &str,
+        measured: f64,
+        outcome: Outcome,
+        listed: Option<f64>,
+    ) -> CheckVerdict {
+        let entry = listed.map(|m| ExpectedFailure {
+            solver: solver.into(),
+            case: case.into(),
+            check: name.into(),
+            measured: m,
+            reason: format!("{name} is known"),
+            see: "README §7".into(),
+        });
+        let note = format!("error of {name}");
+        CheckVerdict { solver: solver.into(), case: case.into(), check: name.into(), measured, outcome, note, entry }
+    }
+
+    fn failing(g: Gate, solver: &str, case: &str, value: Option<f64>, note: &str) -> Verdict {
+        Verdict { gate: g, solver: solver.into(), case: case.into(), value, pass: false, note: note.into() }
+    }
+
+    /// A block of rows laid out by the rule the table promises: two spaces of indent, every column
+    /// but the last as wide as its widest cell (header included, counted in characters) and
+    /// followed by two spaces, the last column as it is, no trailing blanks.
+    fn aligned(rows: &[[&str; 5]]) -> String {
+        let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap();
+        let mut starts = vec![2];
+        for i in 0..4 {
+            starts.push(starts[i] + width(i) + 2);
+        }
+        let mut out = String::new();
+        for r in rows {
+            let mut line: Vec<char> = vec![' '; starts[4]];
+            for (i, cell) in r.iter().enumerate() {
+                line.truncate(starts[i]);
+                line.resize(starts[i], ' ');
+                line.extend(cell.chars());
+            }
+            out += line.iter().collect::<String>().trim_end();
+            out += "\n";
+        }
+        out
+    }
+
+    /// The number format: four decimals between 1e-3 (inclusive) and 1e4 (exclusive) and for
+    /// zero, three significant decimals in scientific notation outside, `-` for no value.
+    #[test]
+    fn numbers_are_fixed_inside_one_thousandth_to_ten_thousand_and_scientific_outside() {
+        let cases = [
+            (0.0, "0.0000"),
+            (-0.0, "-0.0000"),
+            (1e-3, "0.0010"),
+            (9.99e-4, "9.990e-4"),
+            (-2e-5, "-2.000e-5"),
+            (1.5, "1.5000"),
+            (9999.0, "9999.0000"),
+            (1e4, "1.000e4"),
+            (-12340.0, "-1.234e4"),
+            (f64::INFINITY, "inf"),
+            (f64::NAN, "NaN"),
+        ];
+        for (x, text) in cases {
+            assert_eq!(fmt(Some(x)), text, "{x}");
+        }
+        assert_eq!(fmt(None), "-");
+    }
+
+    /// Bounds read as the gate's inequality, in the table's number format.
+    #[test]
+    fn bounds_read_as_the_inequality() {
+        assert_eq!(bounds(&gate("m", Some(1e-5), None)), ">= 1.000e-5");
+        assert_eq!(bounds(&gate("m", None, Some(2.0))), "<= 2.0000");
+        assert_eq!(bounds(&gate("m", Some(0.0), Some(3e4))), "in [0.0000, 3.000e4]");
+        assert_eq!(bounds(&gate("m", None, None)), "-");
+    }
+
+    /// Columns: the widest cell of a column (header or row) sets its width; the last column is
+    /// not padded.
+    #[test]
+    fn columns_are_as_wide_as_their_widest_cell() {
+        assert_eq!(columns(&["a", "bb"], &[["ccc".into(), "d".into()]]), "  a    bb\n  ccc  d\n");
+        assert_eq!(columns(&["long", "x"], &[["s".into(), String::new()]]), "  long  x\n  s\n");
+        // counted in characters, not bytes
+        assert_eq!(columns(&["§§", "x"], &[["abc".into(), "y".into()]]), "  §§   x\n  abc  y\n");
+        let rows = [["FAIL", "pgs", "slope-10-slip", "v", "why"], ["UNEXPECTED PASS", "sap", "a", "w", "x"]];
+        let as_strings = rows.map(|r| r.map(String::from));
+        let expected = aligned(&[["h1", "h2", "h3", "h4", "h5"], rows[0], rows[1]]);
+        assert_eq!(columns(&["h1", "h2", "h3", "h4", "h5"], &as_strings), expected);
+    }
+
+    /// A report with nothing to say: its source, the counts, the verdict, and no section.
+    #[test]
+    fn a_passing_report_is_its_counts_and_its_verdict() {
+        let rep = GateReport {
+            source: "ci/gates.toml".into(),
+            checks: vec![check("pgs", "a", "slides", 0.0, Outcome::Pass, None)],
+            ..Default::default()
+        };
+        assert_eq!(rep.table(), format!("gates of ci/gates.toml\n{}\ngate: PASS\n", rep.count_lines()));
+        assert!(rep.count_lines().starts_with("oracle checks: 1 passed, 0 expected failures"));
+    }
+
+    /// Every section in order, each from its own part of the report: failing checks and gates (an
+    /// unexpected pass says so), errors (invalid records first), expected failures (only those,
+    /// with the listed value beside today's) and the entries not in this directory.
+    #[test]
+    fn the_table_lays_out_every_section_from_the_report() {
+        let rep = GateReport {
+            source: "g.toml".into(),
+            checks: vec![
+                check("pgs", "a", "slides", 0.0, Outcome::Pass, None),
+                check("nsn", "slope-10-slip", "acceleration", 2.5e-4, Outcome::UnexpectedFailure, None),
+                check("sap", "a", "slides", 0.0, Outcome::UnexpectedPass, Some(1.0)),
+                check("drumwright", "b", "acceleration", 0.229, Outcome::ExpectedFailure, Some(0.2)),
+            ],
+            gates: vec![
+                failing(gate("unconverged_steps", None, Some(0.0)), "pgs", "a", Some(3.0), "3.0000 > max 0.0000"),
+                failing(gate("metrics.x.max", Some(1.0), Some(2e4)), "sap", "b", None, "'metrics.x.max' not in"),
+                Verdict { pass: true, ..failing(gate("m", None, Some(1.0)), "pgs", "b", Some(0.5), "") },
+            ],
+            errors: vec!["stale entry".into()],
+            invalid: vec!["run/a__pgs.json: forged".into()],
+            not_here: vec!["x".into(), "y".into()],
+        };
+        let failing_rows = aligned(&[
+            ["result", "solver", "case", "value", "why it fails"],
+            ["FAIL", "nsn", "slope-10-slip", "oracle.acceleration = 2.500e-4", "error of acceleration"],
+            ["UNEXPECTED PASS", "sap", "a", "oracle.slides = 0.0000", "listed as expected failure; remove the entry"],
+            ["FAIL", "pgs", "a", "unconverged_steps = 3.0000", "<= 0.0000: 3.0000 > max 0.0000"],
+            ["FAIL", "sap", "b", "metrics.x.max = -", "in [1.0000, 2.000e4]: 'metrics.x.max' not in"],
+        ]);
+        let expected_rows = aligned(&[
+            ["solver", "case", "check", "measured", "reason"],
+            ["drumwright", "b", "acceleration", "0.2290 (listed 0.2000)", "acceleration is known (see README §7)"],
+        ]);
+        let want = format!(
+            "gates of g.toml\n{}\nfailing:\n{failing_rows}\nerrors:\n  run/a__pgs.json: forged\n  stale entry\n\
+             \nexpected failures:\n{expected_rows}\n2 entr(ies) of g.toml name pairs that are not in this run \
+             directory (not checked here)\n\ngate: FAIL\n",
+            rep.count_lines()
+        );
+        assert_eq!(rep.table(), want);
+        let counts = Counts {
+            checks_passed: 1,
+            expected_failures: 1,
+            unexpected_failures: 1,
+            unexpected_passes: 1,
+            gates_passed: 1,
+            gates_failed: 2,
+            errors: 2,
+        };
+        assert_eq!(rep.counts(), counts);
+        assert_eq!(
+            rep.count_lines(),
+            "oracle checks: 1 passed, 1 expected failures, 1 unexpected failures, 1 unexpected passes\n\
+             metric gates: 1 passed, 2 failed; errors: 2\n"
+        );
+    }
+
+    /// A gate error reads the same as a `String` (the command line's error) as it displays.
+    #[test]
+    fn a_gate_error_becomes_its_message() {
+        let e = GateError::NoRecords { dir: PathBuf::from("runs/x") };
+        assert_eq!(String::from(e), "runs/x: no run records (*.json) to gate");
+    }
+
+    /// The errors section appears for errors alone and for invalid records alone; a report whose
+    /// only problem is an error fails.
+    #[test]
+    fn errors_and_invalid_records_each_open_the_errors_section() {
+        let only = |errors: Vec<String>, invalid: Vec<String>| {
+            GateReport { source: "g".into(), errors, invalid, ..Default::default() }.table()
+        };
+        let t = only(vec!["e1".into()], vec![]);
+        assert!(t.ends_with("\nerrors:\n  e1\n\ngate: FAIL\n"), "{t}");
+        let t = only(vec![], vec!["i1".into()]);
+        assert!(t.ends_with("\nerrors:\n  i1\n\ngate: FAIL\n"), "{t}");
     }
 }
 
