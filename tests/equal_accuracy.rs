@@ -48,6 +48,9 @@ fn run(
 #[case::pgs("pgs", "tolerance")]
 #[case::canal("canal", "al_tolerance")]
 #[case::subadmm("subadmm", "tolerance")]
+#[case::ccp_pgs("ccp_pgs", "tolerance")]
+#[case::ccp_admm("ccp_admm", "tolerance")]
+#[case::apgd("apgd", "tolerance")]
 fn the_mode_stops_at_the_first_iterate_within_eps(#[case] solver: &str, #[case] tolerance: &str) {
     let eps = 1e-6;
     let case_set = [("n", "3"), ("duration", "0.1")];
@@ -143,4 +146,47 @@ fn the_suite_key_and_the_records_round_trip() {
     let plain = run("slope", &[("duration", "0.05")], "pgs", &[], None);
     let json = serde_json::to_string(&plain).unwrap();
     assert!(!json.contains("\"accuracy\""), "a default record mentions the mode");
+}
+
+/// The CCP solvers (Anitescu's relaxation) are stopped on the CCP's natural map, which their
+/// first iterate does not meet: their iterates balance momentum by construction
+/// (`v = v* + M⁻¹ Jᵀ λ`), so a momentum yardstick (the regularised models') would stop them at
+/// their first iterate, before any contact law holds. On a sliding slope every step starts above
+/// EPS and ends at or below it, and the yardstick the record names is the CCP's.
+#[rstest]
+#[case::ccp_pgs("ccp_pgs")]
+#[case::ccp_admm("ccp_admm")]
+#[case::apgd("apgd")]
+fn the_ccp_solvers_are_stopped_on_the_ccp_natural_map(#[case] solver: &str) {
+    let eps = 1e-8;
+    let r = run("slope", &[("angle_deg", "30"), ("mu", "0.3"), ("duration", "0.05")], solver, &[], Some(eps));
+    let a = r.summary.accuracy.as_ref().expect("the record states the mode");
+    assert!(a.yardstick.starts_with("max(ccp_natmap_rel"), "{solver}: {}", a.yardstick);
+    let mut above_first = 0;
+    for it in &r.iterations {
+        let y = it.log.column(COLUMN).expect("iterates handed over");
+        above_first += usize::from(y[0] > eps);
+        let acc = r.steps[it.step].accuracy.expect("graded");
+        assert!(acc.reached && acc.best <= eps, "{solver} step {}: {acc:?}", it.step);
+    }
+    assert_eq!(above_first, r.iterations.len(), "{solver}: a first iterate met the CCP's natural map");
+}
+
+/// The pyramid LCP, whose model the harness cannot measure on an iterate (its residual depends on
+/// the `facets` setting), is not stopped by the harness: no stopping rule in its log, its own
+/// tolerance set to EPS, and a step reached only when its own min map is at most EPS.
+#[test]
+fn the_pyramid_lcp_is_not_stopped_by_the_harness() {
+    let eps = 1e-6;
+    let r = run("sphere_stack", &[("n", "3"), ("duration", "0.1")], "lcp_pgs", &[], Some(eps));
+    let a = r.summary.accuracy.as_ref().expect("the record states the mode");
+    assert_eq!(a.own_tolerance, eps, "its own criterion decides, at EPS");
+    assert!(r.steps.iter().all(|s| s.status != api::SolveStatus::Stopped), "the harness stopped lcp_pgs");
+    for it in &r.iterations {
+        let acc = r.steps[it.step].accuracy.expect("graded");
+        let own = it.log.column("lcp_minmap_abs_linf").and_then(|c| c.last().copied());
+        if let Some(own) = own {
+            assert_eq!(acc.reached, own <= eps, "step {}: own {own:e}, {acc:?}", it.step);
+        }
+    }
 }

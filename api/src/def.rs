@@ -55,18 +55,30 @@ pub enum AnsweredModel {
         /// the largest of them at the last row that has them all.
         residual_columns: &'static [&'static str],
     },
+    /// Anitescu's convex relaxation (the CCP): the rigid cone without De Saxcé's shift, so the
+    /// velocity of a sliding contact lies on the dual cone's boundary (`u_n = μ ||u_t||`, the
+    /// relaxation's gliding) instead of in the tangent plane. Its natural map
+    /// `λ − P_K(λ − u)` is a quantity the harness computes from an answer itself.
+    Relaxed {
+        /// The iteration-log columns holding the solver's own residual (as for `Regularised`).
+        residual_columns: &'static [&'static str],
+    },
 }
 
 impl AnsweredModel {
-    /// Whether the model is a regularised approximation of the rigid NCP.
+    /// Whether the model is an approximation of the rigid NCP, regularised or relaxed (a nonzero
+    /// rigid residual is then by design).
     pub fn is_regularised(self) -> bool {
-        matches!(self, AnsweredModel::Regularised { .. })
+        !matches!(self, AnsweredModel::RigidCoulomb)
     }
 
     /// The residual of the solver's own model read from its iteration log (`None` for the rigid
     /// model, or when the log lacks a column).
     pub fn own_residual(self, log: &crate::log::IterationLog) -> Option<f64> {
-        let AnsweredModel::Regularised { residual_columns } = self else { return None };
+        let (AnsweredModel::Regularised { residual_columns } | AnsweredModel::Relaxed { residual_columns }) = self
+        else {
+            return None;
+        };
         let mut best: Option<f64> = None;
         for c in residual_columns {
             let last = log.column(c)?.iter().rev().copied().find(|x| x.is_finite())?;

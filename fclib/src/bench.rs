@@ -438,7 +438,10 @@ mod tests {
             budget: "iters",
             tolerance: "tol",
             model,
-            defaults: || Params(serde_json::json!({"iters": 1, "tol": 1.0, "other": 3}).as_object().unwrap().clone()),
+            harness_stops: true,
+            defaults: Box::new(|| {
+                Params(serde_json::json!({"iters": 1, "tol": 1.0, "other": 3}).as_object().unwrap().clone())
+            }),
             prepare: Box::new(|_| {
                 Err(ParamError::BadValue { key: "k".into(), owner: "toy".into(), why: "never built".into() })
             }),

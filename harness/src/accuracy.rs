@@ -10,15 +10,17 @@
 //!   natural map `natmap_rel_l2` where every contact is rigid), or Castro et al.'s momentum error
 //!   (Eq. 32, `yardstick_momentum_rel`) when it is larger: an iterate must satisfy the contact
 //!   law and the momentum balance both (for PGS and CANAL, whose iterates balance momentum, the
-//!   second is round-off). For a regularised model (SAP, drumwright) the momentum error alone:
+//!   second is round-off). For Anitescu's CCP (ccp_pgs, ccp_admm, apgd) the same with the CCP's
+//!   natural map `λ − P_K(λ − ũ)` (no De Saxcé shift). For a regularised model (SAP, drumwright) the momentum error alone:
 //!   their impulses follow from the velocity by the model's own law, so momentum balance (the
 //!   gradient of SAP's convex cost) is their model's only residual; the rigid error stays in each
 //!   step's `natmap_rel_l2`, beside it.
 //! - **The solver's own tolerance** (the setting [`api::SolverDef::TOLERANCE`] names) is set to
 //!   [`OWN_TOLERANCE_UNDER_HARNESS`], out of reach, so its own criterion does not stop it first.
 //!   A solver whose iterations run inside a library ([`api::SolverDef::HARNESS_STOPS`] false:
-//!   drumwright's interior point) cannot be stopped: its tolerance is set to `EPS` and a step
-//!   counts as reached only when its own residual is at most `EPS` too.
+//!   drumwright's interior point), or whose model the harness cannot measure on an iterate (the
+//!   pyramid LCP, whose residual depends on its `facets` setting), is not stopped: its tolerance
+//!   is set to `EPS` and a step counts as reached only when its own residual is at most `EPS` too.
 //! - **A step reached `EPS`** when the answer the solver returned measures at most `EPS` (the
 //!   harness evaluates the answer once more, so a solver that returns without handing over an
 //!   iterate, e.g. on a step without contacts, is measured too). Its time is the solver's wall
@@ -110,9 +112,16 @@ impl Accuracy {
 
     /// `log` with this mode's stopping rule on `problem`, and what [`Self::grade`] needs after
     /// the step.
+    /// A solver the harness cannot stop ([`api::SolverDef::HARNESS_STOPS`] false) gets no rule:
+    /// its yardstick could not tell its model's convergence (the pyramid LCP's momentum balance
+    /// holds at every iterate), so its own tolerance, set to `EPS`, ends its solve.
     pub fn arm(&self, problem: &StepProblem<'_>, log: IterationLog) -> (IterationLog, ArmedStep) {
         let (yardstick, clock) = self.timed_yardstick(problem);
-        let log = log.with_stop_rule(StopRule { yardstick: Arc::clone(&yardstick), eps: self.eps });
+        let log = if self.harness_stops {
+            log.with_stop_rule(StopRule { yardstick: Arc::clone(&yardstick), eps: self.eps })
+        } else {
+            log
+        };
         (log, ArmedStep { yardstick, clock })
     }
 

@@ -83,6 +83,9 @@ fn catalogue(py: Python<'_>) -> PyResult<String> {
                     api::AnsweredModel::Regularised { residual_columns } => {
                         serde_json::json!({"kind": "regularised", "residual_columns": residual_columns})
                     }
+                    api::AnsweredModel::Relaxed { residual_columns } => {
+                        serde_json::json!({"kind": "relaxed", "residual_columns": residual_columns})
+                    }
                 };
                 serde_json::json!({
                     "name": e.name, "summary": e.summary, "paper": e.paper,

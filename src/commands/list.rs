@@ -12,6 +12,9 @@ pub(crate) fn list() -> String {
             api::AnsweredModel::Regularised { residual_columns } => {
                 format!("a regularised model (own residual: {})", residual_columns.join(", "))
             }
+            api::AnsweredModel::Relaxed { residual_columns } => {
+                format!("Anitescu's convex relaxation, the CCP (own residual: {})", residual_columns.join(", "))
+            }
         };
         s += &format!("  {:<16} budget: solver.{}, tolerance: solver.{}, answers {model}\n", "", e.budget, e.tolerance);
         for (k, v) in &(e.defaults)().0 {

@@ -76,15 +76,20 @@ pub enum StopMeasure {
     /// own law (SAP's `γ(v)`): the gradient of its convex cost, its momentum balance, is its
     /// model's only residual (the rigid natural map is not zero there by design).
     Momentum,
+    /// For Anitescu's convex relaxation (the CCP solvers): the larger of its natural map
+    /// `||λ − P_K(λ − ũ)||_2 / ||q||_2` (no De Saxcé shift, each contact's compliance included;
+    /// toolkit `ContactBlocks::ccp_residual`) and [`MOMENTUM`]. The harness computes it from the
+    /// iterate as it does the rigid one; the rigid error stays in each step's `natmap_rel_l2`.
+    Ccp,
 }
 
 impl StopMeasure {
     /// The measure for a solver answering `model`.
     pub fn of(model: AnsweredModel) -> Self {
-        if model.is_regularised() {
-            StopMeasure::Momentum
-        } else {
-            StopMeasure::ContactModel
+        match model {
+            AnsweredModel::RigidCoulomb => StopMeasure::ContactModel,
+            AnsweredModel::Regularised { .. } => StopMeasure::Momentum,
+            AnsweredModel::Relaxed { .. } => StopMeasure::Ccp,
         }
     }
 
@@ -93,6 +98,7 @@ impl StopMeasure {
         match self {
             StopMeasure::ContactModel => "max(yardstick_model_natmap_rel, yardstick_momentum_rel)",
             StopMeasure::Momentum => MOMENTUM,
+            StopMeasure::Ccp => "max(ccp_natmap_rel, yardstick_momentum_rel)",
         }
     }
 }
@@ -118,8 +124,32 @@ pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardst
     let q = problem.contact_velocities(&problem.free_velocity());
     let scale = natmap_scale(&q);
     let mut blocks = ContactBlocks::default();
+    let ccp = measure == StopMeasure::Ccp;
     let natmap: Yardstick = if blocks.assemble(problem).is_ok() {
-        Arc::new(move |v, imp, _| blocks.residuals(v, imp).1 / scale)
+        if ccp {
+            Arc::new(move |v, imp, _| blocks.ccp_residual(v, imp) / scale)
+        } else {
+            Arc::new(move |v, imp, _| blocks.residuals(v, imp).1 / scale)
+        }
+    } else if ccp {
+        let (contacts, dt) = (problem.contacts.clone(), problem.dt);
+        Arc::new(move |v, imp, _| {
+            if imp.len() != contacts.len() {
+                return f64::NAN;
+            }
+            let u = contacts.velocities(v);
+            let sum: f64 = contacts
+                .contacts
+                .iter()
+                .zip(imp)
+                .zip(&u)
+                .map(|((c, l), u)| {
+                    let r = toolkit::cone_qp::natmap(*l, [u[0] + c.gap / dt, u[1], u[2]], c.mu);
+                    r.iter().map(|x| x * x).sum::<f64>()
+                })
+                .sum();
+            sum.sqrt() / scale
+        })
     } else {
         let (contacts, dt) = (problem.contacts.clone(), problem.dt);
         Arc::new(move |v, imp, _| {

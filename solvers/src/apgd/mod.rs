@@ -45,7 +45,7 @@ impl SolverDef for Apgd {
     );
     const BUDGET: &'static str = "max_iterations";
     const TOLERANCE: &'static str = "tolerance";
-    const MODEL: AnsweredModel = AnsweredModel::Regularised { residual_columns: &[CCP_RESIDUAL] };
+    const MODEL: AnsweredModel = AnsweredModel::Relaxed { residual_columns: &[CCP_RESIDUAL] };
     fn capabilities() -> Capabilities {
         capabilities()
     }

@@ -24,7 +24,7 @@ use api::{AnsweredModel, Capabilities, SolverContext, SolverDef};
 pub const CCP_RESIDUAL: &str = toolkit::cone_qp::RESIDUAL_COLUMN;
 
 /// The CCP is a relaxation of the rigid NCP: its residual column is graded as the model's own.
-const MODEL: AnsweredModel = AnsweredModel::Regularised { residual_columns: &[CCP_RESIDUAL] };
+const MODEL: AnsweredModel = AnsweredModel::Relaxed { residual_columns: &[CCP_RESIDUAL] };
 
 /// What both CCP solvers handle: rigid bodies, rigid and compliant contact (compliance on the
 /// diagonal of `W`), joint rows (free unknowns of the CCP), FEM deformable bodies through the
