@@ -260,7 +260,12 @@ fn the_accuracy_flag_overrides_the_suite_key() {
     let o = signorini(&["run", "--suite", "s.toml", "--out", "r", "--accuracy", "1e-300"], dir.path());
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
-    let file = std::fs::read_dir(dir.path().join("r")).unwrap().map(|e| e.unwrap().path()).next().unwrap();
+    // the record (its trajectory sidecar, `.traj.json.gz`, sits beside it)
+    let file = std::fs::read_dir(dir.path().join("r"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
     let rec = records::RunRecord::read(&file).unwrap();
     let a = rec.summary.accuracy.expect("the record states the mode");
     assert_eq!((a.eps, a.reached_steps), (1e-300, 0));

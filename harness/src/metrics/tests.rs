@@ -696,3 +696,51 @@ fn yardstick_columns_are_the_step_metrics_of_each_iterate() {
         assert!(c.1[2].is_nan() && c.1[3].is_nan(), "{}: wrong sizes give NaN: {:?}", c.0, c.1);
     }
 }
+
+/// The stopping yardstick of each model ([`yardstick::StopMeasure`]): which measure a model gets,
+/// the name the records carry, and its value on a sliding sphere (1 mm deep, so the gap term
+/// counts) for the exact Coulomb answer and for the free velocity, against the step metrics and a
+/// CCP natural map written out here.
+#[test]
+fn stop_yardstick_is_each_models_measure() {
+    use crate::metrics::yardstick::{rigid_natmap, stop_yardstick, StopMeasure, MOMENTUM};
+    use api::AnsweredModel;
+    let cols: &'static [&'static str] = &["r"];
+    assert_eq!(StopMeasure::of(AnsweredModel::RigidCoulomb), StopMeasure::ContactModel);
+    assert_eq!(StopMeasure::of(AnsweredModel::Regularised { residual_columns: cols }), StopMeasure::Momentum);
+    assert_eq!(StopMeasure::of(AnsweredModel::Relaxed { residual_columns: cols }), StopMeasure::Ccp);
+    assert_eq!(StopMeasure::Momentum.name(), MOMENTUM);
+    assert_eq!(StopMeasure::ContactModel.name(), "max(yardstick_model_natmap_rel, yardstick_momentum_rel)");
+    assert_eq!(StopMeasure::Ccp.name(), "max(ccp_natmap_rel, yardstick_momentum_rel)");
+
+    let (mu, gap) = (0.5, -1e-3);
+    let world = sphere_on_ground(mu, gap, Vector3::new(0.3, 0.0, 0.0));
+    let contacts = set(vec![ground_contact(&world, 0, gap)]);
+    let p = world.step_problem(&contacts, DT, None).unwrap();
+    let q = p.contact_velocities(&p.free_velocity());
+    let nq = q.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
+    // the CCP's natural map written out: u = J v + w (w = (gap/dt) e_n), F = λ − P_K(λ − u)
+    let ccp_by_hand = |v: &[f64], l: [f64; 3]| {
+        let u = p.contact_velocities(v)[0];
+        let x = [l[0] - u[0], l[1] - u[1], l[2] - u[2]];
+        let pk = kernels::cone::project(x, mu);
+        ((l[0] - pk[0]).powi(2) + (l[1] - pk[1]).powi(2) + (l[2] - pk[2]).powi(2)).sqrt() / nq
+    };
+    let pushed = [M * G * DT - M * gap / DT, -0.4, 0.0];
+    let iterates = [(vec![0.1, 0.0, 0.0, 0.0, 0.0, 0.0], pushed), (p.free_velocity(), [0.0; 3])];
+    for (k, (v, l)) in iterates.iter().enumerate() {
+        let sol = solution(v.clone(), vec![*l]);
+        let m = momentum_rel(&p, v, &sol.impulses);
+        let natmap = natural_map_norms(&p, &sol).rel_l2;
+        let ccp = ccp_by_hand(v, *l);
+        assert!(ccp > 0.0 && natmap > 0.0 && (ccp - natmap).abs() > 1e-6 * natmap, "iterate {k}: {ccp} {natmap}");
+        let at = |measure| stop_yardstick(&p, measure)(v, &sol.impulses, &[]);
+        assert_eq!(at(StopMeasure::Momentum), m, "iterate {k}");
+        assert_close("contact model", at(StopMeasure::ContactModel), natmap.max(m), 1e-12 * natmap);
+        assert_close("ccp", at(StopMeasure::Ccp), ccp.max(m), 1e-12 * ccp);
+        // the fallback where the blocks cannot be assembled: the same maps from the contacts alone
+        assert_close("fallback ccp", rigid_natmap(&contacts, DT, &q, true, v, &sol.impulses), ccp, 1e-12 * ccp);
+        assert_close("fallback", rigid_natmap(&contacts, DT, &q, false, v, &sol.impulses), natmap, 1e-12 * natmap);
+        assert!(rigid_natmap(&contacts, DT, &q, true, v, &[]).is_nan(), "wrong number of impulses");
+    }
+}

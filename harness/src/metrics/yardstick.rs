@@ -20,6 +20,7 @@
 
 use super::complementarity::natural_map_norms_with;
 use super::momentum::{momentum_rel_of, momentum_rel_with};
+use crate::contact::ContactSet;
 pub use api::log::Iterate;
 use api::{AnsweredModel, StepProblem, Yardstick};
 use std::sync::Arc;
@@ -131,34 +132,9 @@ pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardst
         } else {
             Arc::new(move |v, imp, _| blocks.residuals(v, imp).1 / scale)
         }
-    } else if ccp {
-        let (contacts, dt) = (problem.contacts.clone(), problem.dt);
-        Arc::new(move |v, imp, _| {
-            if imp.len() != contacts.len() {
-                return f64::NAN;
-            }
-            let u = contacts.velocities(v);
-            let sum: f64 = contacts
-                .contacts
-                .iter()
-                .zip(imp)
-                .zip(&u)
-                .map(|((c, l), u)| {
-                    let r = toolkit::cone_qp::natmap(*l, [u[0] + c.gap / dt, u[1], u[2]], c.mu);
-                    r.iter().map(|x| x * x).sum::<f64>()
-                })
-                .sum();
-            sum.sqrt() / scale
-        })
     } else {
         let (contacts, dt) = (problem.contacts.clone(), problem.dt);
-        Arc::new(move |v, imp, _| {
-            let mut u = contacts.velocities(v);
-            for (ui, c) in u.iter_mut().zip(&contacts.contacts) {
-                ui[0] += c.gap / dt;
-            }
-            natural_map_norms_with(&contacts, imp, &u, &q).rel_l2
-        })
+        Arc::new(move |v, imp, _| rigid_natmap(&contacts, dt, &q, ccp, v, imp))
     };
     Arc::new(move |v, imp, g| {
         let m = momentum(v, imp, g);
@@ -172,4 +148,32 @@ pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardst
             n.max(m)
         }
     })
+}
+
+/// The relative natural map of `(v, imp)` on rigid contacts, `u = J v + (φ0/dt) e_n`, where the
+/// contact blocks cannot be assembled: De Saxcé's ([`NATMAP`]), or the CCP's (`ccp`: no shift,
+/// `||λ − P_K(λ − u)||_2 / ||q||_2`). NaN for impulses of the wrong number.
+pub(super) fn rigid_natmap(
+    contacts: &ContactSet,
+    dt: f64,
+    q: &[[f64; 3]],
+    ccp: bool,
+    v: &[f64],
+    imp: &[[f64; 3]],
+) -> f64 {
+    if imp.len() != contacts.len() {
+        return f64::NAN;
+    }
+    let mut u = contacts.velocities(v);
+    for (ui, c) in u.iter_mut().zip(&contacts.contacts) {
+        ui[0] += c.gap / dt;
+    }
+    if !ccp {
+        return natural_map_norms_with(contacts, imp, &u, q).rel_l2;
+    }
+    let mut sum = 0.0;
+    for ((c, l), u) in contacts.contacts.iter().zip(imp).zip(&u) {
+        sum += toolkit::cone_qp::natmap(*l, *u, c.mu).iter().map(|x| x * x).sum::<f64>();
+    }
+    sum.sqrt() / natmap_scale(q)
 }
