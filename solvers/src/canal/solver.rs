@@ -33,6 +33,10 @@ pub struct CanalStats {
     pub al_residual: f64,
     /// Final penalty (kg).
     pub beta: f64,
+    /// The last inner solve's relative residual `||r(v)||_2 / max(||b||, ||A v||, ||Jᵀλ||)` at the
+    /// returned `(v, λ = Λ(v))`: their momentum error (README §7), at most `newton_tolerance`
+    /// when that solve converged.
+    pub inner_residual_rel: f64,
 }
 
 /// The CANAL solver.
@@ -76,6 +80,8 @@ pub struct Canal {
     /// diagonal, 0 elsewhere)`.
     fixed_slots: Vec<(usize, f64)>,
     local: Vec<f64>,
+    /// `||r|| / scale` of the last [`Self::evaluate`] (the pair `(v, lam_new)`).
+    last_residual_rel: f64,
     stats: CanalStats,
 }
 
@@ -108,6 +114,7 @@ impl Canal {
             k_slots: vec![],
             fixed_slots: vec![],
             local: vec![],
+            last_residual_rel: f64::NAN,
             stats: CanalStats::default(),
         }
     }
@@ -274,7 +281,9 @@ impl Canal {
             nm += self.mv[k] * self.mv[k];
             nj += self.jtl[k] * self.jtl[k];
         }
-        (nr.sqrt(), nb.sqrt().max(nm.sqrt()).max(nj.sqrt()).max(TINY))
+        let (nr, scale) = (nr.sqrt(), nb.sqrt().max(nm.sqrt()).max(nj.sqrt()).max(TINY));
+        self.last_residual_rel = nr / scale;
+        (nr, scale)
     }
 
     /// Cascaded Newton on `h` (Eq. 22) with the exact line search; returns `(iterations, converged)`.
@@ -287,7 +296,9 @@ impl Canal {
         let tol = self.settings.newton_tolerance;
         for k in 0..self.settings.max_newton_iterations {
             if log.past_deadline() {
-                // unconverged: the AL loop sees the deadline too and returns its iterate
+                // unconverged: the AL loop sees the deadline too and returns its iterate, the pair
+                // (v, Λ(v)) (v has moved since the last evaluation)
+                self.evaluate(p, Op::Prox, beta, false);
                 return Ok((k, false));
             }
             let (nr, scale) = self.evaluate(p, Op::Prox, beta, true);
@@ -432,6 +443,7 @@ impl Solver for Canal {
                 Inner::TrDogleg | Inner::DampedNewton => self.inner_strict(p, beta, inner, log)?,
             };
             self.stats.inner_iterations += k;
+            self.stats.inner_residual_rel = self.last_residual_rel;
             self.stats.inner_failures += usize::from(!ok);
             // AL update (Eq. 12): u = −λ^{l+1}; ||J v − z|| = ||λ^{l+1} − λ^l|| / β
             prev.copy_from_slice(&self.lam);

@@ -101,6 +101,8 @@ impl Canal {
         let mut v_old = self.v.clone();
         for k in 0..self.settings.max_newton_iterations {
             if log.past_deadline() {
+                // the pair (v, Λ(v)) for the AL update (v has moved since the last evaluation)
+                self.evaluate(p, Op::Strict, beta, false);
                 return Ok((k, false));
             }
             let (nr, scale) = self.evaluate(p, Op::Strict, beta, true);

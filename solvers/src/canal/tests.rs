@@ -454,6 +454,44 @@ fn joint_only_step_stops_early_and_exact() {
     }
 }
 
+/// Relative momentum residual `||M (v − v*) − Jᵀλ||_2 / max(||M v*||, ||M v||, ||Jᵀλ||)` of a
+/// returned pair: the measure of CANAL's inner test (Eq. 21 over its scale), recomputed from the
+/// answer alone.
+fn momentum_residual_rel(w: &World, cs: &ContactSet, sol: &StepSolution) -> f64 {
+    let p = w.step_problem(cs, DT, None).unwrap();
+    let nv = p.nv();
+    let (mut mv, mut mv_star) = (vec![0.0; nv], vec![0.0; nv]);
+    p.mass.mul_into(&sol.v, &mut mv);
+    p.mass.mul_into(&p.free_velocity(), &mut mv_star);
+    let jtl = p.contacts.transpose_mul(&sol.impulses, nv);
+    let norm = |x: &[f64]| x.iter().map(|a| a * a).sum::<f64>().sqrt();
+    let r: Vec<f64> = (0..nv).map(|k| mv[k] - mv_star[k] - jtl[k]).collect();
+    norm(&r) / norm(&mv).max(norm(&mv_star)).max(norm(&jtl))
+}
+
+/// The returned `(v, λ)` is one iterate of the solver (README §7): `λ = Λ(v)` at the returned `v`,
+/// so the pair's momentum residual is the last inner solve's own residual. With the inner solves
+/// converged (defaults) it is at most `newton_tolerance` (1e-14 of round-off added for the
+/// recomputation). With the inner Newton capped at one iteration the last inner solve fails and the
+/// momentum residual is that failure, equal to the solver's reported `inner_residual_rel` to
+/// round-off (a `v` from one inner iterate paired with impulses from another would differ).
+#[test]
+fn returned_pair_is_one_inner_iterate() {
+    let (w, cs) = dense_box(0.5, 4);
+    let tol = CanalSettings::default().newton_tolerance;
+    let (sol, _, stats) = solve(&w, &cs, CanalSettings::default());
+    assert_eq!(stats.inner_failures, 0);
+    let rel = momentum_residual_rel(&w, &cs, &sol);
+    assert!(rel <= tol + 1e-14, "converged: momentum residual {rel:e} ({stats:?})");
+    let capped = CanalSettings { max_newton_iterations: 1, max_al_iterations: 3, ..CanalSettings::default() };
+    let (sol, log, stats) = solve(&w, &cs, capped);
+    let converged = log.column("inner_converged").unwrap();
+    assert_eq!(*converged.last().unwrap(), 0.0, "the last inner solve must fail: {converged:?}");
+    let rel = momentum_residual_rel(&w, &cs, &sol);
+    assert!(rel > tol, "a failed inner solve leaves a momentum residual: {rel:e}");
+    assert!((rel - stats.inner_residual_rel).abs() <= 1e-12 * rel, "{rel:e} vs {stats:?}");
+}
+
 /// Issue 5: contacts that open (the box leaves the ground at 0.1 m/s, gaps ≥ 0) carry no impulse:
 /// the first AL iteration returns `λ = 0` exactly, the step stops there with the free velocity.
 #[test]
