@@ -215,16 +215,8 @@ impl StepCcp {
     /// Builds the blocks, `v*` and the CCP of `p`.
     pub fn assemble(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
         self.blocks.assemble_implicit(p, &mut self.elastic)?;
-        self.vstar = p.free_velocity();
-        if self.vstar.len() != p.nv() {
-            return Err(SolveError::Unsupported {
-                what: format!("free velocity has {} entries, layout {}", self.vstar.len(), p.nv()),
-            });
-        }
-        self.elastic.write_free_velocity(&mut self.vstar);
-        if !self.vstar.iter().all(|x| x.is_finite()) {
-            return Err(SolveError::NonFinite { what: "free velocity v*".into() });
-        }
+        // deformable DOFs: the linearised implicit step's v* (prescribed DOFs at v̄_P)
+        self.elastic.free_velocity(p, &mut self.vstar)?;
         self.qp.assemble(&self.blocks, &self.vstar)
     }
 

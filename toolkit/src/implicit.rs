@@ -201,6 +201,22 @@ impl ImplicitElastic {
         v[self.start..self.start + self.v_star.len()].copy_from_slice(&self.v_star);
     }
 
+    /// The step's free velocity `v*` into `out`: the problem's rigid `v*` with [`Self::v_star`] on
+    /// the deformable DOFs; refused when its length is not the layout's or an entry is not finite.
+    pub fn free_velocity(&self, p: &StepProblem<'_>, out: &mut Vec<f64>) -> Result<(), SolveError> {
+        *out = p.free_velocity();
+        if out.len() != p.nv() {
+            return Err(SolveError::Unsupported {
+                what: format!("free velocity has {} entries, layout {}", out.len(), p.nv()),
+            });
+        }
+        self.write_free_velocity(out);
+        if !out.iter().all(|x| x.is_finite()) {
+            return Err(SolveError::NonFinite { what: "free velocity v*".into() });
+        }
+        Ok(())
+    }
+
     /// `A' − M = δt² K` on the deformable DOFs in local indices (`global − start`), with the
     /// prescribed rows and columns zero (stored as explicit zeros).
     pub fn stiffness_dt2(&self) -> &Csr {

@@ -4,7 +4,7 @@
 
 use super::pyramid::{ContactData, PyramidLcp};
 use api::delassus::Block3;
-use api::{DelassusProblem, SolveError, StepProblem};
+use api::{DelassusProblem, SolveError, SolveStatus, StepProblem, StepSolution};
 use toolkit::contact_blocks::ContactBlocks;
 
 /// The shared state of one step or one Delassus problem (module doc).
@@ -35,6 +35,18 @@ fn is_zero(b: &Block3) -> bool {
 }
 
 impl Core {
+    /// The step's answer: the current velocity and impulses.
+    pub fn step_solution(&self, iterations: usize, status: SolveStatus) -> StepSolution {
+        StepSolution {
+            v: self.v.clone(),
+            q: None,
+            impulses: self.lambda.clone(),
+            bilateral: vec![],
+            iterations,
+            status,
+        }
+    }
+
     /// Builds the LCP of step `p` with `facets` facets: `W_ij = J_i M⁻¹ J_jᵀ` for every pair of
     /// contacts sharing a body, `q_i = J_i v*`, the normal law `(v̂, r_n)` of each contact.
     pub fn setup_step(&mut self, p: &StepProblem<'_>, facets: usize) -> Result<(), SolveError> {

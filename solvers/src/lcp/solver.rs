@@ -88,14 +88,7 @@ impl Solver for LcpLemke {
         self.settings.validate().map_err(|e| SolveError::Unsupported { what: format!("lcp_lemke settings: {e}") })?;
         self.core.setup_step(p, self.settings.facets)?;
         let (iterations, status) = self.solve(log, true)?;
-        Ok(StepSolution {
-            v: self.core.v.clone(),
-            q: None,
-            impulses: self.core.lambda.clone(),
-            bilateral: vec![],
-            iterations,
-            status,
-        })
+        Ok(self.core.step_solution(iterations, status))
     }
 
     fn solve_delassus(&mut self, p: &DelassusProblem, log: &mut IterationLog) -> Result<DelassusSolution, SolveError> {
@@ -165,14 +158,7 @@ impl Solver for LcpPgs {
             }
         }
         let (iterations, status) = self.solve(log, true)?;
-        Ok(StepSolution {
-            v: self.core.v.clone(),
-            q: None,
-            impulses: self.core.lambda.clone(),
-            bilateral: vec![],
-            iterations,
-            status,
-        })
+        Ok(self.core.step_solution(iterations, status))
     }
 
     fn solve_delassus(&mut self, p: &DelassusProblem, log: &mut IterationLog) -> Result<DelassusSolution, SolveError> {

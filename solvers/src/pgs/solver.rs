@@ -172,17 +172,8 @@ impl Pgs {
     fn setup(&mut self, p: &StepProblem<'_>) -> Result<(), SolveError> {
         self.contacts.assemble_implicit(p, &mut self.elastic)?;
         self.islands.build(&self.contacts, p.nv(), self.settings.islands);
-        self.vstar = p.free_velocity();
-        if self.vstar.len() != p.nv() {
-            return Err(SolveError::Unsupported {
-                what: format!("free velocity has {} entries, layout {}", self.vstar.len(), p.nv()),
-            });
-        }
         // deformable DOFs: the linearised implicit step's v* (prescribed DOFs at v̄_P)
-        self.elastic.write_free_velocity(&mut self.vstar);
-        if !self.vstar.iter().all(|x| x.is_finite()) {
-            return Err(SolveError::NonFinite { what: "free velocity v*".into() });
-        }
+        self.elastic.free_velocity(p, &mut self.vstar)?;
         self.v.clear();
         self.v.extend_from_slice(&self.vstar);
         self.lambda.clear();

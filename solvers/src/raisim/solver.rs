@@ -64,16 +64,8 @@ impl Raisim {
     /// Blocks, `v*`, warm-started impulses and the starting velocity.
     fn setup(&mut self, p: &StepProblem<'_>, warm: bool) -> Result<(), SolveError> {
         self.contacts.assemble_implicit(p, &mut self.elastic)?;
-        self.vstar = p.free_velocity();
-        if self.vstar.len() != p.nv() {
-            return Err(SolveError::Unsupported {
-                what: format!("free velocity has {} entries, layout {}", self.vstar.len(), p.nv()),
-            });
-        }
-        self.elastic.write_free_velocity(&mut self.vstar);
-        if !self.vstar.iter().all(|x| x.is_finite()) {
-            return Err(SolveError::NonFinite { what: "free velocity v*".into() });
-        }
+        // deformable DOFs: the linearised implicit step's v* (prescribed DOFs at v̄_P)
+        self.elastic.free_velocity(p, &mut self.vstar)?;
         self.lambda.clear();
         for (i, b) in self.contacts.blocks.iter().enumerate() {
             let w = if warm && !b.local.is_inert() { p.warm_impulse(i) } else { None };
