@@ -24,6 +24,7 @@ pub fn registry() -> Registry {
         .register::<solvers::raisim::Raisim>()
         .register::<solvers::lcp::LcpLemke>()
         .register::<solvers::lcp::LcpPgs>()
+        .register::<solvers::staggered::Staggered>()
         .cases(cases::all())
 }
 

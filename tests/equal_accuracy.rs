@@ -51,6 +51,7 @@ fn run(
 #[case::ccp_pgs("ccp_pgs", "tolerance")]
 #[case::ccp_admm("ccp_admm", "tolerance")]
 #[case::apgd("apgd", "tolerance")]
+#[case::staggered("staggered", "tolerance")]
 fn the_mode_stops_at_the_first_iterate_within_eps(#[case] solver: &str, #[case] tolerance: &str) {
     let eps = 1e-6;
     let case_set = [("n", "3"), ("duration", "0.1")];

@@ -1,7 +1,7 @@
 //! The contact solvers of signorini, one module folder per method.
 //!
 //! Each folder (`pgs/`, `sap/`, `drumwright/`, `canal/`, `subadmm/`, `nsn/`, `local_global/`, `ccp/`,
-//! `apgd/`, `raisim/`)
+//! `apgd/`, `raisim/`, `lcp/`, `staggered/`)
 //! holds the method's [`api::Solver`] implementation, its settings struct
 //! (serde defaults + [`api::Settings::validate`]), its tests, and a `README.md` with the paper,
 //! the equations implemented, every choice the paper left open and known deviations. A module
@@ -18,4 +18,5 @@ pub mod nsn;
 pub mod pgs;
 pub mod raisim;
 pub mod sap;
+pub mod staggered;
 pub mod subadmm;

@@ -29,10 +29,10 @@
 //! The `lcp` objective's `½(v - v*)ᵀA'(v - v*)` carries `A'` itself.
 
 use super::model::{ainv_columns, Model};
-use super::program::{Program, RowKind, Stats};
 use super::settings::{DrumwrightSettings, MuZero, NormalLaw};
 use super::{Outcome, Stage};
 use api::{SolveError, StepProblem};
+use toolkit::cone_program::{Program, RowKind, Stats};
 use toolkit::implicit::ImplicitElastic;
 
 /// Contact `i`'s Jacobian row `r` (0 = n, 1 = t1, 2 = t2) as `(column, value)` pairs.
@@ -74,7 +74,7 @@ pub(crate) fn solve(
     let ibeta = igb + nb;
     let nvar = ibeta + nt;
     let lcp = s.normal_law == NormalLaw::Lcp;
-    let mut prog = Program::new(nvar);
+    let mut prog = Program::new(nvar).with_infeasible_note(super::INFEASIBLE_NOTE);
 
     // objective
     if lcp {
@@ -212,7 +212,7 @@ pub(crate) fn solve(
         Stage::NormalOnly => "lifted normal stage",
         Stage::FrictionGiven(_) => "lifted friction stage",
     };
-    let sol = prog.solve(s, stats, name)?;
+    let sol = prog.solve(&s.clarabel(), stats, name)?;
     let x = sol.x;
     Ok(Outcome {
         v: x[iv..iv + nv].to_vec(),

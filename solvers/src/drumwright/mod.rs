@@ -16,7 +16,6 @@
 
 mod lifted;
 mod model;
-mod program;
 mod reduced;
 mod settings;
 pub mod smd;
@@ -35,6 +34,10 @@ use api::{Capabilities, SolveStatus, SolverContext, SolverDef};
 pub const PAPER: &str = "E. M. Drumwright, An Unconditionally Stable First-Order Constraint Solver for \
 Multibody Systems (Toyota Research Institute, c. 2018); convex QP/SOCP solved with clarabel 0.11 \
 (Goulart & Chen, 2024)";
+
+/// What a clarabel infeasibility certificate means for drumwright's programs.
+pub(crate) const INFEASIBLE_NOTE: &str =
+    "the problem is always feasible (README §10.3), so this is numerical (large h B_r, README P4)";
 
 /// What the solver handles: rigid bodies, joints, compliant contact (its native model) and rigid
 /// contact (the `K → ∞` limit of the same law), with the exact friction cone; and FEM deformable

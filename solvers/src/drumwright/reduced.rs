@@ -17,11 +17,11 @@
 
 use super::lifted::{contact_row, joint_row};
 use super::model::{ainv_columns, Model};
-use super::program::{Program, RowKind, Stats};
 use super::settings::{DrumwrightSettings, MuZero};
 use super::{Outcome, Stage};
 use api::{SolveError, StepProblem};
 use nalgebra::{DMatrix, DVector};
+use toolkit::cone_program::{Program, RowKind, Stats};
 use toolkit::implicit::ImplicitElastic;
 
 /// Solves one cone program of `stage`; `elastic`: the deformable bodies' implicit step,
@@ -76,7 +76,7 @@ pub(crate) fn solve(
     let d = DMatrix::from_fn(nx, nx, |i, j| apply(&rows[i], lj.column(j).as_slice()));
     let jv: Vec<f64> = rows.iter().map(|r| apply(r, v_tilde.as_slice())).collect();
 
-    let mut prog = Program::new(nx);
+    let mut prog = Program::new(nx).with_infeasible_note(super::INFEASIBLE_NOTE);
     let mut h = DMatrix::<f64>::zeros(nx, nx);
     for a in 0..na {
         h[(a, a)] += m.zeta;
@@ -134,7 +134,7 @@ pub(crate) fn solve(
         Stage::NormalOnly => "reduced normal stage",
         Stage::FrictionGiven(_) => "reduced friction stage",
     };
-    let sol = prog.solve(s, stats, name)?;
+    let sol = prog.solve(&s.clarabel(), stats, name)?;
     let x = DVector::from_vec(sol.x);
     let v = &v_tilde + &lj * &x;
     let gb = match joint_solve {

@@ -199,6 +199,15 @@ impl DrumwrightSettings {
         }
     }
 
+    /// The clarabel settings of its cone programs.
+    pub fn clarabel(&self) -> toolkit::cone_program::ClarabelSettings {
+        toolkit::cone_program::ClarabelSettings {
+            max_iter: self.max_iter,
+            tolerance: self.tolerance,
+            equilibrate: self.equilibrate,
+        }
+    }
+
     /// `ζ` at step `dt`.
     pub fn zeta_at(&self, dt: f64) -> f64 {
         if self.zeta_rule == ZetaRule::Fixed {

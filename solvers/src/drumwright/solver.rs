@@ -2,11 +2,11 @@
 //! cone program (contacts), then the explicit update `v+`, `q+ = q0 + h N v+` (Eqs. 36–37).
 
 use super::model::{delassus_bilateral, dynamics_solve, Model};
-use super::program::{worse, Stats};
 use super::settings::{DrumwrightSettings, Form, FrictionSolve};
 use super::{lifted, reduced, Outcome, Stage};
 use api::{IterationLog, SolveError, SolveStatus, Solver, StepProblem, StepSolution};
 use nalgebra::DVector;
+use toolkit::cone_program::{worse, Stats};
 use toolkit::implicit::ImplicitElastic;
 
 /// Drumwright's unconditionally stable first-order constraint solver.

@@ -1,56 +1,91 @@
-//! A cone program in clarabel's standard form (`min ½xᵀPx + qᵀx`, `Ax + s = b`, `s ∈ K`), assembled
-//! from triplets, and its solve with clarabel's status mapped onto the harness's status and errors
-//! (as clarabel does): `Solved`/`AlmostSolved`/`MaxIterations`/`InsufficientProgress` keep the iterate;
-//! infeasibility certificates become [`SolveError::Infeasible`], `NumericalError` and the rest
-//! [`SolveError::Numerical`]. Nothing panics: clarabel's constructor errors are mapped too.
+//! [`Program`]: a cone program in clarabel's standard form (`min ½xᵀPx + qᵀx`, `Ax + s = b`,
+//! `s ∈ K`), assembled from rows, and its solve with clarabel's status mapped onto the harness's
+//! status and errors (as clarabel does): `Solved`/`AlmostSolved`/`MaxIterations`/`InsufficientProgress`
+//! keep the iterate; infeasibility certificates become [`SolveError::Infeasible`], `NumericalError`
+//! and the rest [`SolveError::Numerical`]. Nothing panics: clarabel's constructor errors are mapped
+//! too. The solvers that pose their step as cone programs build on it (`drumwright`'s QP/SOCP,
+//! `staggered`'s normal and friction QPs).
 
-use super::settings::DrumwrightSettings;
 use api::{SolveError, SolveStatus};
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT};
 
 /// Which cone a block of rows belongs to (rows are grouped: zero, then nonnegative, then SOCs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RowKind {
+pub enum RowKind {
+    /// An equality row `a·x = b`.
     Zero,
+    /// An inequality row `a·x ≥ b`.
     Nonneg,
+}
+
+/// clarabel's settings a program is solved with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClarabelSettings {
+    /// Most interior-point iterations.
+    pub max_iter: u32,
+    /// clarabel's `tol_gap_abs`, `tol_gap_rel` and `tol_feas`.
+    pub tolerance: f64,
+    /// clarabel's Ruiz equilibration.
+    pub equilibrate: bool,
 }
 
 /// One sparse row `Σ a_j x_j` and its right-hand side.
 type Row = (Vec<(usize, f64)>, f64);
 
 /// Builder of one cone program.
-#[derive(Default)]
-pub(crate) struct Program {
+#[derive(Debug, Default)]
+pub struct Program {
+    /// Number of variables.
     pub nvar: usize,
     /// Upper-triangle triplets of `P`.
     pub p: Vec<(usize, usize, f64)>,
+    /// The linear term `q`.
     pub q: Vec<f64>,
     zero: Vec<Row>,
     nonneg: Vec<Row>,
     soc: Vec<[Row; 3]>,
+    /// What an infeasibility certificate means for this program (appended to the error).
+    infeasible_note: &'static str,
 }
 
 /// The primal solution and how good it is.
-pub(crate) struct Solved {
+#[derive(Debug)]
+pub struct Solved {
+    /// The primal solution.
     pub x: Vec<f64>,
+    /// clarabel's status mapped onto the harness's.
     pub status: SolveStatus,
+    /// Interior-point iterations.
     pub iterations: u32,
 }
 
 /// clarabel's statistics of one solve, logged by the solver (one row per cone program).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Stats {
+pub struct Stats {
+    /// Interior-point iterations.
     pub iterations: u32,
+    /// Primal residual.
     pub r_prim: f64,
+    /// Dual residual.
     pub r_dual: f64,
+    /// clarabel's solve time (s).
     pub solve_time: f64,
+    /// clarabel's status as its enum index.
     pub status_code: u32,
 }
 
 impl Program {
+    /// An empty program over `nvar` variables (`P = 0`, `q = 0`, no rows).
     pub fn new(nvar: usize) -> Program {
         Program { nvar, q: vec![0.0; nvar], ..Default::default() }
+    }
+
+    /// The sentence appended to the error when clarabel returns an infeasibility certificate
+    /// (why the program cannot be infeasible, so what the certificate means).
+    pub fn with_infeasible_note(mut self, note: &'static str) -> Program {
+        self.infeasible_note = note;
+        self
     }
     /// `P[i][j] += v` for `i <= j` (the upper triangle; give each off-diagonal pair once).
     pub fn p_add(&mut self, i: usize, j: usize, v: f64) {
@@ -71,8 +106,13 @@ impl Program {
         self.soc.push([(vec![(n, -mu)], 0.0), (vec![(r, -1.0)], 0.0), (vec![(s, -1.0)], 0.0)]);
     }
 
+    /// `‖(x_r, x_s)‖ ≤ radius` (a fixed disc) as one `SecondOrderConeT(3)` (`s = (radius, x_r, x_s)`).
+    pub fn disc(&mut self, r: usize, s: usize, radius: f64) {
+        self.soc.push([(vec![], radius), (vec![(r, -1.0)], 0.0), (vec![(s, -1.0)], 0.0)]);
+    }
+
     /// Solves with clarabel; pushes its statistics to `stats` (also when it fails).
-    pub fn solve(self, s: &DrumwrightSettings, stats: &mut Vec<Stats>, stage: &str) -> Result<Solved, SolveError> {
+    pub fn solve(self, s: &ClarabelSettings, stats: &mut Vec<Stats>, stage: &str) -> Result<Solved, SolveError> {
         let n = self.nvar;
         let (mut ri, mut ci, mut vals, mut b) = (vec![], vec![], vec![], vec![]);
         let mut cones = Vec::new();
@@ -154,9 +194,8 @@ impl Program {
             | SolverStatus::AlmostDualInfeasible) => {
                 return Err(SolveError::Infeasible {
                     what: format!(
-                        "clarabel reports {st:?} for the {stage} problem after {} iterations; the problem is \
-                         always feasible (README §10.3), so this is numerical (large h B_r, README P4)",
-                        sol.iterations
+                        "clarabel reports {st:?} for the {stage} problem after {} iterations; {}",
+                        sol.iterations, self.infeasible_note
                     ),
                 })
             }
@@ -174,9 +213,8 @@ impl Program {
 }
 
 /// The worse of two statuses (Solved = Stopped < AlmostSolved < InsufficientProgress <
-/// MaxIterations < TimeLimit; drumwright's programs are never stopped by the harness's rule, whose
-/// yardstick sees only each program's answer).
-pub(crate) fn worse(a: SolveStatus, b: SolveStatus) -> SolveStatus {
+/// MaxIterations < TimeLimit).
+pub fn worse(a: SolveStatus, b: SolveStatus) -> SolveStatus {
     let rank = |s: SolveStatus| match s {
         SolveStatus::Solved | SolveStatus::Stopped => 0,
         SolveStatus::AlmostSolved => 1,
