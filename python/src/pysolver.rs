@@ -6,6 +6,7 @@
 //! returned `StepSolution` back. An exception in the Python solver fails its step (and so its
 //! pair) with the exception's message; the suite goes on.
 
+use crate::grading::Grader;
 use api::def::{SolverEntry, SolverFactory};
 use api::{
     AnsweredModel, Capabilities, IterationLog, Params, SolveError, SolveStatus, Solver, SolverContext, StepProblem,
@@ -189,17 +190,20 @@ impl PySolver {
             }
         };
         let problem = problem_dict(py, p)?;
+        let grader = Bound::new(py, Grader::live(p))?;
+        problem.set_item("_grader", grader.clone())?;
         let handle = Bound::new(py, Log { ptr: log as *mut IterationLog })?;
         let answer = instance.call_method1("step", (problem, handle.clone()));
-        // the log lives only for this step: a reference the solver kept is now inert
+        // the log and the grader live only for this step: a reference the solver kept is now inert
         handle.borrow_mut().ptr = std::ptr::null_mut();
+        grader.borrow_mut().expire();
         solution(&answer?)
     }
 }
 
 /// The step's problem for Python: arrays named as `signorini.Problem` documents them (indices
 /// as int64, NumPy's index type: uint64 plus int64 would give floats).
-fn problem_dict<'py>(py: Python<'py>, p: &StepProblem<'_>) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn problem_dict<'py>(py: Python<'py>, p: &StepProblem<'_>) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let nc = p.nc();
     d.set_item("dt", p.dt)?;
@@ -242,6 +246,16 @@ fn problem_dict<'py>(py: Python<'py>, p: &StepProblem<'_>) -> PyResult<Bound<'py
     d.set_item("bias_n", per_contact(&|i| p.bias(i)[0]))?;
     d.set_item("v_hat", per_contact(&|i| p.normal_law(i).0))?;
     d.set_item("r_n", per_contact(&|i| p.normal_law(i).1))?;
+    // contact frames, world frame: frames[i][:, 0] is the normal n, [:, 1] t1, [:, 2] t2; the points
+    let frames: Vec<f64> = p
+        .contacts
+        .contacts
+        .iter()
+        .flat_map(|c| (0..3).flat_map(move |r| (0..3).map(move |k| c.frame[(r, k)])))
+        .collect();
+    d.set_item("frames", PyArray1::from_vec(py, frames).reshape([nc, 3, 3])?)?;
+    let points: Vec<f64> = p.contacts.contacts.iter().flat_map(|c| c.point.iter().copied()).collect();
+    d.set_item("points", PyArray1::from_vec(py, points).reshape([nc, 3])?)?;
     Ok(d)
 }
 
