@@ -10,10 +10,10 @@
 //! and raised as `RuntimeError`.
 
 mod fclib_file;
-mod grading;
 #[path = "../../tests/example_solver/jacobi.rs"]
 mod jacobi;
 mod params;
+mod problem;
 mod pysolver;
 
 use harness::runner::{self, NoProgress};
@@ -209,7 +209,7 @@ fn step_problem<'py>(
     solver: String,
     step: usize,
     set: Vec<String>,
-) -> PyResult<(Bound<'py, pyo3::types::PyDict>, grading::Grader)> {
+) -> PyResult<(Bound<'py, pyo3::types::PyDict>, problem::Grader)> {
     let py_solvers = pysolver::registered(py);
     let (stepper, sol) = guarded(py, move || {
         let reg = pysolver::registry(py_solvers);
@@ -233,7 +233,7 @@ fn step_problem<'py>(
         let (stepper, sol) = ::fclib::reach_step(&pair.scenario, s.as_mut(), step).map_err(|e| e.to_string())?;
         Ok((Box::new(stepper), sol))
     })?;
-    grading::step_problem(py, stepper, &sol)
+    problem::step_problem(py, stepper, &sol)
 }
 
 /// The records of a run directory (as `signorini report` reads them), `(path, JSON)` each.
@@ -308,7 +308,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(step_problem, m)?)?;
     m.add_function(wrap_pyfunction!(fclib_file::fclib_read, m)?)?;
     m.add_class::<pysolver::Log>()?;
-    m.add_class::<grading::Grader>()?;
+    m.add_class::<problem::Grader>()?;
     m.add_class::<fclib_file::FclibFile>()?;
     Ok(())
 }
