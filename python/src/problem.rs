@@ -149,8 +149,9 @@ impl Grader {
     }
 }
 
-/// The problem of step `step` (0-based) of one (case, solver) pair, reached by running the pair
-/// for `step` steps, with the solver's answer to it: `(problem dict, grader, v, impulses)`.
+/// The problem at `stepper` (a pair run to the start of a step) as [`problem_dict`] with the
+/// solver's answer `sol` to it (`solution_v`, `solution_impulses`, `solution_iterations`,
+/// `solution_status`), and its grader, which keeps the stepper.
 pub(crate) fn step_problem<'py>(
     py: Python<'py>,
     stepper: Box<Stepper>,
