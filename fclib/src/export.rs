@@ -51,15 +51,15 @@ pub fn solution_of(p: &StepProblem<'_>, sol: &harness::StepSolution) -> Solution
     Solution { v: sol.v.clone(), u, r: sol.impulses.iter().flatten().copied().collect() }
 }
 
-/// Runs `scenario` with `solver` for `step` steps, then returns the problem of step `step`
-/// (0-based) as FCLIB, with `solver`'s answer to it as the stored solution.
-pub fn export_step(
+/// Runs `scenario` with `solver` for `step` steps (0-based), then lets `solver` answer step
+/// `step`: the stepper at the start of the step (its [`harness::stepper::Stepper::problem`] is the
+/// step's problem) and the answer, the solver's state carried over from the steps before as in a
+/// run. What [`export_step`] exports, and what the Python package's `step_problem` hands over.
+pub fn reach_step(
     scenario: &harness::Scenario,
     solver: &mut dyn harness::Solver,
     step: usize,
-    local_limit: usize,
-    info: Info,
-) -> Result<FclibProblem, ExportError> {
+) -> Result<(harness::stepper::Stepper, harness::StepSolution), ExportError> {
     if step >= scenario.steps {
         return Err(ExportError::StepOutOfRange { step, steps: scenario.steps });
     }
@@ -70,9 +70,24 @@ pub fn export_step(
         return Err(ExportError::RunFailed { step, failure });
     }
     let p = out.stepper.problem().map_err(ExportError::StepProblem)?;
-    let mut prob = from_step(&p, local_limit, info)?;
     let mut log = harness::IterationLog::new();
     let sol = solver.step(&p, &mut log).map_err(|error| ExportError::Solver { step, error })?;
+    drop(p);
+    Ok((out.stepper, sol))
+}
+
+/// Runs `scenario` with `solver` for `step` steps, then returns the problem of step `step`
+/// (0-based) as FCLIB, with `solver`'s answer to it as the stored solution ([`reach_step`]).
+pub fn export_step(
+    scenario: &harness::Scenario,
+    solver: &mut dyn harness::Solver,
+    step: usize,
+    local_limit: usize,
+    info: Info,
+) -> Result<FclibProblem, ExportError> {
+    let (stepper, sol) = reach_step(scenario, solver, step)?;
+    let p = stepper.problem().map_err(ExportError::StepProblem)?;
+    let mut prob = from_step(&p, local_limit, info)?;
     prob.solution = Some(solution_of(&p, &sol));
     Ok(prob)
 }

@@ -81,8 +81,9 @@ impl Grader {
         &self.q
     }
 
-    /// `M^-1 x` with the file's `M` (global form only).
-    fn solve_m(&self, mut x: Vec<f64>) -> Vec<f64> {
+    /// `M^-1 x` with the file's `M` as written, an LU factor of each diagonal block (global form;
+    /// `x` unchanged in the local form).
+    pub fn solve_m(&self, mut x: Vec<f64>) -> Vec<f64> {
         if let Operator::Global { blocks, .. } = &self.op {
             let mut off = 0;
             for lu in blocks {

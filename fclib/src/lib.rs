@@ -66,7 +66,7 @@ pub mod view;
 pub mod write;
 
 pub use error::FclibError;
-pub use export::{export_step, solution_of, ExportError};
+pub use export::{export_step, reach_step, solution_of, ExportError};
 pub use grade::{Grade, Grader};
 pub use matrix::{Csc, CscOps};
 pub use problem::{

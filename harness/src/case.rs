@@ -131,6 +131,9 @@ pub trait Case: Send + Sync {
     fn summary(&self) -> &'static str;
     /// Default parameters.
     fn defaults(&self) -> Params;
+    /// The default parameters' TOML text with its comments ([`CaseDef::DEFAULTS_TOML`]): each
+    /// parameter's documentation (units, meaning, allowed values).
+    fn defaults_text(&self) -> &'static str;
     /// Variants the default suite runs beside the defaults ([`CaseDef::VARIANTS`]).
     fn variants(&self) -> &'static [CaseVariant];
     /// Decodes and validates `params` (errors name the parameter), without building the scene.
@@ -218,6 +221,9 @@ impl<D: CaseDef> Case for D {
     fn defaults(&self) -> Params {
         Params::from_toml(D::DEFAULTS_TOML, &format!("defaults of case '{}'", D::NAME))
             .unwrap_or_else(|e| panic!("embedded defaults are invalid: {e}"))
+    }
+    fn defaults_text(&self) -> &'static str {
+        D::DEFAULTS_TOML
     }
     fn variants(&self) -> &'static [CaseVariant] {
         D::VARIANTS

@@ -9,6 +9,7 @@ Everything runs through the library the ``signorini`` command line uses (the nat
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import json
@@ -20,6 +21,7 @@ import numpy as np
 
 from . import _native
 from ._native import RefusedError
+from . import fclib  # noqa: E402,F401  (signorini.fclib.read)
 
 __all__ = [
     "RefusedError",
@@ -28,32 +30,46 @@ __all__ = [
     "StepSolution",
     "cases",
     "diff_records",
+    "fclib",
     "load",
     "register",
     "report",
     "run",
     "run_suite",
     "solvers",
+    "step_problem",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
+_CATALOGUE: Optional[tuple] = None
+# bumped by register(): the cached catalogue then lists the new solver
+_REGISTRATIONS = 0
+
 
 def _catalogue() -> Dict[str, Any]:
-    return json.loads(_native.catalogue())
+    global _CATALOGUE
+    # the cases' parameter ranges are probed once per process (a few thousand decodes)
+    if _CATALOGUE is None or _CATALOGUE[0] != _REGISTRATIONS:
+        _CATALOGUE = (_REGISTRATIONS, json.loads(_native.catalogue()))
+    return _CATALOGUE[1]
 
 
 def solvers() -> List[Dict[str, Any]]:
     """The registered solvers (compiled, then those registered from Python): name, summary,
     paper, capabilities, budget and tolerance settings, answered model, default settings."""
-    return _catalogue()["solvers"]
+    return copy.deepcopy(_catalogue()["solvers"])
 
 
 def cases() -> List[Dict[str, Any]]:
-    """The cases: name, summary, default parameters and named variants (label, the parameters
-    they set, why). A parameter's allowed range is checked when it is set: a value out of range
-    raises ``ValueError`` naming the range."""
-    return _catalogue()["cases"]
+    """The cases: name, summary, default parameters, named variants (label, the parameters they
+    set, why) and ``parameters``: per parameter its ``default``, ``kind`` (``real``,
+    ``integer``, ``bool``, ``choice``, ``string``), ``doc`` (the comment above it in the case's
+    defaults), ``choices`` (a choice's spellings) and ``range`` (a number's ``{min,
+    min_inclusive, max, max_inclusive}``, ``None`` for an open end). The range is the case's own
+    validation, asked with every other parameter at its default (a bound that depends on another
+    parameter, such as a box's steepest slope, is the one at the defaults; ``doc`` says more)."""
+    return copy.deepcopy(_catalogue()["cases"])
 
 
 def _sets(set: Optional[Mapping[str, Any]]) -> List[str]:
@@ -71,16 +87,24 @@ def run(
     set: Optional[Mapping[str, Any]] = None,
     out: Optional[PathLike] = None,
     overwrite: bool = False,
+    trajectory: str = "auto",
 ) -> "Record":
     """Runs one (case, solver) pair, as ``signorini run --case CASE --solver SOLVER --set K=V``.
 
     ``case`` is a case name (its defaults) or a variant label; ``set`` maps parameters to values
     (``"mu"`` for a case parameter, ``"solver.KEY"`` for a solver setting). The record is written
-    into ``out`` when given. A pair the runner would skip (a missing capability) raises
-    :class:`RefusedError`.
+    into ``out`` when given, with its trajectory sidecar (``trajectory``: ``"auto"``, ``"off"``
+    or ``"stride N"``, as ``--trajectory``; docs/replay.md). A pair the runner would skip (a
+    missing capability) raises :class:`RefusedError`.
     """
     got = _native.run_selection(
-        "default", [case], [solver], _sets(set), None if out is None else os.fspath(out), overwrite
+        "default",
+        [case],
+        [solver],
+        _sets(set),
+        None if out is None else os.fspath(out),
+        overwrite,
+        trajectory=trajectory,
     )
     (path, text), = got
     return Record(json.loads(text), path)
@@ -93,13 +117,22 @@ def run_suite(
     set: Optional[Mapping[str, Any]] = None,
     overwrite: bool = False,
     max_pairs: int = 10_000,
+    trajectory: str = "auto",
 ) -> List["Record"]:
     """Runs a suite file into the directory ``out``, as ``signorini run --suite PATH --out OUT``
     (``solvers`` narrows it, ``set`` overrides parameters); returns the records in suite order.
-    A pair that fails (a Python solver's exception included) is a record with status ``failed``
-    and its reason; the other pairs still run."""
+    Each record gets its trajectory sidecar as with the CLI (``trajectory``: ``"auto"``,
+    ``"off"``, ``"stride N"``). A pair that fails (a Python solver's exception included) is a
+    record with status ``failed`` and its reason; the other pairs still run."""
     got = _native.run_selection(
-        os.fspath(path), [], list(solvers or []), _sets(set), os.fspath(out), overwrite, max_pairs
+        os.fspath(path),
+        [],
+        list(solvers or []),
+        _sets(set),
+        os.fspath(out),
+        overwrite,
+        max_pairs,
+        trajectory=trajectory,
     )
     return [Record(json.loads(text), p) for p, text in got]
 
@@ -252,7 +285,10 @@ class Problem:
     and ``r_n`` (the normal law: rigid ``r_n = 0``). ``M_blocks``/``M_inv_blocks`` are the mass
     matrix's diagonal blocks and their inverses, at ``M_offsets``; ``J`` (3 nc x nv, rows
     ``(n, t1, t2)`` per contact) and ``M`` are scipy.sparse matrices; :meth:`solve_M` applies
-    ``M^-1``; :meth:`W` forms the Delassus matrix ``J M^-1 J^T``.
+    ``M^-1``; :meth:`W` forms the Delassus matrix ``J M^-1 J^T``. Per contact, ``frames``
+    (nc x 3 x 3, columns ``n, t1, t2`` in the world frame: the rows of ``J`` are in it) and
+    ``points`` (nc x 3). :meth:`yardsticks`, :meth:`natural_map`, :meth:`momentum` and
+    :meth:`stop_measure` grade an iterate as the harness does.
     """
 
     def __init__(self, d: Dict[str, Any]):
@@ -289,6 +325,58 @@ class Problem:
         jt = self.J.T.toarray()
         return np.asarray(self.J @ self.solve_M(jt))
 
+    # The harness's own yardsticks (the Rust functions it calls, not a restatement): an iterate
+    # ``(v, impulses)`` graded here reads what the records would say of it.
+
+    def yardsticks(self, v: np.ndarray, impulses: np.ndarray) -> Dict[str, float]:
+        """The iteration logs' columns of the iterate ``(v, impulses (nc x 3))``:
+        ``yardstick_natmap_rel`` (the rigid natural map, ``||F|| / ||q||``),
+        ``yardstick_model_natmap_rel`` (each contact's own law) and ``yardstick_momentum_rel``
+        (Castro et al.'s Eq. 32)."""
+        return self._grader.yardsticks(*_iterate(v, impulses))
+
+    def natural_map(self, v: np.ndarray, impulses: np.ndarray) -> Dict[str, float]:
+        """The step metrics' natural map of ``(v, impulses)``: ``natmap_abs_l2``,
+        ``natmap_rel_l2`` (Siconos's ``/ ||q||``), ``natmap_rel1_l2`` (``/ (1 + ||q||)``)."""
+        return self._grader.natural_map(*_iterate(v, impulses))
+
+    def momentum(self, v: np.ndarray, impulses: np.ndarray) -> float:
+        """The step metric ``momentum_rel`` of ``(v, impulses)`` (Castro et al.'s Eq. 32)."""
+        return self._grader.momentum(*_iterate(v, impulses))
+
+    def stop_measure(self, v: np.ndarray, impulses: np.ndarray, model: str = "rigid_coulomb") -> float:
+        """The equal-accuracy mode's stopping measure of ``(v, impulses)`` for a solver answering
+        ``model`` (``rigid_coulomb``, ``regularised``, ``relaxed``): ``--accuracy EPS`` stops
+        such a solver at the first iterate where it is at most EPS (docs/equal-accuracy.md)."""
+        return self._grader.stop_measure(*_iterate(v, impulses), model)
+
+
+def _iterate(v: np.ndarray, impulses: np.ndarray):
+    return (
+        np.ascontiguousarray(v, dtype=np.float64).reshape(-1),
+        np.ascontiguousarray(impulses, dtype=np.float64).reshape(-1, 3),
+    )
+
+
+def step_problem(
+    case: str, step: int, solver: str = "pgs", set: Optional[Mapping[str, Any]] = None
+) -> Problem:
+    """The problem of step ``step`` (0-based) of ``case`` (a name or variant label, with
+    ``set`` overrides as for :func:`run`), reached by running ``solver`` for ``step`` steps, as
+    ``signorini fclib export`` reaches it. The :class:`Problem` has ``solution``, the solver's
+    answer to that step (a :class:`StepSolution`: what the run's record grades at this step),
+    and the harness's yardsticks (:meth:`Problem.yardsticks`, :meth:`Problem.natural_map`,
+    :meth:`Problem.momentum`, :meth:`Problem.stop_measure`)."""
+    d, grader = _native.step_problem(case, solver, int(step), _sets(set))
+    sol = StepSolution(
+        v=d.pop("solution_v"),
+        impulses=d.pop("solution_impulses"),
+        iterations=d.pop("solution_iterations"),
+        status=d.pop("solution_status"),
+    )
+    d.update(_grader=grader, case=case, step=int(step), solver=solver, solution=sol)
+    return Problem(d)
+
 
 class _Adapter:
     """Turns the native problem dict into a :class:`Problem` for the user's solver."""
@@ -306,7 +394,7 @@ class _Adapter:
 def _source_hash(cls: type) -> str:
     try:
         path = inspect.getsourcefile(cls)
-    except TypeError:
+    except (TypeError, OSError):  # a class of the interactive interpreter has no source file
         path = None
     if not path or not os.path.isfile(path):
         return "Python solver (source file unknown)"
@@ -348,4 +436,6 @@ def register(
     def make(**kw: Any) -> _Adapter:
         return _Adapter(cls(**kw))
 
+    global _REGISTRATIONS
     _native.register(make, name, summary, paper, list(capabilities), json.dumps(settings), budget, tolerance)
+    _REGISTRATIONS += 1

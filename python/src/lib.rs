@@ -9,12 +9,16 @@
 //! `signorini.RefusedError`, with the CLI's one-line message; a panic is caught at the boundary
 //! and raised as `RuntimeError`.
 
+mod fclib_file;
 #[path = "../../tests/example_solver/jacobi.rs"]
 mod jacobi;
+mod params;
+mod problem;
 mod pysolver;
 
 use harness::runner::{self, NoProgress};
 use harness::stepper::RunOptions;
+use harness::trajectory::TrajectoryOption;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -23,7 +27,7 @@ use std::path::{Path, PathBuf};
 create_exception!(_native, RefusedError, PyException, "The workbench refused the request (the CLI's one-line reason).");
 
 /// Why a call failed, before it becomes a Python exception.
-enum Failure {
+pub(crate) enum Failure {
     /// A bad value: `ValueError`.
     Value(String),
     /// A refusal: `RefusedError`.
@@ -56,7 +60,7 @@ impl From<Failure> for PyErr {
 
 /// Runs `f` without the GIL (a Python solver takes it back for its steps, from whichever thread
 /// the stepper runs it on) and with panics caught: none crosses into Python.
-fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
+pub(crate) fn guarded<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Failure> + Send) -> PyResult<T> {
     let caught = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
     match caught {
         Ok(r) => r.map_err(PyErr::from),
@@ -105,6 +109,7 @@ fn catalogue(py: Python<'_>) -> PyResult<String> {
                     .collect();
                 serde_json::json!({
                     "name": c.name(), "summary": c.summary(), "defaults": c.defaults().0, "variants": variants,
+                    "parameters": params::case_parameters(c.as_ref()),
                 })
             })
             .collect();
@@ -112,12 +117,25 @@ fn catalogue(py: Python<'_>) -> PyResult<String> {
     })
 }
 
-/// Runs a selection, as `signorini run` does: `suite` is a suite file or "default", narrowed by
-/// `cases` and `solvers`, with `KEY=VALUE` overrides in `set`. The records are written into
-/// `out` when given (refusing to replace records of other parameters unless `overwrite`), and
-/// returned as `(path or None, record JSON)` pairs.
+/// The pairs of a selection, as `signorini run` prepares them: `suite` is a suite file or
+/// "default", narrowed by `cases` and `solvers`, with `KEY=VALUE` overrides in `set`.
+fn prepare_pairs(
+    reg: &harness::Registry,
+    sel: &signorini::selection::Selection<'_>,
+    opts: &RunOptions,
+) -> Result<Vec<runner::PreparedPair>, Failure> {
+    let selected = signorini::selection::select(reg, sel)?;
+    let resolved = selected.resolve(reg)?;
+    let memory = harness::resources::default_limit();
+    Ok(runner::prepare_run(resolved, memory, opts, records::input::text_limit() as f64)?)
+}
+
+/// Runs a selection, as `signorini run` does ([`prepare_pairs`]). The records are written into
+/// `out` when given (refusing to replace records of other parameters unless `overwrite`), with
+/// their trajectory sidecars as `--trajectory` says (`off`, `auto`, `stride N`), and returned as
+/// `(path or None, record JSON)` pairs.
 #[pyfunction]
-#[pyo3(signature = (suite, cases, solvers, set, out=None, overwrite=false, max_pairs=10_000))]
+#[pyo3(signature = (suite, cases, solvers, set, out=None, overwrite=false, max_pairs=10_000, trajectory="auto"))]
 #[allow(clippy::too_many_arguments)]
 fn run_selection(
     py: Python<'_>,
@@ -128,17 +146,18 @@ fn run_selection(
     out: Option<PathBuf>,
     overwrite: bool,
     max_pairs: usize,
+    trajectory: &str,
 ) -> PyResult<Vec<(Option<String>, String)>> {
+    let trajectory = TrajectoryOption::parse(trajectory).map_err(PyValueError::new_err)?;
     let py_solvers = pysolver::registered(py);
     guarded(py, move || {
         let reg = pysolver::registry(py_solvers);
         let sel =
             signorini::selection::Selection { suite: &suite, cases: &cases, solvers: &solvers, set: &set, max_pairs };
-        let selected = signorini::selection::select(&reg, &sel)?;
-        let resolved = selected.resolve(&reg)?;
-        let opts = RunOptions::default();
-        let memory = harness::resources::default_limit();
-        let pairs = runner::prepare_run(resolved, memory, &opts, records::input::text_limit() as f64)?;
+        // a record not written keeps no sidecar: nothing records the motion then
+        let trajectory = if out.is_some() { trajectory } else { TrajectoryOption::Off };
+        let opts = RunOptions { trajectory, ..RunOptions::default() };
+        let pairs = prepare_pairs(&reg, &sel, &opts)?;
         let json = |r: &records::RunRecord| serde_json::to_string(r).map_err(|e| Failure::Value(e.to_string()));
         match out {
             None => {
@@ -178,6 +197,43 @@ fn run_selection(
             }
         }
     })
+}
+
+/// The problem of step `step` (0-based) of one (case, solver) pair, reached by running the pair
+/// (the solver's state carried over as in a run), with the solver's answer to it
+/// (`fclib::reach_step`, what `signorini fclib export` exports): `(problem dict, grader)`.
+#[pyfunction]
+fn step_problem<'py>(
+    py: Python<'py>,
+    case: String,
+    solver: String,
+    step: usize,
+    set: Vec<String>,
+) -> PyResult<(Bound<'py, pyo3::types::PyDict>, problem::Grader)> {
+    let py_solvers = pysolver::registered(py);
+    let (stepper, sol) = guarded(py, move || {
+        let reg = pysolver::registry(py_solvers);
+        let (cases, solvers) = ([case], [solver]);
+        let sel = signorini::selection::Selection {
+            suite: "default",
+            cases: &cases,
+            solvers: &solvers,
+            set: &set,
+            max_pairs: 1,
+        };
+        let opts = RunOptions::default();
+        let pair = prepare_pairs(&reg, &sel, &opts)?.remove(0);
+        if let Some(why) = &pair.skip {
+            return Err(Failure::Refused(format!(
+                "{} / {} would be skipped: {why}",
+                pair.spec.label, pair.spec.solver
+            )));
+        }
+        let mut s = (pair.solver)(&opts.solver_context());
+        let (stepper, sol) = ::fclib::reach_step(&pair.scenario, s.as_mut(), step).map_err(|e| e.to_string())?;
+        Ok((Box::new(stepper), sol))
+    })?;
+    problem::step_problem(py, stepper, &sol)
 }
 
 /// The records of a run directory (as `signorini report` reads them), `(path, JSON)` each.
@@ -249,6 +305,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(diff_records, m)?)?;
     m.add_function(wrap_pyfunction!(pysolver::register, m)?)?;
     m.add_function(wrap_pyfunction!(pysolver::set_rust_example, m)?)?;
+    m.add_function(wrap_pyfunction!(step_problem, m)?)?;
+    m.add_function(wrap_pyfunction!(fclib_file::fclib_read, m)?)?;
     m.add_class::<pysolver::Log>()?;
+    m.add_class::<problem::Grader>()?;
+    m.add_class::<fclib_file::FclibFile>()?;
     Ok(())
 }

@@ -6,15 +6,16 @@
 //! returned `StepSolution` back. An exception in the Python solver fails its step (and so its
 //! pair) with the exception's message; the suite goes on.
 
+use crate::problem::{problem_dict, Grader};
 use api::def::{SolverEntry, SolverFactory};
 use api::{
     AnsweredModel, Capabilities, IterationLog, Params, SolveError, SolveStatus, Solver, SolverContext, StepProblem,
     StepSolution,
 };
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyDict;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -189,60 +190,15 @@ impl PySolver {
             }
         };
         let problem = problem_dict(py, p)?;
+        let grader = Bound::new(py, Grader::live(p))?;
+        problem.set_item("_grader", grader.clone())?;
         let handle = Bound::new(py, Log { ptr: log as *mut IterationLog })?;
         let answer = instance.call_method1("step", (problem, handle.clone()));
-        // the log lives only for this step: a reference the solver kept is now inert
+        // the log and the grader live only for this step: a reference the solver kept is now inert
         handle.borrow_mut().ptr = std::ptr::null_mut();
+        grader.borrow_mut().expire();
         solution(&answer?)
     }
-}
-
-/// The step's problem for Python: arrays named as `signorini.Problem` documents them (indices
-/// as int64, NumPy's index type: uint64 plus int64 would give floats).
-fn problem_dict<'py>(py: Python<'py>, p: &StepProblem<'_>) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    let nc = p.nc();
-    d.set_item("dt", p.dt)?;
-    d.set_item("nv", p.nv())?;
-    d.set_item("nc", nc)?;
-    d.set_item("v0", PyArray1::from_slice(py, &p.v0))?;
-    d.set_item("v_free", PyArray1::from_vec(py, p.free_velocity()))?;
-    let square = |m: &nalgebra::DMatrix<f64>| {
-        let rows: Vec<f64> = (0..m.nrows()).flat_map(|r| (0..m.ncols()).map(move |c| m[(r, c)])).collect();
-        PyArray1::from_vec(py, rows).reshape([m.nrows(), m.ncols()])
-    };
-    let nb = p.mass.blocks().len();
-    let blocks = PyList::empty(py);
-    let inverses = PyList::empty(py);
-    for b in 0..nb {
-        blocks.append(square(&p.mass.blocks()[b])?)?;
-        inverses.append(square(&p.mass.block_inverse(b))?)?;
-    }
-    d.set_item("M_blocks", blocks)?;
-    d.set_item("M_inv_blocks", inverses)?;
-    d.set_item("M_offsets", PyArray1::from_vec(py, (0..nb).map(|b| p.mass.offset(b) as i64).collect::<Vec<_>>()))?;
-    let t = p.contacts.jacobian_triplets();
-    d.set_item("J_rows", PyArray1::from_vec(py, t.iter().map(|x| x.0 as i64).collect::<Vec<_>>()))?;
-    d.set_item("J_cols", PyArray1::from_vec(py, t.iter().map(|x| x.1 as i64).collect::<Vec<_>>()))?;
-    d.set_item("J_vals", PyArray1::from_vec(py, t.iter().map(|x| x.2).collect::<Vec<_>>()))?;
-    // the Jacobian as the solver API holds it: per contact, one 3 x ncols block per body side
-    let sides: Vec<(usize, &api::contact::JBlock)> =
-        p.contacts.contacts.iter().enumerate().flat_map(|(i, c)| c.jacobian.iter().map(move |jb| (i, jb))).collect();
-    let block_of = |off: usize| p.layout.blocks.binary_search_by_key(&off, |b| b.v_offset).map_or(-1, |b| b as i64);
-    d.set_item("side_contact", PyArray1::from_vec(py, sides.iter().map(|s| s.0 as i64).collect::<Vec<_>>()))?;
-    d.set_item("side_offset", PyArray1::from_vec(py, sides.iter().map(|s| s.1.v_offset as i64).collect::<Vec<_>>()))?;
-    d.set_item("side_ncols", PyArray1::from_vec(py, sides.iter().map(|s| s.1.ncols as i64).collect::<Vec<_>>()))?;
-    d.set_item("side_block", PyArray1::from_vec(py, sides.iter().map(|s| block_of(s.1.v_offset)).collect::<Vec<_>>()))?;
-    let rows: Vec<f64> = sides.iter().flat_map(|s| s.1.rows.iter().flatten().copied()).collect();
-    d.set_item("side_rows", PyArray1::from_vec(py, rows).reshape([sides.len(), 3, 6])?)?;
-    d.set_item("block_sizes", PyArray1::from_vec(py, p.layout.blocks.iter().map(|b| b.nv as i64).collect::<Vec<_>>()))?;
-    let per_contact = |f: &dyn Fn(usize) -> f64| PyArray1::from_vec(py, (0..nc).map(f).collect::<Vec<_>>());
-    d.set_item("mu", per_contact(&|i| p.contacts.contacts[i].mu))?;
-    d.set_item("gap", per_contact(&|i| p.contacts.contacts[i].gap))?;
-    d.set_item("bias_n", per_contact(&|i| p.bias(i)[0]))?;
-    d.set_item("v_hat", per_contact(&|i| p.normal_law(i).0))?;
-    d.set_item("r_n", per_contact(&|i| p.normal_law(i).1))?;
-    Ok(d)
 }
 
 /// The `StepSolution` a Python solver returned (`v`, `impulses` as an `(nc, 3)` array,

@@ -1,6 +1,7 @@
 """The run-and-read API: listings, one pair, a suite, loading, the report, and the CLI's errors."""
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -82,3 +83,52 @@ def test_unreadable_inputs_are_value_errors(tmp_path):
     (tmp_path / "bad" / "x.json").write_text(json.dumps({"schema": "other"}))
     with pytest.raises(ValueError):
         signorini.load(tmp_path / "bad")
+
+
+def test_cases_list_each_parameter_with_its_default_doc_and_range():
+    slope = next(c for c in signorini.cases() if c["name"] == "slope")
+    p = slope["parameters"]
+    assert set(p) == set(slope["defaults"])
+    assert p["mu"]["default"] == slope["defaults"]["mu"] and p["mu"]["kind"] == "real"
+    assert "Coulomb friction" in p["mu"]["doc"]
+    assert p["mu"]["range"] == {"min": 0.0, "min_inclusive": True, "max": None, "max_inclusive": None}
+    assert p["mass"]["range"]["min"] == 0.0 and p["mass"]["range"]["min_inclusive"] is False
+    # a box's slope is below 45 degrees (the default shape is a box)
+    assert p["angle_deg"]["range"] == {"min": 0.0, "min_inclusive": True, "max": 45.0, "max_inclusive": False}
+    assert p["shape"]["kind"] == "choice" and sorted(p["shape"]["choices"]) == ["box", "sphere"]
+
+
+def _outside(rng, end, kind):
+    bound, inclusive = rng[end], rng[f"{end}_inclusive"]
+    if kind == "integer":
+        return bound - 1 if end == "min" else bound + 1
+    if not inclusive:
+        return bound
+    return np.nextafter(bound, -np.inf if end == "min" else np.inf)
+
+
+def test_every_listed_bound_is_the_validations():
+    """Just past each listed bound of every case, the CLI's validation refuses the value."""
+    checked = 0
+    for case in signorini.cases():
+        for name, p in case["parameters"].items():
+            rng = p.get("range")
+            if not rng:
+                continue
+            for end in ("min", "max"):
+                if rng[end] is None:
+                    continue
+                value = _outside(rng, end, p["kind"])
+                with pytest.raises(ValueError):
+                    signorini.run(case=case["name"], solver="pgs", set={name: repr(float(value)) if p["kind"] == "real" else value})
+                checked += 1
+    assert checked > 50
+
+
+def test_written_records_get_the_cli_trajectory_sidecars(tmp_path):
+    r = signorini.run(case="slope", solver="pgs", set={"duration": 0.1}, out=tmp_path / "a")
+    assert pathlib.Path(r.path[: -len(".json")] + ".traj.json.gz").is_file()
+    r = signorini.run(case="slope", solver="pgs", set={"duration": 0.1}, out=tmp_path / "b", trajectory="off")
+    assert not list((tmp_path / "b").glob("*.traj.json.gz"))
+    with pytest.raises(ValueError, match="--trajectory 'sometimes'"):
+        signorini.run(case="slope", solver="pgs", out=tmp_path / "c", trajectory="sometimes")

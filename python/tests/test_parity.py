@@ -3,10 +3,11 @@ example solver (tests/example_solver/jacobi.rs) to the last bit, as `signorini d
 compares them (timings and provenance aside; `solver.paper` names the Python source file and its
 hash).
 
-By default on five of the quick suite's cases (one contact sticking and slipping, a rolling
-sphere, a compliant cylinder, a stack of spheres with body-body contacts): the NumPy port takes
-about 100 times the Rust solver's time, and CI keeps this test under a minute.
-`SIGNORINI_PARITY=full` runs every quick-suite case both solvers run (about 15 minutes here).
+On every case of the quick suite (ci/quick.toml) that both solvers run. By default each case is
+cut to its first STEPS steps (`duration = STEPS * dt`: the same scenes, contacts and warm starts,
+a fraction of the time; the NumPy port takes about 100 times the Rust solver's time), which keeps
+this test near a minute in CI; `SIGNORINI_PARITY=full` runs the cases at their own durations
+(docs/python.md gives the time).
 """
 
 import os
@@ -26,24 +27,34 @@ from signorini import _native
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
 import projected_jacobi  # noqa: E402
 
-CASES = ["slope-10-stick", "slope-30-slip", "slope-sphere-rolls", "spring_cylinder-rolling", "sphere_stack"]
+# steps per case in the default mode
+STEPS = 12
+
+
+def _toml(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return repr(v)
 
 
 def _suite(tmp_path):
+    """The quick suite, each case cut to STEPS steps (unless SIGNORINI_PARITY=full)."""
+    quick = pathlib.Path("ci/quick.toml")
     if os.environ.get("SIGNORINI_PARITY") == "full":
-        return pathlib.Path("ci/quick.toml")
+        return quick
     if tomllib is None:
-        pytest.skip("the case subset is read with tomllib (Python >= 3.11)")
-    quick = tomllib.loads(pathlib.Path("ci/quick.toml").read_text())
+        pytest.skip("the quick suite is read with tomllib (Python >= 3.11)")
+    defaults = {c["name"]: c["defaults"] for c in signorini.cases()}
     lines = ['name = "parity"']
-    for c in quick["case"]:
-        if c.get("label", c["name"]) not in CASES:
-            continue
-        lines += ["[[case]]", f'name = "{c["name"]}"']
-        if "label" in c:
-            lines.append(f'label = "{c["label"]}"')
-        for k, v in c.get("set", {}).items():
-            lines.append(f"set.{k} = {v!r}".replace("'", '"').replace("True", "true").replace("False", "false"))
+    for c in tomllib.loads(quick.read_text())["case"]:
+        s = dict(c.get("set", {}))
+        d = defaults[c["name"]]
+        dt = s.get("dt", d["dt"])
+        s["duration"] = min(s.get("duration", d["duration"]), STEPS * dt)
+        lines += ["[[case]]", f'name = "{c["name"]}"', f'label = "{c.get("label", c["name"])}"']
+        lines += [f"set.{k} = {_toml(v)}" for k, v in s.items()]
     path = tmp_path / "parity.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -53,15 +64,17 @@ def test_numpy_jacobi_records_equal_the_rust_example_records(tmp_path):
     suite = _suite(tmp_path)
     _native.set_rust_example(True)
     try:
-        rust = signorini.run_suite(suite, out=tmp_path / "rust", solvers=["jacobi"])
+        rust = signorini.run_suite(suite, out=tmp_path / "rust", solvers=["jacobi"], trajectory="off")
     finally:
         _native.set_rust_example(False)
     projected_jacobi.register("jacobi")
-    py = signorini.run_suite(suite, out=tmp_path / "py", solvers=["jacobi"])
+    py = signorini.run_suite(suite, out=tmp_path / "py", solvers=["jacobi"], trajectory="off")
     ran = [r.case for r in rust if r.status != "skipped"]
-    assert len(ran) >= (10 if suite.name == "quick.toml" else len(CASES)), ran
+    # the quick suite's cases without joints or deformable bodies (compliant contact included):
+    # 30 of its 40
+    assert len(ran) >= 30, ran
     assert [r.status for r in py] == [r.status for r in rust]
-    assert all(r.status == "ok" for r in rust if r.case in CASES), [(r.case, r.reason) for r in rust]
+    assert all(r.status == "ok" for r in rust if r.status != "skipped"), [(r.case, r.reason) for r in rust]
     d = signorini.diff_records(tmp_path / "rust", tmp_path / "py", ignore=["solver.paper"])
     assert d.compared == len(rust)
     assert d.identical, d.differing
