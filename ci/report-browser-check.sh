@@ -6,7 +6,8 @@
 # and saves a screenshot. The replay page (trajectory sidecars, three.js fetched by
 # ci/fetch-three.sh): it loads with no console error, every matrix cell links to it, frame 0 and
 # the last frame of clutter differ on screen where the bodies moved, its scene hook counts one
-# rendered object per body, and scrubbing to a step shows that step's metrics.
+# rendered object per body, scrubbing to a step shows that step's metrics, and a click on a time of
+# the report's per-step figure of clutter opens the replay at that step.
 #
 #   bash ci/report-browser-check.sh            # output in target/report-browser-check/
 #
@@ -183,6 +184,58 @@ f.addEventListener('load', poll);
 </script></body></html>
 HTML
 
+# A click on the report's per-step figure of clutter (physics: energy, penetration, creep against
+# time) at the x of one of its time tick labels (read from the SVG: ?x=PIXEL&t=TIME) must open the
+# replay of clutter at the step drawn there: the page's step and the metrics of the frame shown.
+cat > "$OUT/run/check-click.html" <<'HTML'
+<!DOCTYPE html><html><body><pre id="result">pending</pre>
+<iframe id="f" src="report/index.html" width="1400" height="900"></iframe>
+<script>
+var f = document.getElementById('f'), args = new URLSearchParams(location.search), out = {}, tries = 0;
+function done() { document.getElementById('result').textContent = 'CLICK ' + JSON.stringify(out); }
+function poll() {
+  var w = f.contentWindow, r = w && w.signoriniReplay;
+  if (!r || !r.ready) {
+    if (++tries < 300 && !(r && r.errors().length)) return setTimeout(poll, 50);
+    out.ready = false; out.errors = r ? r.errors() : ['no hook']; return done();
+  }
+  out.ready = true; out.page = w.location.pathname.split('/').pop(); out.hash = w.location.hash;
+  out.step = r.step(); out.frame_step = r.frame(0).step; out.metrics_text = r.metricsText(0); out.errors = r.errors();
+  done();
+}
+f.addEventListener('load', function () {
+  var d = f.contentDocument;
+  if (/replay\//.test(f.contentWindow.location.pathname)) return poll();
+  var img = d.querySelector('img.step-link[data-replay="replay/clutter.html"]');
+  if (!img) { out.error = 'no clickable per-step figure of clutter'; return done(); }
+  img.scrollIntoView();
+  var r = img.getBoundingClientRect(), x = +args.get('x');
+  out.clicked_at = x;
+  img.dispatchEvent(new MouseEvent('click', { bubbles: true, clientX: r.left + x * r.width / (+img.dataset.width),
+    clientY: r.top + r.height / 2 }));
+});
+</script></body></html>
+HTML
+# the x (SVG pixels) of the time tick label of the energy panel nearest 40 % of the run
+read -r click_x click_t < <(python3 - "$OUT/run/report/figures/physics-clutter.svg" <<'PY'
+import re, sys
+svg = open(sys.argv[1]).read()
+width = int(re.search(r'<svg width="(\d+)"', svg).group(1))
+ticks = []
+for x, y, anchor, text in re.findall(r'<text x="(\d+)" y="(\d+)"[^>]*text-anchor="(\w+)"[^>]*>\s*([^<]*?)\s*</text>', svg):
+    try:
+        t = float(text)
+    except ValueError:
+        continue
+    if anchor == "middle" and int(x) < width / 3:
+        ticks.append((int(y), int(x), t))
+row = max(y for y, _, _ in ticks)  # the x axis' labels: the lowest row of numbers
+ticks = [(x, t) for y, x, t in ticks if y == row]
+x, t = min(ticks, key=lambda p: abs(p[1] - 0.4 * max(t for _, t in ticks)))
+print(x, t)
+PY
+)
+
 # --- 3. serve (bounded lifetime)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 timeout 180 python3 -m http.server "$port" --bind 127.0.0.1 --directory "$OUT/run" 2>"$OUT/server.log" >/dev/null &
@@ -208,10 +261,12 @@ timeout 120 "$browser" "${flags[@]}" "${gl[@]}" --enable-logging=stderr --virtua
   "$base/check-replay.html" >"$OUT/check-replay-dom.html" 2>"$OUT/chromium-replay.log"
 timeout 120 "$browser" "${flags[@]}" "${gl[@]}" --virtual-time-budget=20000 --window-size=1400,800 \
   --screenshot="$OUT/replay-clutter.png" "$base/report/replay/clutter.html#step=20" 2>/dev/null >/dev/null
+timeout 120 "$browser" "${flags[@]}" "${gl[@]}" --virtual-time-budget=30000 --dump-dom \
+  "$base/check-click.html?x=$click_x" >"$OUT/check-click-dom.html" 2>"$OUT/chromium-click.log"
 echo "== loaded in chromium  ($(( $(date +%s) - t0 )) s)"
 
 # --- 5. checks
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "$click_t" <<'PY'
 import re, sys, pathlib
 out = pathlib.Path(sys.argv[1])
 dom = (out / "dom.html").read_text()
@@ -317,6 +372,31 @@ else:
         print(f"replay: clutter, {res['objects']} bodies rendered (sidecar {nb}), {res['moved']} moved > 1 cm between "
               f"frame 0 and step {res['last_step']}, {res['diff_pixels']} of {res['pixels']} pixels differ; scrub to step "
               f"{k} shows frame step {frame['step']}'s metrics; no console error")
+# the click on the per-step figure: the replay opens at the step whose time is at the tick clicked
+# (the record's step nearest that time), showing the frame of the largest recorded step not after it
+click_t = float(sys.argv[2])
+cp = re.search(r'CLICK (\{.*\})', (out / "check-click-dom.html").read_text())
+if not cp:
+    errors.append("the in-browser click check did not run")
+else:
+    import html as _h
+    res = json.loads(_h.unescape(cp.group(1)))
+    rec = json.loads((out / "run/clutter__pgs.json").read_text())
+    want = min(rec["steps"], key=lambda s: abs(s["metrics"]["t"] - click_t))["step"]
+    sidecar = json.load(gzip.open(out / "run/clutter__pgs.traj.json.gz"))
+    frame = max((f for f in sidecar["frames"] if f["step"] <= want), key=lambda f: f["step"])
+    m = re.search(r'step\s*(\d+).*max penetration\s*([-0-9.e+]+) mm', res.get("metrics_text", ""))
+    if not res.get("ready") or res.get("page") != "clutter.html" or res.get("errors"):
+        errors.append(f"a click on the per-step figure did not open the clutter replay: {res}")
+    elif res["step"] != want or res["hash"] != f"#step={want}":
+        errors.append(f"a click at t = {click_t} s opened step {res['step']} ({res['hash']}), expected step {want}")
+    elif not m or int(m.group(1)) != frame["step"] or res["frame_step"] != frame["step"]:
+        errors.append(f"after the click the replay shows {res.get('metrics_text')!r}, not frame step {frame['step']}")
+    elif abs(float(m.group(2)) - frame["metrics"]["penetration_max"] * 1000) > 0.005 * abs(frame["metrics"]["penetration_max"] * 1000) + 1e-12:
+        errors.append(f"after the click the penetration shown {m.group(2)} mm is not the frame's")
+    else:
+        print(f"per-step figure: a click at t = {click_t} s (x = {res['clicked_at']} px) opened the clutter replay at "
+              f"step {want}, showing frame step {frame['step']}'s metrics")
 rlog = (out / "chromium-replay.log").read_text()
 for line in rlog.splitlines():
     if "CONSOLE" in line and ("Uncaught" in line or "Error" in line):

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Reference-engine check (called by .ci/run): creates the venv with peers/setup.sh (pip, by
 # package name), exports three cases, runs them in MuJoCo, grades them with `signorini grade`, and
-# checks the oracle verdicts known for MuJoCo (docs/reference-engines.md, "Known verdicts"), then
-# round-trips every registered case (below):
+# checks the oracle verdicts known for MuJoCo (docs/reference-engines.md, "Known verdicts"), checks
+# the replay of a graded MuJoCo run beside pgs's (docs/replay.md), then round-trips every registered
+# case (below; each one's replay sidecar checked too):
 #
 #   slope (30 deg, mu = 0.2, sliding)   slides pass, acceleration pass (g (sin a - mu cos a));
 #                                       glide_gap FAIL (MuJoCo's contact is Anitescu's CCP with soft
@@ -59,6 +60,35 @@ if bad:
     sys.exit(1)
 print(f"reference-engine verdicts as known: {len(expected)} checks")
 PY
+# The replay of a graded MuJoCo run beside signorini's: pgs runs slope_30 into the same directory;
+# every record there has a sidecar the replay page can show (`view --check`), MuJoCo's frames hold
+# MuJoCo's own contacts (run_mujoco.py's contact_frames: the sliding box presses on the slope, so
+# some normal impulse is positive), and the page of slope_30 shows MuJoCo and pgs side by side.
+cat > "$out/replay-suite.toml" <<'TOML'
+name = "peers-replay"
+solvers = ["pgs"]
+[[case]]
+name = "slope"
+label = "slope_30"
+set = { angle_deg = 30.0, mu = 0.2 }
+TOML
+$sig run --suite "$out/replay-suite.toml" --out "$out/records" >/dev/null
+$sig view "$out/records" --check
+$sig view "$out/records" --case slope_30 >/dev/null
+"$py" - "$out/records" <<'PY'
+import gzip, json, os, sys
+root = sys.argv[1]
+t = json.load(gzip.open(os.path.join(root, "slope_30__mujoco.traj.json.gz")))
+n = len(t["frames"])
+own = [s for s in t["notes"] if s.startswith("contacts: mujoco's own in")]
+assert own and f"in {n} of {n} frames" in own[0], t["notes"]
+imp = max((c[6] for f in t["frames"] for c in f["contacts"]), default=0.0)
+assert imp > 0, "no positive normal impulse in MuJoCo's contacts on the slope"
+page = open(os.path.join(root, "replay", "slope_30.html")).read()
+assert "data/slope_30__mujoco.js" in page and "data/slope_30__pgs.js" in page, "the page lacks MuJoCo or pgs"
+print(f"replay: slope_30, MuJoCo's {n} frames with its own contacts (largest normal impulse {imp:.3g} N s) beside pgs")
+PY
+
 # Round trip of every registered case at its defaults: a case that exports runs in MuJoCo and is
 # graded into a reference record with its oracle verdicts; a case that MJCF cannot express is refused
 # with exit status 2 and exactly one `error:` line naming the reason, and nothing is written. The
@@ -140,5 +170,7 @@ for case in sorted(os.listdir(os.path.join(root, "models"))):
 assert trees >= 2, f"expected the kinematic trees of robots and jointed_beam, checked {trees}"
 PY
 [ "$refused" -ge 1 ] || { echo "no case was refused: the refusal path is untested"; exit 1; }
+# every round-tripped case replays: its MuJoCo sidecar is one the page can show
+$sig view "$out/all/records" --check
 echo "round trip: $exported cases exported, run in MuJoCo and graded; $refused refused"
 echo "peers/check.sh: $(( $(date +%s) - start )) s"

@@ -55,8 +55,10 @@ def signorini_state(sidecar, body_state):
     return q, v
 
 
-def write_trajectory(path, engine, sidecar, q, v, wall_s, contacts, iterations, normal_impulse_total=None):
-    """Writes a trajectory file atomically."""
+def write_trajectory(path, engine, sidecar, q, v, wall_s, contacts, iterations, normal_impulse_total=None,
+                     contact_frames=None):
+    """Writes a trajectory file atomically. contact_frames: the engine's contacts at some steps,
+    [{"step": k, "contacts": [[px, py, pz, nx, ny, nz, normal impulse, penetration], ...]}]."""
     if any(not math.isfinite(x) for row in q + v for x in row):
         print(f"warning: {path}: the trajectory holds non-finite values (signorini grade will refuse it)")
     out = {
@@ -73,6 +75,8 @@ def write_trajectory(path, engine, sidecar, q, v, wall_s, contacts, iterations, 
     }
     if normal_impulse_total is not None:
         out["normal_impulse_total"] = normal_impulse_total
+    if contact_frames:
+        out["contact_frames"] = contact_frames
     d = os.path.dirname(os.path.abspath(path))
     os.makedirs(d, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".traj", suffix=".tmp")

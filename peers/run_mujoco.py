@@ -6,7 +6,10 @@
 Settings: Newton solver, elliptic friction cones, Euler integrator, the case's dt (all set here
 whatever the MJCF says). Per step: wall time of mj_step only; contact count (d.ncon of that
 step); solver iterations (largest over islands); sum of the normal contact impulses
-(mj_contactForce normal component times dt). States are converted to signorini's coordinates:
+(mj_contactForce normal component times dt); at the replay's steps (the export's `replay_stride`,
+and the last step) every contact as `signorini grade` draws it (contact_frames: point, normal
+from geom1 to geom2, normal impulse, penetration max(0, -dist)), as the step's solve saw it, at
+the state the step started from. States are converted to signorini's coordinates:
 a freejoint's qvel holds the angular velocity in the body frame, turned into the world frame here;
 bodies with slide/hinge/ball joints are read from the body kinematics (xpos, xquat,
 mj_objectVelocity in the world frame at the centre of mass, which is the body origin).
@@ -67,19 +70,27 @@ def main():
         return d.xpos[bid], d.xquat[bid], res[3:6].copy(), res[0:3].copy()
 
     q0, v0 = signorini_state(sc, body_state)
-    qs, vs, wall, ncon, iters, impulse = [q0], [v0], [], [], [], []
+    qs, vs, wall, ncon, iters, impulse, frames = [q0], [v0], [], [], [], [], []
     f6 = np.zeros(6)
-    for _ in range(sc["steps"]):
+    stride = max(1, int(sc.get("replay_stride", 1)))
+    for k in range(sc["steps"]):
         t0 = time.perf_counter()
         mujoco.mj_step(m, d)
         wall.append(time.perf_counter() - t0)
         ncon.append(int(d.ncon))
         iters.append(int(np.max(d.solver_niter)) if np.size(d.solver_niter) else 0)
-        total = 0.0
+        total, rows = 0.0, []
+        framed = k % stride == 0 or k + 1 == sc["steps"]
         for i in range(d.ncon):
             mujoco.mj_contactForce(m, d, i, f6)
             total += f6[0]
+            if framed:
+                c = d.contact[i]
+                rows.append([float(x) for x in c.pos] + [float(x) for x in c.frame[0:3]]
+                            + [float(f6[0] * sc["dt"]), float(max(0.0, -c.dist))])
         impulse.append(total * sc["dt"])
+        if framed:
+            frames.append({"step": k, "contacts": rows})
         if not all_free:
             mujoco.mj_forward(m, d)  # kinematics of the new state (not timed)
         q, v = signorini_state(sc, body_state)
@@ -99,7 +110,7 @@ def main():
             "contact": "solref/solimp from the export (docs/reference-engines.md)",
         },
     }
-    write_trajectory(a.out, engine, sc, qs, vs, wall, ncon, iters, impulse)
+    write_trajectory(a.out, engine, sc, qs, vs, wall, ncon, iters, impulse, contact_frames=frames)
     med = sorted(wall)[len(wall) // 2] if wall else float("nan")
     print(f"mujoco {mujoco.__version__}: {sc['case']} {sc['steps']} steps, median {med:.3e} s/step -> {a.out}")
 

@@ -25,9 +25,10 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: FclibCommand,
     },
-    /// Merge run directories (e.g. the shards of a cluster run) into OUT. Refuses records of
-    /// different code versions, of the same pair with different parameters, or an incomplete
-    /// set of shards (their manifests name every pair of the suite).
+    /// Merge run directories (e.g. the shards of a cluster run) into OUT, each record with its
+    /// trajectory sidecar. Refuses records of different code versions, of the same pair with
+    /// different parameters, or an incomplete set of shards (their manifests name every pair of
+    /// the suite).
     Merge {
         /// Output directory (created if needed; records already there are kept and checked).
         out: PathBuf,
@@ -126,6 +127,10 @@ pub(crate) enum Command {
         /// Output directory (default: DIR).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Write nothing: check that every record of DIR that ran a step has a sidecar the page
+        /// can show (exit 1 naming each problem).
+        #[arg(long, conflicts_with_all = ["case", "solver", "out"])]
+        check: bool,
     },
     /// Write the comparison report (index.html + SVG figures, summary.md) of a run directory.
     Report {

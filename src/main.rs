@@ -89,7 +89,10 @@ fn main() -> ExitCode {
         cli::Command::Report { dir, out, criterion, gates, baseline } => {
             commands::records::report(dir, out, criterion, gates, baseline)
         }
-        cli::Command::View { dir, case, solver, out } => commands::records::view(&dir, case.as_deref(), &solver, out),
+        cli::Command::View { dir, check: true, .. } => commands::records::check_replays(&dir),
+        cli::Command::View { dir, case, solver, out, .. } => {
+            commands::records::view(&dir, case.as_deref(), &solver, out)
+        }
         cli::Command::DiffRecords { a, b, ignore } => commands::records::diff_records(&a, &b, &ignore),
         cli::Command::Export { case, set, format: _, out } => commands::reference::export_mjcf(&case, &set, &out),
         cli::Command::Grade { trajectory, case, set, engine, label, out } => {

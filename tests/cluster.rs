@@ -1,8 +1,9 @@
 //! Cluster runs: a suite run in 4 shards and merged equals the unsharded run (oracle values,
-//! metrics, statuses, steps; timings and start times aside), and `merge` refuses records of
+//! metrics, statuses, steps; timings and start times aside; the trajectory sidecars with them), and `merge` refuses records of
 //! different code versions or of the same pair with different parameters, naming the files and
 //! the field, and writing nothing.
 
+use records::trajectory::{sidecar_path, Trajectory};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -89,15 +90,36 @@ fn four_shards_merge_into_the_unsharded_run() {
     let mut shard_dirs = vec![];
     for i in 0..4 {
         let name = format!("shard{i}");
-        ok(signorini(&["run", "--suite", "suite.toml", "--shard", &format!("{i}/4"), "--out", &name], d));
+        // shard 0 runs without trajectories: its records come without sidecars
+        let traj = if i == 0 { "off" } else { "auto" };
+        let shard = format!("{i}/4");
+        ok(signorini(&["run", "--suite", "suite.toml", "--shard", &shard, "--trajectory", traj, "--out", &name], d));
         let n = records(&d.join(&name)).len();
         assert_eq!(n, if i == 0 { 2 } else { 1 }, "shard {i} holds pairs i with i % 4 == {i}");
         shard_dirs.push(name);
     }
+    // a stale sidecar in the output directory under the name of a record that comes without one
+    let shard0 = records(&d.join("shard0"));
+    let stale = sidecar_path(&d.join("merged").join(shard0[0].file_name().unwrap()));
+    std::fs::create_dir_all(d.join("merged")).unwrap();
+    std::fs::write(&stale, b"stale").unwrap();
     let mut args = vec!["merge", "merged"];
     args.extend(shard_dirs.iter().map(String::as_str));
     let out = ok(signorini(&args, d));
     assert!(String::from_utf8_lossy(&out.stdout).contains("merged 5 records"), "{out:?}");
+    // Every record merged with its sidecar: the shards' motion, equal to the unsharded run's; the
+    // records of shard 0 have none (and the stale one is gone).
+    for r in records(&d.join("merged")) {
+        let car = sidecar_path(&r);
+        if shard0.iter().any(|s| s.file_name() == r.file_name()) {
+            assert!(!car.exists(), "{}: a sidecar the record did not come with", car.display());
+            continue;
+        }
+        let full = sidecar_path(&d.join("full").join(r.file_name().unwrap()));
+        let (a, b) = (Trajectory::read(&full).unwrap(), Trajectory::read(&car).unwrap());
+        assert!(!b.frames.is_empty(), "{}", car.display());
+        assert_eq!(a, b, "{}: merged motion differs from the unsharded run's", car.display());
+    }
 
     let (full, merged) = (records(&d.join("full")), records(&d.join("merged")));
     assert_eq!(full.len(), 5);

@@ -312,7 +312,11 @@ fn report_shows_reference_rows_in_italics_and_keeps_them_out_of_the_profiles() {
 #[test]
 fn cli_grade_writes_the_replay_sidecar_of_the_engine_poses() {
     let dir = tempfile::tempdir().unwrap();
-    let (t, _) = own_run("clutter", &[("duration", "0.3")], "pgs");
+    let (mut t, _) = own_run("clutter", &[("duration", "0.3")], "pgs");
+    // the engine's own contacts at one replay step (step 2: the default stride of this run is 2):
+    // two rows the detection would not give (impulses, a point off the scene)
+    let engine_rows = vec![[0.1, 0.2, 0.3, 0.0, 0.0, 1.0, 0.25, 1e-4], [5.0, 5.0, 0.0, 0.0, 0.6, 0.8, 0.0, 0.0]];
+    t.contact_frames = vec![reference::ContactFrame { step: 2, contacts: engine_rows.clone() }];
     let path = dir.path().join("t.json");
     std::fs::write(&path, serde_json::to_string(&t).unwrap()).unwrap();
     let runs = dir.path().join("runs");
@@ -353,7 +357,28 @@ fn cli_grade_writes_the_replay_sidecar_of_the_engine_poses() {
         let (pa, pb) = (a.metrics.penetration_max, b.metrics.penetration_max);
         assert!((pa - pb).abs() <= 1e-12 + 1e-9 * pb.abs(), "step {}: {pa} vs {pb}", a.step);
         assert!(a.metrics.natmap_abs_l2.is_nan(), "an engine's residual is not measured");
+        if a.step == 2 {
+            let want: Vec<[f32; 8]> = engine_rows.iter().map(|r| r.map(|x| x as f32)).collect();
+            assert_eq!(a.contacts, want, "the engine's contacts, as it reported them");
+        } else {
+            // signorini's detection at the engine's poses (the graded penetration is its largest),
+            // impulse 0
+            let deepest = a.contacts.iter().map(|c| f64::from(c[7])).fold(0.0, f64::max);
+            assert!((deepest - pa).abs() <= 1e-6 * pa.abs() + 1e-9, "step {}: {deepest} vs {pa}", a.step);
+            assert!(a.contacts.iter().all(|c| c[6] == 0.0), "step {}", a.step);
+        }
     }
+    let n = engine.frames.len();
+    assert!(engine.notes.iter().any(|s| s.contains("pgs-as-engine's own in 1 of")), "{:?}", engine.notes);
+    assert!(engine
+        .notes
+        .iter()
+        .any(|s| s.contains(&format!("detection at pgs-as-engine's poses in {} of {n}", n - 1))));
+    assert!(own.notes.is_empty());
+    // both sidecars are ones the page can show, each beside its record
+    let out = Command::new(bin).arg("view").arg(&runs).arg("--check").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("2 records, 2 sidecars the replay page can show"));
     // the replay page shows both side by side
     let out = Command::new(bin).args(["view"]).arg(&runs).args(["--case", "clutter"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

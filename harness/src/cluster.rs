@@ -9,9 +9,11 @@
 //! version (`provenance.commit` and `provenance.version`), and two records of the same pair (same
 //! file name `<case label>__<solver>.json`) must have the same case and solver parameters (the
 //! solver's tolerances are among them). A refused merge writes nothing. Otherwise every record is
-//! copied byte for byte into the output directory, atomically (temporary file + rename); a pair
-//! found twice with equal parameters keeps its first occurrence (the output directory's own
-//! records first, then the inputs in command-line order).
+//! copied byte for byte into the output directory, atomically (temporary file + rename), with its
+//! trajectory sidecar ([`records::trajectory`], copied first, as a run writes it; a stale sidecar
+//! of a record that comes without one is removed); a pair found twice with equal parameters keeps
+//! its first occurrence and that occurrence's sidecar (the output directory's own records first,
+//! then the inputs in command-line order).
 //!
 //! A shard also writes a [`Manifest`] into its output directory before running anything
 //! (`shard-I-of-N.manifest`): the suite's name, `I/N`, the record file names of the whole suite in
@@ -24,6 +26,7 @@
 //! the missing pairs.
 
 use records::input::InputError;
+use records::trajectory::{sidecar_name, sidecar_path};
 use records::{write_atomic, RecordError, RunRecord};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -801,6 +804,13 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
             }
         }
     }
+    // The trajectory sidecars of the records to write, read before anything is written.
+    let mut sidecars: BTreeMap<&str, Option<Vec<u8>>> = BTreeMap::new();
+    for (name, &k) in &chosen {
+        if !found[k].in_out_dir {
+            sidecars.insert(name, read_sidecar(&found[k].path)?);
+        }
+    }
     std::fs::create_dir_all(out).map_err(io(out))?;
     for (name, &k) in &chosen {
         let f = &found[k];
@@ -808,11 +818,31 @@ fn merge_impl(out: &Path, inputs: &[PathBuf], partial: bool) -> Result<MergeRepo
             report.kept += 1;
             continue;
         }
+        // the sidecar first, as a run writes it: a record never names motion that is not there;
+        // a record without one removes a stale sidecar of its name
+        let car = out.join(sidecar_name(name));
+        match sidecars.get(name.as_str()).and_then(Option::as_ref) {
+            Some(bytes) => write_atomic(&car, bytes).map_err(io(&car))?,
+            None => match std::fs::remove_file(&car) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&car)(e)),
+                _ => {}
+            },
+        }
         let dest = out.join(name);
         write_atomic(&dest, &f.bytes).map_err(io(&dest))?;
         report.written.push(dest);
     }
     Ok(report)
+}
+
+/// The bytes of the trajectory sidecar beside the record at `record` (`None`: it has none).
+fn read_sidecar(record: &Path) -> Result<Option<Vec<u8>>, ClusterError> {
+    let path = sidecar_path(record);
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io(&path)(e)),
+    }
 }
 
 #[cfg(test)]

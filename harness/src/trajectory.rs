@@ -206,6 +206,21 @@ impl Recorder {
         impulses: Option<&HashMap<ContactKey, [f64; 3]>>,
         metrics: FrameMetrics,
     ) {
+        let rows: Vec<[f32; 8]> = contacts
+            .contacts
+            .iter()
+            .map(|c| {
+                let (p, n) = (c.point, c.normal());
+                let l = impulses.and_then(|i| i.get(&c.key)).map_or(0.0, |l| l[0]);
+                [p.x, p.y, p.z, n.x, n.y, n.z, l, (-c.gap).max(0.0)].map(|x| x as f32)
+            })
+            .collect();
+        self.record_rows(k, world, rows, metrics);
+    }
+
+    /// Records step `k` with contact rows given as [`Frame::contacts`] lays them out (a reference
+    /// engine's own contacts): `world` at the step's end and the step's metrics.
+    pub fn record_rows(&mut self, k: usize, world: &World, mut rows: Vec<[f32; 8]>, metrics: FrameMetrics) {
         let poses = world
             .bodies
             .iter()
@@ -219,15 +234,6 @@ impl Recorder {
             .iter()
             .zip(&self.mesh_nodes)
             .map(|(d, ids)| ids.iter().map(|&i| v3(&d.positions[i])).collect())
-            .collect();
-        let mut rows: Vec<[f32; 8]> = contacts
-            .contacts
-            .iter()
-            .map(|c| {
-                let (p, n) = (c.point, c.normal());
-                let l = impulses.and_then(|i| i.get(&c.key)).map_or(0.0, |l| l[0]);
-                [p.x, p.y, p.z, n.x, n.y, n.z, l, (-c.gap).max(0.0)].map(|x| x as f32)
-            })
             .collect();
         let left_out = rows.len().saturating_sub(MAX_FRAME_CONTACTS);
         if left_out > 0 {

@@ -185,6 +185,10 @@ pub struct Trajectory {
     pub meshes: Vec<SurfaceMesh>,
     /// Recorded frames, by step.
     pub frames: Vec<Frame>,
+    /// What the page should say about where the motion and contacts come from (a reference
+    /// engine's trajectory, graded by signorini); empty for a signorini run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Why a sidecar could not be read or written.
@@ -245,6 +249,121 @@ impl Trajectory {
     }
 }
 
+/// Largest deviation from 1 of a stored quaternion's norm ([`Trajectory::validate`]): `f32`
+/// rounding of a unit quaternion is far below it.
+pub const QUATERNION_NORM_TOLERANCE: f32 = 1e-3;
+
+fn finite(xs: &[f32]) -> bool {
+    xs.iter().all(|x| x.is_finite())
+}
+
+fn unit(q: &[f32]) -> bool {
+    finite(q) && (q.iter().map(|x| x * x).sum::<f32>().sqrt() - 1.0).abs() <= QUATERNION_NORM_TOLERANCE
+}
+
+fn part_problem(p: &Part) -> Option<String> {
+    let sizes: Vec<f32> = match p.shape {
+        PartShape::Sphere { radius } => vec![radius],
+        PartShape::Box { half_extents } => half_extents.to_vec(),
+        PartShape::Cylinder { radius, half_height } | PartShape::Capsule { radius, half_height } => {
+            vec![radius, half_height]
+        }
+    };
+    if !sizes.iter().all(|x| x.is_finite() && *x >= 0.0) {
+        return Some(format!("a size is negative or not finite: {sizes:?}"));
+    }
+    if !finite(&p.pos) || !unit(&p.rot) {
+        return Some(format!("placement is not a position and a unit quaternion: {:?} {:?}", p.pos, p.rot));
+    }
+    None
+}
+
+impl Trajectory {
+    /// Checks what the replay page's loader (`reports/assets/replay.js`) relies on, naming the first
+    /// problem: the schema tag; a positive `dt` and `stride`; at least one frame; frames in
+    /// increasing step order, each before `steps`; every body with at least one part, every part
+    /// of non-negative finite size and placed by a unit quaternion; plane normals of unit length;
+    /// every mesh's triangles over the node count its frames all have; in every frame one finite
+    /// pose (unit quaternion) per body, one finite node list per mesh, and contacts of finite
+    /// numbers with a unit normal, non-negative penetration and finite impulse.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.schema != TRAJECTORY_SCHEMA {
+            return Err(format!("schema '{}'", self.schema));
+        }
+        if !(self.dt.is_finite() && self.dt > 0.0) || self.stride == 0 {
+            return Err(format!("dt {} and stride {} must be positive", self.dt, self.stride));
+        }
+        let first = self.frames.first().ok_or("no frame")?;
+        for b in &self.bodies {
+            if b.parts.is_empty() {
+                return Err(format!("body '{}' has no part to draw", b.name));
+            }
+            if let Some(why) = b.parts.iter().find_map(part_problem) {
+                return Err(format!("body '{}': {why}", b.name));
+            }
+        }
+        for s in &self.statics {
+            match s {
+                StaticGeometry::Plane { name, normal, offset } => {
+                    if !unit(normal) || !offset.is_finite() {
+                        return Err(format!("plane '{name}': normal {normal:?} or offset {offset} is not valid"));
+                    }
+                }
+                StaticGeometry::Solid { name, part } => {
+                    if let Some(why) = part_problem(part) {
+                        return Err(format!("static '{name}': {why}"));
+                    }
+                }
+            }
+        }
+        if first.nodes.len() != self.meshes.len() {
+            return Err(format!(
+                "frame 0 lists nodes of {} meshes, the scene has {}",
+                first.nodes.len(),
+                self.meshes.len()
+            ));
+        }
+        for (m, nodes) in self.meshes.iter().zip(&first.nodes) {
+            if let Some(t) = m.triangles.iter().find(|t| t.iter().any(|&i| i as usize >= nodes.len())) {
+                return Err(format!("mesh '{}': triangle {t:?} beyond its {} nodes", m.name, nodes.len()));
+            }
+        }
+        let mut previous: Option<usize> = None;
+        for f in &self.frames {
+            let at = |why: String| format!("frame of step {}: {why}", f.step);
+            if previous.is_some_and(|p| f.step <= p) || f.step >= self.steps.max(1) {
+                return Err(at(format!("out of order or beyond the {} steps", self.steps)));
+            }
+            previous = Some(f.step);
+            if !f.t.is_finite() {
+                return Err(at("time is not finite".into()));
+            }
+            if f.poses.len() != self.bodies.len() {
+                return Err(at(format!("{} poses for {} bodies", f.poses.len(), self.bodies.len())));
+            }
+            if let Some(p) = f.poses.iter().find(|p| !finite(&p[..3]) || !unit(&p[3..])) {
+                return Err(at(format!("pose {p:?} is not a position and a unit quaternion")));
+            }
+            if f.nodes.len() != first.nodes.len()
+                || f.nodes.iter().zip(&first.nodes).any(|(a, b)| a.len() != b.len() || !a.iter().all(|n| finite(n)))
+            {
+                return Err(at("mesh nodes differ in count from frame 0's or are not finite".into()));
+            }
+            if let Some(c) = f.contacts.iter().find(|c| !finite(&c[..]) || !unit(&c[3..6]) || c[7] < 0.0) {
+                return Err(at(format!("contact {c:?} is not a point, a unit normal, an impulse and a penetration")));
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Trajectory::read`] and [`Trajectory::validate`]: a sidecar the replay page can show.
+    pub fn read_valid(path: &Path) -> Result<Trajectory, TrajectoryError> {
+        let t = Self::read(path)?;
+        t.validate().map_err(|why| TrajectoryError::Format { path: path.to_path_buf(), why })?;
+        Ok(t)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,10 +377,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_sidecar_round_trips_and_a_wrong_schema_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = Trajectory {
+    fn sample() -> Trajectory {
+        Trajectory {
             schema: TRAJECTORY_SCHEMA.into(),
             case: "slope".into(),
             solver: "pgs".into(),
@@ -277,12 +394,68 @@ mod tests {
                 }],
             }],
             statics: vec![StaticGeometry::Plane { name: "ground".into(), normal: [0., 0., 1.], offset: 0.0 }],
-            meshes: vec![],
-            frames: vec![Frame { step: 0, poses: vec![[0., 0., 0.1, 0., 0., 0., 1.]], ..Default::default() }],
-        };
+            meshes: vec![SurfaceMesh { name: "bar".into(), triangles: vec![[0, 1, 2]] }],
+            frames: [0, 2]
+                .map(|step| Frame {
+                    step,
+                    poses: vec![[0., 0., 0.1, 0., 0., 0., 1.]],
+                    nodes: vec![vec![[0.; 3], [1., 0., 0.], [0., 1., 0.]]],
+                    contacts: vec![[0., 0., 0., 0., 0., 1., 0.5, 1e-4]],
+                    ..Default::default()
+                })
+                .to_vec(),
+            notes: vec![],
+        }
+    }
+
+    /// What the page's loader relies on is checked, each problem named.
+    #[test]
+    fn validation_names_what_the_page_could_not_show() {
+        assert_eq!(sample().validate(), Ok(()));
+        type Breaks = fn(&mut Trajectory);
+        let cases: [(&str, Breaks); 11] = [
+            ("no frame", |t| t.frames.clear()),
+            ("schema", |t| t.schema = "signorini.replay/0".into()),
+            ("must be positive", |t| t.dt = 0.0),
+            ("no part to draw", |t| t.bodies[0].parts.clear()),
+            ("a size is negative", |t| t.bodies[0].parts[0].shape = PartShape::Sphere { radius: -1.0 }),
+            ("plane 'ground'", |t| {
+                t.statics[0] = StaticGeometry::Plane { name: "ground".into(), normal: [0., 0., 2.], offset: 0. }
+            }),
+            ("beyond its 3 nodes", |t| t.meshes[0].triangles[0][2] = 3),
+            ("out of order", |t| t.frames[1].step = 0),
+            ("1 poses for 2 bodies", |t| {
+                let b = t.bodies[0].clone();
+                t.bodies.push(b)
+            }),
+            ("not a position and a unit quaternion", |t| t.frames[1].poses[0][6] = 0.5),
+            ("not a point, a unit normal", |t| t.frames[0].contacts[0][7] = -1e-3),
+        ];
+        for (needle, break_it) in cases {
+            let mut t = sample();
+            break_it(&mut t);
+            let e = t.validate().unwrap_err();
+            assert!(e.contains(needle), "{needle}: {e}");
+        }
+        let mut t = sample();
+        t.frames[1].nodes[0].pop();
+        assert!(t.validate().unwrap_err().contains("mesh nodes differ"));
+        t = sample();
+        t.frames[1].step = 10;
+        assert!(t.validate().unwrap_err().contains("beyond the 10 steps"));
+    }
+
+    #[test]
+    fn a_sidecar_round_trips_and_a_wrong_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = sample();
         let p = dir.path().join("slope__pgs.traj.json.gz");
         t.write_atomic(&p).unwrap();
         assert_eq!(Trajectory::read(&p).unwrap(), t);
+        assert_eq!(Trajectory::read_valid(&p).unwrap(), t);
+        Trajectory { frames: vec![], ..t.clone() }.write_atomic(&p).unwrap();
+        let e = Trajectory::read_valid(&p).unwrap_err();
+        assert!(matches!(&e, TrajectoryError::Format { why, .. } if why == "no frame"), "{e}");
         let bad = Trajectory { schema: "other/1".into(), ..t };
         bad.write_atomic(&p).unwrap();
         assert!(matches!(Trajectory::read(&p), Err(TrajectoryError::Format { .. })));

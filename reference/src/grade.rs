@@ -10,7 +10,9 @@
 //!   "dt": 0.01,
 //!   "q": [[...], ...], "v": [[...], ...],            steps + 1 states, signorini's coordinates
 //!   "wall_s": [...], "contacts": [...], "iterations": [...],     per step (optional)
-//!   "normal_impulse_total": [...] }                 per step, N s (optional; engine-reported)
+//!   "normal_impulse_total": [...],                  per step, N s (optional; engine-reported)
+//!   "contact_frames": [{"step": k, "contacts": [[px, py, pz, nx, ny, nz, impulse, penetration], ...]}, ...] }
+//!                                                   the engine's contacts at the replay's steps (optional)
 //! ```
 //!
 //! # Metrics of a graded trajectory
@@ -83,6 +85,21 @@ pub struct Trajectory {
     /// `null` for a step it did not report.
     #[serde(default, deserialize_with = "nullable_series")]
     pub normal_impulse_total: Vec<f64>,
+    /// The engine's own contacts at some steps (those of the replay's frames), for the replay
+    /// sidecar ([`replay_of`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contact_frames: Vec<ContactFrame>,
+}
+
+/// The contacts an engine reports for one step: per contact `[px, py, pz, nx, ny, nz, normal
+/// impulse (N s), penetration (m, >= 0)]` (the layout of [`records::trajectory::Frame::contacts`]),
+/// the normal pointing from the first body of the pair to the second as the engine orders them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContactFrame {
+    /// The step (0-based) whose contacts these are.
+    pub step: usize,
+    /// The contacts.
+    pub contacts: Vec<[f64; 8]>,
 }
 
 /// A series whose missing or non-finite entries are written `null` (JSON has no NaN), read as NaN.
@@ -518,30 +535,65 @@ pub fn trace_of(t: &Trajectory, scenario: &Scenario) -> Trace {
 }
 
 /// The replay sidecar ([`records::trajectory`]) of a checked trajectory: the engine's poses on the
-/// case's scene at the default stride ([`TrajectoryOption::Auto`]), the contacts signorini detects
-/// at them (the engines do not report per-contact impulses: every impulse is 0) and the graded
-/// metrics of `trace` ([`trace_of`]; the residual is not measured, NaN).
+/// case's scene at the default stride ([`replay_stride`]) and the graded metrics of `trace`
+/// ([`trace_of`]; the residual is not measured, NaN). A frame's contacts are the engine's own
+/// ([`Trajectory::contact_frames`]: point, normal, normal impulse, penetration) when it reported
+/// that step; otherwise those signorini detects at the engine's poses, with impulse 0 (an engine
+/// shares no per-contact impulse otherwise). The sidecar's notes say which.
 pub fn replay_of(t: &Trajectory, scenario: &Scenario, trace: &Trace, label: &str) -> records::trajectory::Trajectory {
     let n = scenario.steps;
-    let stride = TrajectoryOption::Auto.stride(n, scenario.dt, &scenario.world).unwrap_or(1);
-    let mut rec = Recorder::new(&scenario.world, scenario.dt, n, stride);
+    let mut rec = Recorder::new(&scenario.world, scenario.dt, n, replay_stride(scenario));
     let mut w = scenario.world.clone();
+    let engine: std::collections::HashMap<usize, &ContactFrame> =
+        t.contact_frames.iter().map(|f| (f.step, f)).collect();
     let recorded: Vec<usize> = (0..n).filter(|&k| rec.wants(k, n)).collect();
-    for k in recorded {
+    let mut from_engine = 0;
+    for &k in &recorded {
         w.set_state(&t.q[k + 1], &t.v[k + 1]);
         w.time = (k + 1) as f64 * scenario.dt;
-        let contacts = harness::geometry::detect(&w, scenario.margin);
         let m = &trace.metrics[k];
         let metrics = FrameMetrics {
             penetration_max: m.penetration_max,
             natmap_abs_l2: f64::NAN,
             natmap_rel_l2: f64::NAN,
-            iterations: 0,
+            iterations: t.iterations.get(k).copied().unwrap_or(0),
             unconverged: false,
         };
-        rec.record(k, &w, &contacts, None, metrics);
+        match engine.get(&k) {
+            Some(f) => {
+                from_engine += 1;
+                rec.record_rows(k, &w, f.contacts.iter().map(|c| c.map(|x| x as f32)).collect(), metrics);
+            }
+            None => rec.record(k, &w, &harness::geometry::detect(&w, scenario.margin), None, metrics),
+        }
     }
-    records::trajectory::Trajectory { case: label.to_string(), solver: t.engine.name.clone(), ..rec.finish() }
+    let name = &t.engine.name;
+    let mut notes = vec![format!(
+        "{name}'s trajectory graded by signorini: the residual is not measured (n/a); the penetration under the \
+         view is signorini's at {name}'s poses"
+    )];
+    if from_engine > 0 {
+        notes.push(format!(
+            "contacts: {name}'s own in {from_engine} of {} frames (point, normal, normal impulse, penetration), \
+             as the step's solve saw them: at the state the step started from",
+            recorded.len()
+        ));
+    }
+    if from_engine < recorded.len() {
+        notes.push(format!(
+            "contacts: signorini's detection at {name}'s poses in {} of {} frames (impulse not reported: 0)",
+            recorded.len() - from_engine,
+            recorded.len()
+        ));
+    }
+    records::trajectory::Trajectory { case: label.to_string(), solver: name.clone(), notes, ..rec.finish() }
+}
+
+/// The stride of a graded trajectory's replay (a run's default, [`TrajectoryOption::Auto`]); the
+/// export names it (`replay_stride`) so that an engine runner reports its contacts at these steps
+/// (and the last).
+pub fn replay_stride(scenario: &Scenario) -> usize {
+    TrajectoryOption::Auto.stride(scenario.steps, scenario.dt, &scenario.world).unwrap_or(1)
 }
 
 /// Grades a checked trajectory with `case`'s oracle and builds its run record: solver = the
@@ -616,6 +668,7 @@ pub fn from_trace(trace: &Trace, engine: Engine, case: &str, params: &Params, wa
         contacts: trace.metrics.iter().map(|m| m.n_contacts).collect(),
         iterations: vec![],
         normal_impulse_total: trace.metrics.iter().map(|m| m.normal_impulse_total).collect(),
+        contact_frames: vec![],
     }
 }
 

@@ -10,5 +10,7 @@
 pub mod grade;
 pub mod mjcf;
 
-pub use grade::{from_trace, grade, replay_of, trace_of, Engine, Trajectory, TrajectoryError};
+pub use grade::{
+    from_trace, grade, replay_of, replay_stride, trace_of, ContactFrame, Engine, Trajectory, TrajectoryError,
+};
 pub use mjcf::{export, Export, MjcfError, Sidecar};

@@ -180,6 +180,11 @@ pub struct Sidecar {
     pub dt: f64,
     /// Number of steps (a trajectory holds `steps + 1` states).
     pub steps: usize,
+    /// Steps between two frames of the replay that `signorini grade` writes
+    /// ([`crate::grade::replay_stride`]): an engine runner reports its own contacts at the steps
+    /// `k` with `k % replay_stride == 0` and at the last (`contact_frames` of the trajectory).
+    #[serde(default = "one")]
+    pub replay_stride: usize,
     /// Gravity (m/s^2).
     pub gravity: [f64; 3],
     /// Length of signorini's `q` (7 per body).
@@ -198,6 +203,10 @@ pub struct Sidecar {
     pub coordinates: String,
     /// Approximations made by the export.
     pub notes: Vec<String>,
+}
+
+fn one() -> usize {
+    1
 }
 
 /// An exported case: the MJCF text and its sidecar.
@@ -553,6 +562,7 @@ pub fn export(case: &str, params: &Params, scenario: &Scenario) -> Result<Export
         params_hash: params.hash(),
         dt,
         steps: scenario.steps,
+        replay_stride: crate::grade::replay_stride(scenario),
         gravity: [g.x, g.y, g.z],
         nq: layout.nq,
         nv: layout.nv,

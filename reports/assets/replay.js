@@ -87,7 +87,14 @@
     var canvas = document.createElement('canvas');
     var info = document.createElement('div');
     info.className = 'metrics';
-    wrap.appendChild(title); wrap.appendChild(canvas); wrap.appendChild(info);
+    wrap.appendChild(title);
+    if (traj.notes && traj.notes.length) {
+      var notes = document.createElement('div');
+      notes.className = 'muted view-notes';
+      notes.textContent = traj.notes.join('; ');
+      wrap.appendChild(notes);
+    }
+    wrap.appendChild(canvas); wrap.appendChild(info);
     host.appendChild(wrap);
     var renderer = new THREE.WebGLRenderer({ canvas: canvas, antialias: true, preserveDrawingBuffer: true });
     renderer.setPixelRatio(window.devicePixelRatio || 1);

@@ -1,10 +1,12 @@
-//! `index.html`: a self-contained page (inline CSS, one inline script that sorts the tables, no
+//! `index.html`: a self-contained page (inline CSS, one inline script that sorts the tables and
+//! links a click on a per-step figure to the replay page at that step, no
 //! external resources) with the matrix view ([`crate::html_matrix`]), the sortable solver × case
 //! table, the gate check (counts, failures, expected failures), reasons for skipped/failed pairs, criterion estimates and
 //! every figure (`<img>` of the SVG files in `figures/`) with a caption naming its run records.
 
 use crate::figures::Figure;
 use crate::gate::{GateReport, Outcome};
+use crate::html_matrix::Replays;
 use crate::report::{case_labels, commits, Report};
 use crate::table::{cell, headers, row, Tone, MISSING};
 use records::RunStatus;
@@ -19,7 +21,7 @@ table { border-collapse: collapse; font-size: 12px; margin: 8px 0; }\n.wide { ov
 th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
 th { background: #f0f0f0; font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .good { background: #e3f4e3; } .bad { background: #fbe0e0; } .muted { color: #777; background: #f6f6f6; } .ref { font-style: italic; }
-figure { margin: 16px 0 28px 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure { margin: 16px 0 28px 0; } figure img { max-width: 100%; height: auto; border: 1px solid #ddd; } img.step-link { cursor: crosshair; }
 figcaption { font-size: 13px; color: #333; max-width: 1100px; }
 figcaption ul { margin: 4px 0; padding-left: 20px; color: #555; }
 pre { background: #f6f6f6; padding: 8px; font-size: 12px; overflow-x: auto; }
@@ -36,15 +38,68 @@ fn tone(t: Tone) -> &'static str {
     }
 }
 
-fn figure(f: &Figure) -> String {
+/// The attributes that make a per-step figure's image open its case's replay page at the step
+/// clicked ([`STEP_LINK_JS`]); empty unless the figure has step axes and its case a replay page.
+fn step_link(f: &Figure, replays: &Replays) -> String {
+    let Some(st) = f.steps.as_ref().filter(|st| replays.contains_key(&st.case)) else {
+        return String::new();
+    };
+    let axes: Vec<String> = st
+        .axes
+        .iter()
+        .filter(|a| a.scale == crate::figures::Scale::Linear)
+        .map(|a| format!("{} {} {:e} {:e}", a.pixels.0, a.pixels.1, a.range.0, a.range.1))
+        .collect();
+    format!(
+        " class=\"step-link\" data-replay=\"{}\" data-width=\"{}\" data-axes=\"{}\" data-step0=\"{}\" \
+         data-t0=\"{:e}\" data-dt=\"{:e}\" title=\"Click a time to open the replay of {} at that step\"",
+        esc(&crate::replay::page_path(&st.case)),
+        st.width,
+        axes.join(";"),
+        st.step0,
+        st.t0,
+        st.dt,
+        esc(&st.case)
+    )
+}
+
+/// Opens the replay page at the step under the click on a per-step figure ([`step_link`]): the
+/// click's x in the SVG's pixels, the panel whose plotting area holds it, its time there, and the
+/// step drawn nearest that time (as [`crate::figures::StepAxes::step_at`]).
+pub const STEP_LINK_JS: &str = r#"
+(function () {
+  [].forEach.call(document.querySelectorAll('img.step-link'), function (img) {
+    img.addEventListener('click', function (e) {
+      var r = img.getBoundingClientRect(), d = img.dataset;
+      var x = (e.clientX - r.left) * (+d.width) / r.width;
+      var axes = d.axes.split(';').map(function (a) { return a.split(' ').map(Number); });
+      for (var i = 0; i < axes.length; i++) {
+        var a = axes[i];
+        if (x < a[0] || x > a[1]) continue;
+        var t = a[2] + (x - a[0]) / (a[1] - a[0]) * (a[3] - a[2]);
+        var k = +d.step0 + Math.round((t - (+d.t0)) / (+d.dt));
+        if (k >= 0) location.href = d.replay + '#step=' + k;
+        return;
+      }
+    });
+  });
+})();
+"#;
+
+fn figure(f: &Figure, replays: &Replays) -> String {
+    let link = step_link(f, replays);
     let mut s = format!(
-        "<figure id=\"{}\">\n<img src=\"{}\" alt=\"{}\">\n<figcaption><b>{}.</b> {}",
+        "<figure id=\"{}\">\n<img src=\"{}\" alt=\"{}\"{}>\n<figcaption><b>{}.</b> {}",
         esc(&f.file),
         esc(&f.file),
         esc(&f.title),
+        link,
         esc(&f.title),
         esc(&f.description)
     );
+    if !link.is_empty() {
+        s += " Click a time on it to open the replay at that step.";
+    }
     for n in &f.notes {
         s += &format!(" <span class=\"note\">{}.</span>", esc(n));
     }
@@ -283,7 +338,7 @@ pub fn index(rep: &Report) -> String {
         if figs.is_empty() {
             return "<p class=\"muted\">No data for this figure in this run directory.</p>\n".into();
         }
-        figs.into_iter().map(figure).collect()
+        figs.into_iter().map(|f| figure(f, &rep.replays)).collect()
     };
     if !rep.left_out.is_empty() {
         body += "<p class=\"muted\"><b>Left out of the figures:</b></p>\n<ul>\n";
@@ -351,7 +406,7 @@ pub fn index(rep: &Report) -> String {
             body += "<p class=\"muted\">No recorded steps or iteration logs for this case.</p>\n";
         }
         for f in figs {
-            body += &figure(f);
+            body += &figure(f, &rep.replays);
         }
     }
     if let Some((dir, est)) = &rep.criterion {
@@ -377,7 +432,7 @@ pub fn index(rep: &Report) -> String {
     }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>signorini report</title>\n\
-         <style>{CSS}{}</style>\n</head>\n<body>\n{body}<script>{}</script>\n</body>\n</html>\n",
+         <style>{CSS}{}</style>\n</head>\n<body>\n{body}<script>{}{STEP_LINK_JS}</script>\n</body>\n</html>\n",
         crate::html_matrix::CSS,
         crate::html_matrix::SORT_JS
     )

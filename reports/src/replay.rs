@@ -38,6 +38,12 @@ pub enum ReplayError {
         /// What was asked and what exists.
         what: String,
     },
+    /// The run directory could not be listed.
+    #[error(transparent)]
+    Input(#[from] records::input::InputError),
+    /// A record could not be read.
+    #[error(transparent)]
+    Record(#[from] records::RecordError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReplayError + '_ {
@@ -191,6 +197,63 @@ pub fn write(run_dir: &Path, out_dir: &Path, case: Option<&str>, solvers: &[Stri
     Ok(written)
 }
 
+/// What [`check`] found in a run directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Checked {
+    /// Records read.
+    pub records: usize,
+    /// Sidecars that the page can show ([`records::trajectory::Trajectory::validate`]).
+    pub valid: usize,
+    /// Frames in those sidecars.
+    pub frames: usize,
+    /// What is wrong: a record that ran a step without a sidecar, a sidecar the page cannot show,
+    /// or a sidecar without a record (one line each).
+    pub problems: Vec<String>,
+}
+
+/// Checks that every record of `run_dir` that recorded a step has a trajectory sidecar the
+/// replay page can show (its loader's assumptions: [`records::trajectory::Trajectory::validate`]),
+/// for the record's case label and solver, and that every sidecar belongs to a record. A record
+/// that ran no step (a skipped pair) needs none.
+pub fn check(run_dir: &Path) -> Result<Checked, ReplayError> {
+    use records::trajectory::{sidecar_path, Trajectory};
+    let mut out = Checked::default();
+    let mut with_record = std::collections::BTreeSet::new();
+    for path in records::input::json_files(run_dir)? {
+        let r = records::RunRecord::read(&path)?;
+        out.records += 1;
+        let car = sidecar_path(&path);
+        with_record.insert(car.clone());
+        if !car.exists() {
+            if !r.steps.is_empty() {
+                out.problems.push(format!("{}: ran {} steps and has no sidecar", path.display(), r.steps.len()));
+            }
+            continue;
+        }
+        match Trajectory::read_valid(&car) {
+            Err(e) => out.problems.push(e.to_string()),
+            Ok(t) if t.case != r.case.label || t.solver != r.solver.name => out.problems.push(format!(
+                "{}: the motion of {} / {}, beside the record of {} / {}",
+                car.display(),
+                t.case,
+                t.solver,
+                r.case.label,
+                r.solver.name
+            )),
+            Ok(t) => {
+                out.valid += 1;
+                out.frames += t.frames.len();
+            }
+        }
+    }
+    for cars in sidecars(run_dir)?.values() {
+        for s in cars.iter().filter(|s| !with_record.contains(&s.path)) {
+            out.problems.push(format!("{}: no record beside it", s.path.display()));
+        }
+    }
+    Ok(out)
+}
+
 fn page_html(label: &str, solvers: &[&str], scripts: &str) -> String {
     let title = format!("Replay: {} — {}", esc(label), esc(&solvers.join(", ")));
     format!(
@@ -206,6 +269,7 @@ body {{ font: 14px/1.4 system-ui, sans-serif; margin: 12px 18px; color: #222; }}
 .view {{ flex: 1 1 360px; min-width: 300px; border: 1px solid #ccd; border-radius: 4px; padding: 4px; }}
 .view canvas {{ width: 100%; height: 380px; display: block; cursor: grab; }}
 .view-title {{ font-weight: 600; padding: 2px 4px; }}
+.view-notes {{ font-size: 12px; padding: 0 4px 4px 4px; }}
 .metrics table {{ border-collapse: collapse; font-size: 13px; }}
 .metrics td {{ padding: 1px 8px 1px 4px; }}
 .metrics td:first-child {{ color: #667; }}
@@ -247,6 +311,66 @@ mod tests {
         {
             assert_eq!(base64(x.as_bytes()), want);
         }
+    }
+
+    /// The check finds every record that ran without motion the page can show, a sidecar of
+    /// another pair, and a sidecar without a record; a skipped record needs none.
+    #[test]
+    fn the_check_names_records_without_a_showable_sidecar() {
+        use crate::test_records::record;
+        use records::trajectory::{sidecar_path, BodyGeometry, Frame, Part, PartShape, Trajectory, TRAJECTORY_SCHEMA};
+        use records::{RunStatus, StepRecord};
+        let run = tempfile::tempdir().unwrap();
+        let motion = |case: &str, solver: &str| Trajectory {
+            schema: TRAJECTORY_SCHEMA.into(),
+            case: case.into(),
+            solver: solver.into(),
+            dt: 0.01,
+            stride: 1,
+            steps: 2,
+            bodies: vec![BodyGeometry {
+                name: "ball".into(),
+                parts: vec![Part { shape: PartShape::Sphere { radius: 0.1 }, pos: [0.0; 3], rot: [0., 0., 0., 1.] }],
+            }],
+            frames: vec![Frame { step: 0, poses: vec![[0., 0., 0.1, 0., 0., 0., 1.]], ..Default::default() }],
+            ..Default::default()
+        };
+        let step = StepRecord {
+            step: 0,
+            status: api::SolveStatus::Solved,
+            iterations: 1,
+            wall_s: 0.0,
+            metrics: records::StepMetrics::unmeasured(0.01),
+            accuracy: None,
+        };
+        let write = |label: &str, solver: &str, status: RunStatus, traj: Option<Trajectory>| {
+            let mut r = record(label, solver, status, 1.0, &[]);
+            if status != RunStatus::Skipped {
+                r.steps = vec![step.clone()];
+            }
+            let path = run.path().join(r.file_name());
+            std::fs::write(&path, serde_json::to_vec(&r).unwrap()).unwrap();
+            if let Some(t) = traj {
+                t.write_atomic(&sidecar_path(&path)).unwrap();
+            }
+        };
+        write("slope", "pgs", RunStatus::Ok, Some(motion("slope", "pgs")));
+        write("slope", "sap", RunStatus::Skipped, None);
+        let c = check(run.path()).unwrap();
+        assert_eq!((c.records, c.valid, c.frames, c.problems.len()), (2, 1, 1, 0), "{c:?}");
+        write("slope", "nsn", RunStatus::Failed, None);
+        write("arch", "pgs", RunStatus::Ok, Some(motion("slope", "pgs")));
+        write("box", "pgs", RunStatus::Ok, Some(Trajectory { frames: vec![], ..motion("box", "pgs") }));
+        motion("lost", "pgs").write_atomic(&run.path().join(format!("lost__pgs{SIDECAR_SUFFIX}"))).unwrap();
+        let c = check(run.path()).unwrap();
+        assert_eq!((c.records, c.valid), (5, 1), "{c:?}");
+        let all = c.problems.join("\n");
+        for needle in
+            ["slope__nsn.json: ran 1 steps and has no sidecar", "the motion of slope / pgs", "no frame", "lost__pgs"]
+        {
+            assert!(all.contains(needle), "{needle}: {all}");
+        }
+        assert_eq!(c.problems.len(), 4, "{all}");
     }
 
     #[test]

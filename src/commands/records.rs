@@ -144,3 +144,19 @@ pub(crate) fn view(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// `signorini view DIR --check`: every record that ran a step has a sidecar the page can show.
+pub(crate) fn check_replays(dir: &Path) -> Result<ExitCode, String> {
+    let c = reports::replay::check(dir).map_err(|e| e.to_string())?;
+    for p in &c.problems {
+        eprintln!("replay: {p}");
+    }
+    outln!(
+        "{} records, {} sidecars the replay page can show ({} frames), {} problems",
+        c.records,
+        c.valid,
+        c.frames,
+        c.problems.len()
+    );
+    Ok(if c.problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -79,6 +79,7 @@ pub(crate) fn grade(
     // the replay sidecar first, as `run` writes it (the record never names motion that is not there)
     let trace = reference::trace_of(&t, prepared.scenario());
     let replay = reference::replay_of(&t, prepared.scenario(), &trace, &label);
+    replay.validate().map_err(|why| format!("{}: its replay could not be shown: {why}", trajectory.display()))?;
     let path = harness::runner::write_with_sidecar(&record, Some(&replay), out)
         .map_err(|e| format!("{}: {e}", out.display()))?;
     for (name, check) in &record.summary.oracle {

@@ -171,5 +171,6 @@ pub fn figure(
         sources,
         series,
         notes: dropped_note(dropped).into_iter().collect(),
+        steps: None,
     }))
 }

@@ -93,6 +93,59 @@ pub struct Figure {
     pub series: usize,
     /// Data left out or caveats (e.g. "3 points <= 0 not drawn on the log axis").
     pub notes: Vec<String>,
+    /// For a per-step figure (x = simulated time of one case): how an x position maps to a step,
+    /// so that the report links a click to the case's replay page at that step.
+    pub steps: Option<StepAxes>,
+}
+
+/// Where a panel's x axis lies in its figure's SVG.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct XAxis {
+    /// Pixel x (SVG user units) of the plotting area's left and right ends.
+    pub pixels: (i32, i32),
+    /// The drawn x value at those ends (`log10` of the data on a log axis).
+    pub range: (f64, f64),
+    /// The axis scale.
+    pub scale: Scale,
+}
+
+impl XAxis {
+    /// The data x at pixel `px` (linear interpolation between the ends; `10^` on a log axis).
+    pub fn value_at(&self, px: f64) -> f64 {
+        let (a, b) = (f64::from(self.pixels.0), f64::from(self.pixels.1));
+        let v = self.range.0 + (px - a) / (b - a) * (self.range.1 - self.range.0);
+        match self.scale {
+            Scale::Linear => v,
+            Scale::Log => 10f64.powf(v),
+        }
+    }
+}
+
+/// How a click on a per-step figure finds its step: step `k` is drawn at `x = t0 + (k - step0) dt`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepAxes {
+    /// Case label (its replay page is [`crate::replay::page_path`]).
+    pub case: String,
+    /// Width of the SVG (its pixel x span).
+    pub width: u32,
+    /// One x axis per panel, left to right.
+    pub axes: Vec<XAxis>,
+    /// A recorded step and the x (time) it is drawn at.
+    pub step0: usize,
+    /// The x of `step0`.
+    pub t0: f64,
+    /// The x distance between two consecutive steps (the time step).
+    pub dt: f64,
+}
+
+impl StepAxes {
+    /// The step drawn nearest pixel `px` of the SVG (`None`: outside every panel's plotting area,
+    /// or before step 0).
+    pub fn step_at(&self, px: f64) -> Option<usize> {
+        let a = self.axes.iter().find(|a| f64::from(a.pixels.0) <= px && px <= f64::from(a.pixels.1))?;
+        let k = self.step0 as f64 + ((a.value_at(px) - self.t0) / self.dt).round();
+        (k >= 0.0).then_some(k as usize)
+    }
 }
 
 /// One record's provenance for captions: `file (commit abcdef1, case <hash>, solver <hash>)`.
@@ -298,6 +351,11 @@ type Segments = Vec<Vec<(f64, f64)>>;
 /// Draws one panel into `area`; returns the number of legend entries and the number of points
 /// left out (non-finite, or non-positive on a log axis).
 pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Result<(usize, usize), FigureError> {
+    draw_panel_axis(area, p).map(|(legend, dropped, _)| (legend, dropped))
+}
+
+/// [`draw_panel`], also returning where its x axis was drawn.
+fn draw_panel_axis(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Result<(usize, usize, XAxis), FigureError> {
     let e = |e: DrawingAreaErrorKind<_>| FigureError::Draw { why: e.to_string() };
     let mut dropped = 0;
     let mut t_series: Vec<(usize, Segments)> = vec![];
@@ -372,6 +430,11 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
         };
         mesh.draw().map_err(e)?;
     }
+    let x_axis = XAxis {
+        pixels: (chart.backend_coord(&(x0, y0)).0, chart.backend_coord(&(x1, y0)).0),
+        range: (x0, x1),
+        scale: p.x_scale,
+    };
     // log axes: grid lines and labels at 1-2-5 x 10^k, drawn here
     let base = area.get_base_pixel();
     let grid = RGBColor(215, 215, 215);
@@ -462,7 +525,7 @@ pub fn draw_panel(area: &DrawingArea<SVGBackend<'_>, Shift>, p: &Panel) -> Resul
         ))
         .map_err(e)?;
     }
-    Ok((legend, dropped))
+    Ok((legend, dropped, x_axis))
 }
 
 /// Draws `panels` side by side into `dir/<name>.svg` (width `panel_w` each, height `h`); returns
@@ -474,11 +537,22 @@ pub fn render(
     panel_w: u32,
     h: u32,
 ) -> Result<(String, usize, usize), FigureError> {
+    render_axes(dir, name, panels, panel_w, h).map(|(file, legend, dropped, _)| (file, legend, dropped))
+}
+
+/// [`render`], also returning where each panel's x axis lies in the SVG.
+pub fn render_axes(
+    dir: &Path,
+    name: &str,
+    panels: &[Panel],
+    panel_w: u32,
+    h: u32,
+) -> Result<(String, usize, usize, Vec<XAxis>), FigureError> {
     register_font();
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures).map_err(|source| FigureError::Io { path: figures.clone(), source })?;
     let path = figures.join(format!("{name}.svg"));
-    let (mut legend, mut dropped) = (0, 0);
+    let (mut legend, mut dropped, mut axes) = (0, 0, vec![]);
     // drawn into memory, then written atomically: a full disk or a failed draw leaves the previous
     // figure or nothing, never a 0-byte or truncated SVG
     let mut svg = String::new();
@@ -488,9 +562,10 @@ pub fn render(
         root.fill(&WHITE).map_err(|e| FigureError::Draw { why: e.to_string() })?;
         let areas = root.split_evenly((1, panels.len().max(1)));
         for (area, p) in areas.iter().zip(panels) {
-            let (l, d) = draw_panel(area, p)?;
+            let (l, d, x) = draw_panel_axis(area, p)?;
             legend += l;
             dropped += d;
+            axes.push(x);
         }
         root.present().map_err(|e| FigureError::Present { path: path.clone(), why: e.to_string() })?;
     }
@@ -498,7 +573,7 @@ pub fn render(
         return Err(FigureError::Empty { path });
     }
     records::write_atomic(&path, svg.as_bytes()).map_err(|source| FigureError::Io { path: path.clone(), source })?;
-    Ok((format!("figures/{name}.svg"), legend, dropped))
+    Ok((format!("figures/{name}.svg"), legend, dropped, axes))
 }
 
 /// A file-name-safe slug.

@@ -90,6 +90,7 @@ pub fn figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Ve
             sources,
             series: n,
             notes: dropped_note(dropped).into_iter().collect(),
+            steps: None,
         });
     }
     Ok(out)

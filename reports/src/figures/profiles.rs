@@ -104,6 +104,7 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
         sources: records.iter().filter(|r| r.status != records::RunStatus::Skipped).map(source_of).collect(),
         series,
         notes: vec![],
+        steps: None,
     }))
 }
 
@@ -156,6 +157,7 @@ pub fn fclib_figures(dir: &Path, records: &[RunRecord], order: &[String]) -> Res
             sources: rs.iter().filter(|r| r.status != records::RunStatus::Skipped).map(source_of).collect(),
             series,
             notes: vec![],
+            steps: None,
         });
     }
     Ok(out)

@@ -91,6 +91,7 @@ pub fn figures(dir: &Path, records: &[RunRecord]) -> Result<Vec<Figure>, FigureE
             sources: sw.records.iter().map(|r| source_of(r)).collect(),
             series: n,
             notes: dropped_note(dropped).into_iter().collect(),
+            steps: None,
         });
     }
     Ok(out)

@@ -76,5 +76,6 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
         sources: rs.iter().map(|r| source_of(r)).collect(),
         series: n,
         notes,
+        steps: None,
     }))
 }

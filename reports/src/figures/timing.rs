@@ -67,5 +67,6 @@ pub fn figure(dir: &Path, records: &[RunRecord], order: &[String]) -> Result<Opt
         sources,
         series: n,
         notes: dropped_note(dropped).into_iter().collect(),
+        steps: None,
     }))
 }
