@@ -63,6 +63,26 @@ pub enum AnsweredModel {
         /// The iteration-log columns holding the solver's own residual (as for `Regularised`).
         residual_columns: &'static [&'static str],
     },
+    /// The velocity-level LCP with a polyhedral friction cone (Stewart & Trinkle, Anitescu &
+    /// Potra): the Coulomb disk replaced by the regular polygon of `d` facets inscribed in it,
+    /// no De Saxcé shift (`kernels::pyramid`). Its natural map, a quantity the harness computes
+    /// from an answer itself, depends on `d`: the harness reads it from the setting named here.
+    Pyramid {
+        /// The setting holding the number of facets `d` (an integer ≥ 3).
+        facets: &'static str,
+        /// The iteration-log columns holding the solver's own residual (as for `Regularised`).
+        residual_columns: &'static [&'static str],
+    },
+    /// The minimiser of a convex cone program whose feasible set is the contact law's
+    /// (Drumwright's min-norm program: normal rows `u_n − v̂ + r_n λ_n ≥ 0`, the impulse in the
+    /// Coulomb cone, the bilateral rows' laws, with the momentum balance as equality rows). The
+    /// harness computes the program's feasibility and the momentum balance from an answer; its
+    /// optimality needs the program's multipliers, which an answer does not carry
+    /// (docs/equal-accuracy.md).
+    ConeProgram {
+        /// The iteration-log columns holding the solver's own residual (as for `Regularised`).
+        residual_columns: &'static [&'static str],
+    },
 }
 
 impl AnsweredModel {
@@ -73,9 +93,13 @@ impl AnsweredModel {
     }
 
     /// The residual of the solver's own model read from its iteration log (`None` for the rigid
-    /// model, or when the log lacks a column).
+    /// model, or when the log lacks a column). Kept in records beside the harness's measure; the
+    /// harness's verdicts never read it.
     pub fn own_residual(self, log: &crate::log::IterationLog) -> Option<f64> {
-        let (AnsweredModel::Regularised { residual_columns } | AnsweredModel::Relaxed { residual_columns }) = self
+        let (AnsweredModel::Regularised { residual_columns }
+        | AnsweredModel::Relaxed { residual_columns }
+        | AnsweredModel::Pyramid { residual_columns, .. }
+        | AnsweredModel::ConeProgram { residual_columns }) = self
         else {
             return None;
         };

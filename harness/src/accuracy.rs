@@ -11,16 +11,18 @@
 //!   (Eq. 32, `yardstick_momentum_rel`) when it is larger: an iterate must satisfy the contact
 //!   law and the momentum balance both (for PGS and CANAL, whose iterates balance momentum, the
 //!   second is round-off). For Anitescu's CCP (ccp_pgs, ccp_admm, apgd) the same with the CCP's
-//!   natural map `λ − P_K(λ − ũ)` (no De Saxcé shift). For a regularised model (SAP, drumwright) the momentum error alone:
-//!   their impulses follow from the velocity by the model's own law, so momentum balance (the
-//!   gradient of SAP's convex cost) is their model's only residual; the rigid error stays in each
-//!   step's `natmap_rel_l2`, beside it.
+//!   natural map `λ − P_K(λ − ũ)` (no De Saxcé shift); for the pyramid LCP (lcp_pgs, lcp_lemke)
+//!   with the natural map of its polygonal friction law, at the solver's `facets`. For SAP's
+//!   regularised model the momentum error alone: its impulses follow from the velocity by the
+//!   model's own law, so momentum balance (the gradient of SAP's convex cost) is its model's only
+//!   residual. For drumwright's cone program the program's infeasibility (normal rows, cone,
+//!   bilateral rows) and the momentum error; its optimality is not measured (the multipliers it
+//!   needs are not in an answer). The rigid error stays in each step's `natmap_rel_l2`, beside it.
 //! - **The solver's own tolerance** (the setting [`api::SolverDef::TOLERANCE`] names) is set to
 //!   [`OWN_TOLERANCE_UNDER_HARNESS`], out of reach, so its own criterion does not stop it first.
-//!   A solver whose iterations run inside a library ([`api::SolverDef::HARNESS_STOPS`] false:
-//!   drumwright's interior point), or whose model the harness cannot measure on an iterate (the
-//!   pyramid LCP, whose residual depends on its `facets` setting), is not stopped: its tolerance
-//!   is set to `EPS` and a step counts as reached only when its own residual is at most `EPS` too.
+//!   A solver whose iterations run inside a library, or whose iterates are no answers
+//!   ([`api::SolverDef::HARNESS_STOPS`] false: drumwright's interior point, Lemke's pivots), is
+//!   not stopped: its tolerance is set to `EPS`, and the harness grades its answer alone.
 //! - **A step reached `EPS`** when the answer the solver returned measures at most `EPS` (the
 //!   harness evaluates the answer once more, so a solver that returns without handing over an
 //!   iterate, e.g. on a step without contacts, is measured too). Its time is the solver's wall
@@ -51,7 +53,8 @@ pub struct Accuracy {
     pub eps: f64,
     /// The yardstick.
     pub measure: StopMeasure,
-    /// The contact model the solver answers.
+    /// The contact model the solver answers: read only to record its own residual beside the
+    /// verdict ([`StepAccuracy::own`]), never to decide it.
     pub model: AnsweredModel,
     /// Whether the harness's rule can stop the solver ([`api::SolverDef::HARNESS_STOPS`]).
     pub harness_stops: bool,
@@ -77,9 +80,15 @@ impl Accuracy {
         Accuracy { eps, measure: StopMeasure::ContactModel, model: AnsweredModel::RigidCoulomb, harness_stops: true }
     }
 
-    /// The mode at `eps` for the solver `entry`.
-    pub fn for_solver(eps: f64, entry: &SolverEntry) -> Self {
-        Accuracy { eps, measure: StopMeasure::of(entry.model), model: entry.model, harness_stops: entry.harness_stops }
+    /// The mode at `eps` for the solver `entry` with the settings `params` (the pyramid model's
+    /// facet count is read from them: an error when they hold none).
+    pub fn for_solver(eps: f64, entry: &SolverEntry, params: &Params) -> Result<Self, ParamError> {
+        let measure = StopMeasure::of(entry.model, params).map_err(|e| ParamError::BadValue {
+            key: e.setting.to_string(),
+            owner: entry.name.to_string(),
+            why: e.to_string(),
+        })?;
+        Ok(Accuracy { eps, measure, model: entry.model, harness_stops: entry.harness_stops })
     }
 
     /// The solver's own tolerance in this mode (see the module doc).
@@ -113,8 +122,7 @@ impl Accuracy {
     /// `log` with this mode's stopping rule on `problem`, and what [`Self::grade`] needs after
     /// the step.
     /// A solver the harness cannot stop ([`api::SolverDef::HARNESS_STOPS`] false) gets no rule:
-    /// its yardstick could not tell its model's convergence (the pyramid LCP's momentum balance
-    /// holds at every iterate), so its own tolerance, set to `EPS`, ends its solve.
+    /// its own tolerance, set to `EPS`, ends its solve, and [`Self::grade`] measures the answer.
     pub fn arm(&self, problem: &StepProblem<'_>, log: IterationLog) -> (IterationLog, ArmedStep) {
         let (yardstick, clock) = self.timed_yardstick(problem);
         let log = if self.harness_stops {
@@ -125,24 +133,25 @@ impl Accuracy {
         (log, ArmedStep { yardstick, clock })
     }
 
-    /// The step's verdict from its `log`, the answer `sol` and the solver's wall time `wall_s`.
+    /// The step's verdict from its `log`, the answer `sol` and the solver's wall time `wall_s`:
+    /// the harness's yardstick on the answer alone decides; the solver's own residual is only
+    /// recorded beside it.
     pub fn grade(&self, armed: &ArmedStep, log: &IterationLog, sol: &StepSolution, wall_s: f64) -> StepAccuracy {
         let answer = (armed.yardstick)(&sol.v, &sol.impulses, &sol.bilateral);
-        let mut best = match log.best_yardstick() {
+        let best = match log.best_yardstick() {
             Some(b) if !answer.is_nan() => b.min(answer),
             Some(b) => b,
             None => answer,
         };
-        let mut reached = answer <= self.eps;
-        if !self.harness_stops {
-            // its own residual decides too (its momentum balance holds by construction)
-            if let Some(own) = self.model.own_residual(log) {
-                reached &= own <= self.eps;
-                best = best.max(own);
-            }
-        }
+        let reached = answer <= self.eps;
         let yardstick_s = armed.clock.load(Ordering::Relaxed) as f64 * 1e-9;
-        StepAccuracy { reached, iterations: sol.iterations, time_s: (wall_s - yardstick_s).max(0.0), best }
+        StepAccuracy {
+            reached,
+            iterations: sol.iterations,
+            time_s: (wall_s - yardstick_s).max(0.0),
+            best,
+            own: self.model.own_residual(log),
+        }
     }
 }
 

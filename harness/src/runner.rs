@@ -703,7 +703,7 @@ impl Suite {
                 v.apply(&mut sp, k, &format!("solver '{}'", spec.solver))?;
             }
             // the mode sets the solver's own tolerance last: the harness decides when it stops
-            let accuracy = self.accuracy.map(|eps| Accuracy::for_solver(eps, solver));
+            let accuracy = self.accuracy.map(|eps| Accuracy::for_solver(eps, solver, &sp)).transpose()?;
             if let Some(a) = &accuracy {
                 a.apply(solver, &mut sp)?;
             }
@@ -993,7 +993,7 @@ pub fn run_pair_traced(
     record.summary = summarize(&outcome, &pair.scenario);
     record.summary.accuracy = pair
         .accuracy
-        .map(|a| records::AccuracySummary::of(a.eps, a.measure.name(), a.own_tolerance(), &outcome.accuracy));
+        .map(|a| records::AccuracySummary::of(a.eps, &a.measure.name(), a.own_tolerance(), &outcome.accuracy));
     if outcome.trace.completed {
         for check in pair.case.grade(&outcome.trace) {
             record.summary.oracle.insert(check.name.clone(), check);

@@ -6,6 +6,8 @@
 //! - [`contact_local`]: one contact's local problem with the others frozen (Delassus block, normal
 //!   law, friction disk) and its exact solves, the building block of Gauss–Seidel/Jacobi solvers.
 //! - [`lcp`]: dense linear complementarity problems: Lemke's method (lexicographic), the min-map residual.
+//! - [`pyramid`]: the polyhedral friction cone with `d` facets: its directions, the projection onto
+//!   its polygon, the natural map of the pyramid LCP's contact law.
 //! - [`ncp`]: NCP functions (Fischer–Burmeister, min map), the fixed-point friction compliance
 //!   and the mass-based complementarity preconditioner (shared by `nsn` and `local_global`).
 //! - [`pd_local`]: the projective-dynamics local step on tetrahedra as device-ready data.
@@ -38,6 +40,7 @@ pub mod iterative;
 pub mod lcp;
 pub mod ncp;
 pub mod pd_local;
+pub mod pyramid;
 pub mod roots;
 pub mod sparse;
 pub mod sparse_inverse;

@@ -90,6 +90,12 @@ fn catalogue(py: Python<'_>) -> PyResult<String> {
                     api::AnsweredModel::Relaxed { residual_columns } => {
                         serde_json::json!({"kind": "relaxed", "residual_columns": residual_columns})
                     }
+                    api::AnsweredModel::Pyramid { facets, residual_columns } => {
+                        serde_json::json!({"kind": "pyramid", "facets": facets, "residual_columns": residual_columns})
+                    }
+                    api::AnsweredModel::ConeProgram { residual_columns } => {
+                        serde_json::json!({"kind": "cone_program", "residual_columns": residual_columns})
+                    }
                 };
                 serde_json::json!({
                     "name": e.name, "summary": e.summary, "paper": e.paper,

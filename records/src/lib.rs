@@ -362,6 +362,12 @@ pub struct StepAccuracy {
     /// could be measured).
     #[serde(deserialize_with = "crate::nullable_f64")]
     pub best: f64,
+    /// The solver's own residual at its answer (`api::AnsweredModel::own_residual`: the last
+    /// value of its residual columns, e.g. the pyramid LCP's min map, drumwright's interior-point
+    /// residuals), recorded beside the harness's measure; it decides nothing. Absent for a
+    /// solver of the rigid model and where the log lacks the columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<f64>,
 }
 
 /// Momentum drift of a closed system.

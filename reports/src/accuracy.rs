@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn one_row_per_record_in_the_mode() {
         assert!(table(&[rec("a", "p", RunStatus::Ok, 1.0, &[])]).is_none(), "no record in the mode");
-        let step = |reached, time_s, best| StepAccuracy { reached, iterations: 3, time_s, best };
+        let step = |reached, time_s, best| StepAccuracy { reached, iterations: 3, time_s, best, own: None };
         let mut fine = rec("a", "p", RunStatus::Ok, 1.0, &[]);
         fine.summary.accuracy =
             Some(AccuracySummary::of(1e-4, "y", 1e-300, &[step(true, 1.0, 1e-5), step(true, 3.0, 2e-5)]));

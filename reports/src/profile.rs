@@ -322,7 +322,7 @@ mod tests {
     #[test]
     fn records_of_the_equal_accuracy_mode_cost_their_time_to_eps() {
         use crate::test_records::record;
-        let step = records::StepAccuracy { reached: true, iterations: 1, time_s: 0.5, best: 1e-7 };
+        let step = records::StepAccuracy { reached: true, iterations: 1, time_s: 0.5, best: 1e-7, own: None };
         let mut r = record("a", "p", RunStatus::Ok, 2.0, &[("x", true)]);
         r.summary.accuracy = Some(records::AccuracySummary::of(1e-6, "y", 1e-300, &[step, step]));
         assert_eq!(cost_table(&[r], Measure::SolveTime).costs[0][0], Solved(1.0));

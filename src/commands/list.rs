@@ -15,6 +15,12 @@ pub(crate) fn list() -> String {
             api::AnsweredModel::Relaxed { residual_columns } => {
                 format!("Anitescu's convex relaxation, the CCP (own residual: {})", residual_columns.join(", "))
             }
+            api::AnsweredModel::Pyramid { facets, residual_columns } => {
+                format!("the pyramid LCP, facets in solver.{facets} (own residual: {})", residual_columns.join(", "))
+            }
+            api::AnsweredModel::ConeProgram { residual_columns } => {
+                format!("a cone program over the contact law (own residual: {})", residual_columns.join(", "))
+            }
         };
         s += &format!("  {:<16} budget: solver.{}, tolerance: solver.{}, answers {model}\n", "", e.budget, e.tolerance);
         for (k, v) in &(e.defaults)().0 {

@@ -353,6 +353,38 @@ impl ContactBlocks {
         sum.sqrt()
     }
 
+    /// The natural-map residual of the pyramid LCP's contact law with `facets` facets (the
+    /// Stewart–Trinkle / Anitescu–Potra model, [`kernels::pyramid::natmap`]),
+    /// `||F(λ, ũ)||_2` over every contact (N s), with `ũ` each block's law velocity (compliance
+    /// included): zero exactly where some `(β, σ)` solves the LCP with `λ = E z`.
+    pub fn pyramid_residual(&self, v: &[f64], lambda: &[[f64; 3]], facets: usize) -> f64 {
+        let mut sum = 0.0;
+        for (b, lam) in self.blocks.iter().zip(lambda) {
+            let u = b.local.law_velocity(b.velocity(v), *lam);
+            sum += kernels::pyramid::natmap(*lam, u, b.local.mu, facets).iter().map(|x| x * x).sum::<f64>();
+        }
+        sum.sqrt()
+    }
+
+    /// How far `(v, λ, γ)` lies outside the feasible set of a cone program over the contact law
+    /// (Drumwright's: each contact's normal row `ũ_n = u_n − v̂ + r_n λ_n ≥ 0`, its impulse in the
+    /// Coulomb cone, each bilateral row's law `G v − v̂ + r γ = 0`): the 2-norm of the normal
+    /// rows' violations `max(0, −ũ_n)`, the cone distances `||λ − P_K(λ)||` and the bilateral
+    /// residuals (the mixed units of a natural map). `gamma` shorter than the rows: those rows
+    /// count as `γ = 0`.
+    pub fn program_infeasibility(&self, v: &[f64], lambda: &[[f64; 3]], gamma: &[f64]) -> f64 {
+        let mut sum = 0.0;
+        for (b, lam) in self.blocks.iter().zip(lambda) {
+            let u = b.local.law_velocity(b.velocity(v), *lam);
+            let p = kernels::cone::project(*lam, b.local.mu);
+            sum += (-u[0]).max(0.0).powi(2) + (0..3).map(|i| (lam[i] - p[i]).powi(2)).sum::<f64>();
+        }
+        for (k, row) in self.bilateral.iter().enumerate() {
+            sum += row.residual(v, gamma.get(k).copied().unwrap_or(0.0)).powi(2);
+        }
+        sum.sqrt()
+    }
+
     /// [`Self::residuals`] over the contacts `which` only (e.g. one island of a step), summed in
     /// the order given.
     pub fn residuals_of(&self, which: impl IntoIterator<Item = usize>, v: &[f64], lambda: &[[f64; 3]]) -> (f64, f64) {

@@ -706,10 +706,24 @@ fn stop_yardstick_is_each_models_measure() {
     use crate::metrics::yardstick::{rigid_natmap, stop_yardstick, StopMeasure, MOMENTUM};
     use api::AnsweredModel;
     let cols: &'static [&'static str] = &["r"];
-    assert_eq!(StopMeasure::of(AnsweredModel::RigidCoulomb), StopMeasure::ContactModel);
-    assert_eq!(StopMeasure::of(AnsweredModel::Regularised { residual_columns: cols }), StopMeasure::Momentum);
-    assert_eq!(StopMeasure::of(AnsweredModel::Relaxed { residual_columns: cols }), StopMeasure::Ccp);
+    let params = api::Params::from_toml("facets = 8", "t").unwrap();
+    let of = |model| StopMeasure::of(model, &params).unwrap();
+    assert_eq!(of(AnsweredModel::RigidCoulomb), StopMeasure::ContactModel);
+    assert_eq!(of(AnsweredModel::Regularised { residual_columns: cols }), StopMeasure::Momentum);
+    assert_eq!(of(AnsweredModel::Relaxed { residual_columns: cols }), StopMeasure::Ccp);
+    assert_eq!(of(AnsweredModel::ConeProgram { residual_columns: cols }), StopMeasure::ConeProgram);
+    assert_eq!(
+        of(AnsweredModel::Pyramid { facets: "facets", residual_columns: cols }),
+        StopMeasure::Pyramid { facets: 8 }
+    );
+    // a setting the settings lack, or a polygon of fewer than 3 facets, is refused
+    let two = api::Params::from_toml("facets = 2", "t").unwrap();
+    for (model, p) in [("sides", &params), ("facets", &two)] {
+        let e = StopMeasure::of(AnsweredModel::Pyramid { facets: model, residual_columns: cols }, p).unwrap_err();
+        assert_eq!(e.setting, model, "{e}");
+    }
     assert_eq!(StopMeasure::Momentum.name(), MOMENTUM);
+    assert_eq!(StopMeasure::Pyramid { facets: 4 }.name(), "max(pyramid4_natmap_rel, yardstick_momentum_rel)");
     assert_eq!(StopMeasure::ContactModel.name(), "max(yardstick_model_natmap_rel, yardstick_momentum_rel)");
     assert_eq!(StopMeasure::Ccp.name(), "max(ccp_natmap_rel, yardstick_momentum_rel)");
 
@@ -739,8 +753,107 @@ fn stop_yardstick_is_each_models_measure() {
         assert_close("contact model", at(StopMeasure::ContactModel), natmap.max(m), 1e-12 * natmap);
         assert_close("ccp", at(StopMeasure::Ccp), ccp.max(m), 1e-12 * ccp);
         // the fallback where the blocks cannot be assembled: the same maps from the contacts alone
-        assert_close("fallback ccp", rigid_natmap(&contacts, DT, &q, true, v, &sol.impulses), ccp, 1e-12 * ccp);
-        assert_close("fallback", rigid_natmap(&contacts, DT, &q, false, v, &sol.impulses), natmap, 1e-12 * natmap);
-        assert!(rigid_natmap(&contacts, DT, &q, true, v, &[]).is_nan(), "wrong number of impulses");
+        let fallback = |measure| rigid_natmap(&contacts, DT, &q, measure, v, &sol.impulses);
+        assert_close("fallback ccp", fallback(StopMeasure::Ccp), ccp, 1e-12 * ccp);
+        assert_close("fallback", fallback(StopMeasure::ContactModel), natmap, 1e-12 * natmap);
+        for measure in [StopMeasure::Pyramid { facets: 4 }, StopMeasure::ConeProgram] {
+            assert_close("fallback", fallback(measure).max(m), at(measure), 1e-12 * at(measure));
+        }
+        assert!(rigid_natmap(&contacts, DT, &q, StopMeasure::Ccp, v, &[]).is_nan(), "wrong number of impulses");
+    }
+}
+
+/// A sphere sliding on the ground at 45° between the axes of a 4-facet pyramid (`t1 = x`,
+/// `t2 = y`), resting on it (gap 0): the exact answer of the pyramid LCP written out from the
+/// contact's Delassus block `W` (diagonal here), `λ_n = −u*_n / W_nn` and the friction on the
+/// square's facet facing the slip, `λ_t = −(μ λ_n / 2)(1, 1)` (the LP's optimum along the
+/// diagonal), `v = v* + M⁻¹ Jᵀ λ`. Returns the problem's world and that answer.
+fn sliding_on_a_pyramid_facet(mu: f64) -> (World, StepSolution) {
+    let s = 0.3 * std::f64::consts::FRAC_1_SQRT_2;
+    let world = sphere_on_ground(mu, 0.0, Vector3::new(s, s, 0.0));
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let p = world.step_problem(&contacts, DT, None).unwrap();
+    let mut blocks = toolkit::contact_blocks::ContactBlocks::default();
+    blocks.assemble(&p).unwrap();
+    let b = &blocks.blocks[0];
+    let w = b.local.w;
+    assert!(w[0][1] == 0.0 && w[0][2] == 0.0 && w[1][2].abs() < 1e-15, "a sphere on a plane: W diagonal {w:?}");
+    let u_star = b.velocity(&p.free_velocity());
+    let ln = -u_star[0] / w[0][0];
+    let lambda = [ln, -mu * ln / 2.0, -mu * ln / 2.0];
+    let mut v = p.free_velocity();
+    b.apply(lambda, &mut v);
+    let u = b.velocity(&v);
+    assert!(u[1] > 0.0 && (u[1] - u[2]).abs() < 1e-15 && u[0].abs() < 1e-15, "still sliding along the diagonal: {u:?}");
+    (world.clone(), solution(v, vec![lambda]))
+}
+
+/// The pyramid measure reads the natural map of the solver's own friction polygon: the exact
+/// 4-facet answer of [`sliding_on_a_pyramid_facet`] measures round-off on the 4-facet pyramid,
+/// and at 8 facets (the diagonal is then a vertex direction) and on the exact cone it measures
+/// the octagon's and the disk's extra friction, `μ λ_n (1/√2 − 1/2)·√2` off in `λ_t`, relative to
+/// `||q||`: the value written out by hand.
+#[test]
+fn the_pyramid_measure_is_the_natural_map_of_the_solvers_polygon() {
+    use crate::metrics::yardstick::{stop_yardstick, StopMeasure};
+    let mu = 0.5;
+    let (world, sol) = sliding_on_a_pyramid_facet(mu);
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let p = world.step_problem(&contacts, DT, None).unwrap();
+    let at = |measure| stop_yardstick(&p, measure)(&sol.v, &sol.impulses, &[]);
+    let nq = p.contact_velocities(&p.free_velocity()).iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
+    assert!(at(StopMeasure::Pyramid { facets: 4 }) < 1e-14, "{}", at(StopMeasure::Pyramid { facets: 4 }));
+    // at 8 facets the optimum is the vertex μ λ_n (−1, −1)/√2: the map is the distance to it
+    let ln = sol.impulses[0][0];
+    let off = mu * ln * (std::f64::consts::FRAC_1_SQRT_2 - 0.5) * std::f64::consts::SQRT_2;
+    assert_close("8 facets", at(StopMeasure::Pyramid { facets: 8 }), off / nq, 1e-12 * off / nq);
+    assert!(at(StopMeasure::ContactModel) > 0.1 * off / nq, "the exact cone's law is not met either");
+}
+
+/// The harness grades the answer, never the solver's claim (issue 37's rule): for the pyramid
+/// and the cone-program measures, an answer that violates the model while the solver's own
+/// residual column claims 0 is recorded unreached, and the exact answer is recorded reached
+/// while the column claims 1. The violating answers: the free velocity with no impulse (the
+/// sphere sinks: the normal law fails), and the exact pyramid answer with its friction doubled
+/// (outside the polygon and the Coulomb cone: `λ_t` of norm `μ λ_n / √2 · 2 > μ λ_n`).
+#[test]
+fn the_verdict_is_the_harnesss_whatever_the_solver_claims() {
+    use crate::accuracy::Accuracy;
+    use crate::metrics::yardstick::StopMeasure;
+    let (eps, mu) = (1e-6, 0.5);
+    let (world, exact) = sliding_on_a_pyramid_facet(mu);
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let p = world.step_problem(&contacts, DT, None).unwrap();
+    let free = solution(p.free_velocity(), vec![[0.0; 3]]);
+    let mut doubled = exact.clone();
+    doubled.impulses[0][1] *= 2.0;
+    doubled.impulses[0][2] *= 2.0;
+    doubled.v = p.free_velocity();
+    let mut blocks = toolkit::contact_blocks::ContactBlocks::default();
+    blocks.assemble(&p).unwrap();
+    blocks.blocks[0].apply(doubled.impulses[0], &mut doubled.v);
+    for measure in [StopMeasure::Pyramid { facets: 4 }, StopMeasure::ConeProgram] {
+        for harness_stops in [true, false] {
+            let model = match measure {
+                StopMeasure::Pyramid { .. } => {
+                    api::AnsweredModel::Pyramid { facets: "facets", residual_columns: &["lcp_minmap_abs_linf"] }
+                }
+                _ => api::AnsweredModel::ConeProgram { residual_columns: &["r_prim", "r_dual"] },
+            };
+            let mode = Accuracy { eps, measure, model, harness_stops };
+            let grade = |sol: &StepSolution, claim: f64| {
+                let (mut log, armed) = mode.arm(&p, api::IterationLog::new());
+                // the solver's own residual columns (lcp_pgs's, drumwright's)
+                log.record(&[("lcp_minmap_abs_linf", claim), ("r_prim", claim), ("r_dual", claim)]);
+                mode.grade(&armed, &log, sol, 1e-3)
+            };
+            for (what, wrong) in [("free velocity", &free), ("doubled friction", &doubled)] {
+                let g = grade(wrong, 0.0);
+                assert!(!g.reached && g.best > 1e-3, "{measure:?}, {what}: the claim decided: {g:?}");
+                assert_eq!(g.own, Some(0.0), "the claim is recorded beside the verdict");
+            }
+            let g = grade(&exact, 1.0);
+            assert!(g.reached && g.best < 1e-14 && g.own == Some(1.0), "{measure:?}: the exact answer: {g:?}");
+        }
     }
 }

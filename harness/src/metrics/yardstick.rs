@@ -15,14 +15,16 @@
 //! Convergence figures draw [`NATMAP`] for every solver on the same step.
 //!
 //! The equal-accuracy mode ([`crate::accuracy`]) stops every solver on one of them, evaluated on
-//! every iterate of every step as the solver hands it over ([`stop_yardstick`]): [`MODEL_NATMAP`]
-//! for a solver of the contact model itself, [`MOMENTUM`] for a regularised model ([`StopMeasure`]).
+//! every iterate of every step as the solver hands it over ([`stop_yardstick`]), and grades its
+//! answers on it: [`MODEL_NATMAP`] for a solver of the contact model itself, [`MOMENTUM`] for a
+//! regularised model, the natural map of its own law for the CCP and the pyramid LCP, the
+//! program's feasibility for a cone program ([`StopMeasure`]).
 
 use super::complementarity::natural_map_norms_with;
 use super::momentum::{momentum_rel_of, momentum_rel_with};
 use crate::contact::ContactSet;
 pub use api::log::Iterate;
-use api::{AnsweredModel, StepProblem, Yardstick};
+use api::{AnsweredModel, Params, StepProblem, Yardstick};
 use std::sync::Arc;
 use toolkit::contact_blocks::ContactBlocks;
 
@@ -62,7 +64,7 @@ fn natmap_scale(q: &[[f64; 3]]) -> f64 {
     }
 }
 
-/// The yardstick that stops a solver in the equal-accuracy mode.
+/// The yardstick that stops a solver in the equal-accuracy mode, and grades its answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopMeasure {
     /// For a solver of the contact model itself: the larger of [`MODEL_NATMAP`] (the natural map
@@ -82,24 +84,64 @@ pub enum StopMeasure {
     /// toolkit `ContactBlocks::ccp_residual`) and [`MOMENTUM`]. The harness computes it from the
     /// iterate as it does the rigid one; the rigid error stays in each step's `natmap_rel_l2`.
     Ccp,
+    /// For the pyramid LCP with `facets` facets (lcp_pgs, lcp_lemke): the larger of the natural
+    /// map of its contact law, `||F_d(λ, ũ)||_2 / ||q||_2` (`kernels::pyramid::natmap`: the
+    /// normal NCP and the friction polygon's variational inequality, each contact's compliance
+    /// included; toolkit `ContactBlocks::pyramid_residual`), and [`MOMENTUM`].
+    Pyramid {
+        /// Facets of the friction polygon (the solver's setting).
+        facets: usize,
+    },
+    /// For the minimiser of a cone program over the contact law (drumwright): the larger of the
+    /// program's infeasibility `||(max(0, −ũ_n), λ − P_K(λ), G v − v̂ + r γ)||_2 / ||q||_2`
+    /// (toolkit `ContactBlocks::program_infeasibility`) and [`MOMENTUM`], the program's equality
+    /// rows. Its optimality is not measured: it needs the program's multipliers, which an answer
+    /// does not carry (docs/equal-accuracy.md).
+    ConeProgram,
+}
+
+/// Why [`StopMeasure::of`] cannot build a solver's measure.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the pyramid model reads its facets from setting '{setting}', which holds no integer of at least 3 ({found})")]
+pub struct NoFacets {
+    /// The setting the model names.
+    pub setting: &'static str,
+    /// What the settings hold there.
+    pub found: String,
 }
 
 impl StopMeasure {
-    /// The measure for a solver answering `model`.
-    pub fn of(model: AnsweredModel) -> Self {
-        match model {
+    /// The measure for a solver answering `model` with the settings `params` (the pyramid's
+    /// facet count is one of them).
+    pub fn of(model: AnsweredModel, params: &Params) -> Result<Self, NoFacets> {
+        Ok(match model {
             AnsweredModel::RigidCoulomb => StopMeasure::ContactModel,
             AnsweredModel::Regularised { .. } => StopMeasure::Momentum,
             AnsweredModel::Relaxed { .. } => StopMeasure::Ccp,
-        }
+            AnsweredModel::ConeProgram { .. } => StopMeasure::ConeProgram,
+            AnsweredModel::Pyramid { facets, .. } => {
+                let value = params.0.get(facets);
+                match value.and_then(|v| v.as_u64()) {
+                    Some(d) if d >= 3 => StopMeasure::Pyramid { facets: d as usize },
+                    _ => {
+                        return Err(NoFacets {
+                            setting: facets,
+                            found: value.map_or("nothing".to_string(), |v| v.to_string()),
+                        })
+                    }
+                }
+            }
+        })
     }
 
     /// Its name in the records: the [`evaluate`] columns it reads.
-    pub fn name(self) -> &'static str {
+    pub fn name(self) -> String {
         match self {
-            StopMeasure::ContactModel => "max(yardstick_model_natmap_rel, yardstick_momentum_rel)",
-            StopMeasure::Momentum => MOMENTUM,
-            StopMeasure::Ccp => "max(ccp_natmap_rel, yardstick_momentum_rel)",
+            StopMeasure::ContactModel => "max(yardstick_model_natmap_rel, yardstick_momentum_rel)".into(),
+            StopMeasure::Momentum => MOMENTUM.into(),
+            StopMeasure::Ccp => "max(ccp_natmap_rel, yardstick_momentum_rel)".into(),
+            StopMeasure::Pyramid { facets } => format!("max(pyramid{facets}_natmap_rel, yardstick_momentum_rel)"),
+            StopMeasure::ConeProgram => "max(program_infeasibility_rel, yardstick_momentum_rel)".into(),
         }
     }
 }
@@ -107,7 +149,8 @@ impl StopMeasure {
 /// `measure` on `problem` as a closure a stopping rule owns ([`api::StopRule`]): the numbers
 /// [`evaluate`] writes in its columns, on any iterate, NaN for an iterate of the wrong size (or
 /// when either part is NaN). Built once per step (it copies what it reads of the problem). Where
-/// the contact blocks cannot be assembled, the natural map is the rigid one ([`NATMAP`]).
+/// the contact blocks cannot be assembled, the contact law is measured on rigid contacts
+/// ([`rigid_natmap`]).
 pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardstick {
     let (nv, nc) = (problem.nv(), problem.nc());
     let v_star = problem.free_velocity();
@@ -125,16 +168,20 @@ pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardst
     let q = problem.contact_velocities(&problem.free_velocity());
     let scale = natmap_scale(&q);
     let mut blocks = ContactBlocks::default();
-    let ccp = measure == StopMeasure::Ccp;
     let natmap: Yardstick = if blocks.assemble(problem).is_ok() {
-        if ccp {
-            Arc::new(move |v, imp, _| blocks.ccp_residual(v, imp) / scale)
-        } else {
-            Arc::new(move |v, imp, _| blocks.residuals(v, imp).1 / scale)
+        match measure {
+            StopMeasure::Ccp => Arc::new(move |v, imp, _| blocks.ccp_residual(v, imp) / scale),
+            StopMeasure::Pyramid { facets } => {
+                Arc::new(move |v, imp, _| blocks.pyramid_residual(v, imp, facets) / scale)
+            }
+            StopMeasure::ConeProgram => Arc::new(move |v, imp, g| blocks.program_infeasibility(v, imp, g) / scale),
+            StopMeasure::ContactModel | StopMeasure::Momentum => {
+                Arc::new(move |v, imp, _| blocks.residuals(v, imp).1 / scale)
+            }
         }
     } else {
         let (contacts, dt) = (problem.contacts.clone(), problem.dt);
-        Arc::new(move |v, imp, _| rigid_natmap(&contacts, dt, &q, ccp, v, imp))
+        Arc::new(move |v, imp, _| rigid_natmap(&contacts, dt, &q, measure, v, imp))
     };
     Arc::new(move |v, imp, g| {
         let m = momentum(v, imp, g);
@@ -150,14 +197,16 @@ pub fn stop_yardstick(problem: &StepProblem<'_>, measure: StopMeasure) -> Yardst
     })
 }
 
-/// The relative natural map of `(v, imp)` on rigid contacts, `u = J v + (φ0/dt) e_n`, where the
-/// contact blocks cannot be assembled: De Saxcé's ([`NATMAP`]), or the CCP's (`ccp`: no shift,
-/// `||λ − P_K(λ − u)||_2 / ||q||_2`). NaN for impulses of the wrong number.
+/// The relative contact-law residual of `(v, imp)` on rigid contacts, `u = J v + (φ0/dt) e_n`,
+/// where the contact blocks cannot be assembled (`||·||_2 / ||q||_2`): De Saxcé's natural map
+/// ([`NATMAP`]; [`StopMeasure::ContactModel`] and [`StopMeasure::Momentum`]), the CCP's
+/// `λ − P_K(λ − u)`, the pyramid's, or the cone program's infeasibility (bilateral rows left
+/// out). NaN for impulses of the wrong number.
 pub(super) fn rigid_natmap(
     contacts: &ContactSet,
     dt: f64,
     q: &[[f64; 3]],
-    ccp: bool,
+    measure: StopMeasure,
     v: &[f64],
     imp: &[[f64; 3]],
 ) -> f64 {
@@ -168,12 +217,21 @@ pub(super) fn rigid_natmap(
     for (ui, c) in u.iter_mut().zip(&contacts.contacts) {
         ui[0] += c.gap / dt;
     }
-    if !ccp {
-        return natural_map_norms_with(contacts, imp, &u, q).rel_l2;
-    }
+    let law: fn([f64; 3], [f64; 3], f64, usize) -> [f64; 3] = match measure {
+        StopMeasure::ContactModel | StopMeasure::Momentum => {
+            return natural_map_norms_with(contacts, imp, &u, q).rel_l2;
+        }
+        StopMeasure::Ccp => |l, u, mu, _| toolkit::cone_qp::natmap(l, u, mu),
+        StopMeasure::Pyramid { .. } => kernels::pyramid::natmap,
+        StopMeasure::ConeProgram => |l, u, mu, _| {
+            let p = kernels::cone::project(l, mu);
+            [(-u[0]).max(0.0).hypot(l[0] - p[0]), l[1] - p[1], l[2] - p[2]]
+        },
+    };
+    let facets = if let StopMeasure::Pyramid { facets } = measure { facets } else { 0 };
     let mut sum = 0.0;
     for ((c, l), u) in contacts.contacts.iter().zip(imp).zip(&u) {
-        sum += toolkit::cone_qp::natmap(*l, *u, c.mu).iter().map(|x| x * x).sum::<f64>();
+        sum += law(*l, *u, c.mu, facets).iter().map(|x| x * x).sum::<f64>();
     }
     sum.sqrt() / natmap_scale(q)
 }

@@ -64,7 +64,7 @@ impl SolverDef for Drumwright {
     const PAPER: &'static str = PAPER;
     const BUDGET: &'static str = "max_iter";
     const TOLERANCE: &'static str = "tolerance";
-    const MODEL: api::AnsweredModel = api::AnsweredModel::Regularised { residual_columns: &["r_prim", "r_dual"] };
+    const MODEL: api::AnsweredModel = api::AnsweredModel::ConeProgram { residual_columns: &["r_prim", "r_dual"] };
     // the interior-point iterations run inside clarabel; only each cone program's answer is
     // handed over
     const HARNESS_STOPS: bool = false;

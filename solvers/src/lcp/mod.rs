@@ -44,8 +44,10 @@ pub fn capabilities() -> Capabilities {
     }
 }
 
-/// The answered model: the pyramid LCP, its own residual the min map of the LCP.
-const MODEL: AnsweredModel = AnsweredModel::Regularised { residual_columns: &[LCP_RESIDUAL] };
+/// The answered model: the pyramid LCP with the facets of the setting `facets`, its own residual
+/// the min map of the LCP. The harness grades it on the natural map of the pyramid's contact law
+/// (`kernels::pyramid`), which it computes from an answer `(v, λ)` itself.
+const MODEL: AnsweredModel = AnsweredModel::Pyramid { facets: "facets", residual_columns: &[LCP_RESIDUAL] };
 
 impl SolverDef for LcpLemke {
     type Settings = LemkeSettings;
@@ -56,9 +58,9 @@ impl SolverDef for LcpLemke {
     const BUDGET: &'static str = "max_pivots";
     const TOLERANCE: &'static str = "tolerance";
     const MODEL: AnsweredModel = MODEL;
-    /// The harness cannot measure the pyramid model on an iterate (its residual depends on the
-    /// `facets` setting, and the rigid and CCP natural maps are not zero at its answers): in the
-    /// equal-accuracy mode its tolerance is set to EPS and its own min map decides (README §6).
+    /// Lemke's intermediate bases (`z0 > 0`) are no answers of the model: the harness does not
+    /// stop the pivoting; in the equal-accuracy mode it grades the final answer on the pyramid's
+    /// natural map (README §6).
     const HARNESS_STOPS: bool = false;
     fn capabilities() -> Capabilities {
         capabilities()
@@ -81,10 +83,6 @@ impl SolverDef for LcpPgs {
     const BUDGET: &'static str = "max_iterations";
     const TOLERANCE: &'static str = "tolerance";
     const MODEL: AnsweredModel = MODEL;
-    /// The harness cannot measure the pyramid model on an iterate (its residual depends on the
-    /// `facets` setting, and the rigid and CCP natural maps are not zero at its answers): in the
-    /// equal-accuracy mode its tolerance is set to EPS and its own min map decides (README §6).
-    const HARNESS_STOPS: bool = false;
     fn capabilities() -> Capabilities {
         capabilities()
     }

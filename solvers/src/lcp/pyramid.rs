@@ -72,10 +72,7 @@ impl PyramidLcp {
         assert_eq!(w_rows.len(), contacts.len(), "one block row per contact");
         self.d = d;
         self.dirs.clear();
-        self.dirs.extend((0..d).map(|m| {
-            let t = 2.0 * std::f64::consts::PI * m as f64 / d as f64;
-            [t.cos(), t.sin()]
-        }));
+        self.dirs.extend(kernels::pyramid::directions(d));
         let k = d + 2;
         self.rows.clear();
         self.blocks.clear();

@@ -63,16 +63,27 @@ impl LcpLemke {
                 break;
             }
         }
-        if state == Pivot::Ray {
-            return Err(SolveError::Infeasible {
-                what: format!("Lemke's method ended on a secondary ray after {pivots} pivots (no LCP solution found)"),
-            });
-        }
         self.lemke.z(&mut self.core.z);
-        self.core.check_finite(&format!("after {pivots} pivots"))?;
-        self.core.update_impulses(step);
         let res = self.core.lcp.min_map_linf(&self.core.z);
         let scale = self.core.lcp.q().iter().fold(1.0f64, |m, x| m.max(x.abs()));
+        if state == Pivot::Ray {
+            // With a covering vector > 0 and this copositive M, a secondary ray leaves from a basis
+            // whose z0 is 0 in exact arithmetic, i.e. from a solution (README, "Secondary rays"):
+            // in floating point z0 stays a rounding residue there; the basic solution is taken
+            // when it solves the LCP to the tolerance.
+            if res > self.settings.tolerance * scale {
+                return Err(SolveError::Infeasible {
+                    what: format!(
+                        "Lemke's method ended on a secondary ray after {pivots} pivots with z0 = {:.1e} and the \
+                         basic solution's min map {res:.1e} (no LCP solution found: digits lost; README)",
+                        self.lemke.z0()
+                    ),
+                });
+            }
+            state = Pivot::Solved;
+        }
+        self.core.check_finite(&format!("after {pivots} pivots"))?;
+        self.core.update_impulses(step);
         if state == Pivot::Solved {
             status =
                 if res <= self.settings.tolerance * scale { SolveStatus::Solved } else { SolveStatus::AlmostSolved };
