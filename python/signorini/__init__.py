@@ -344,11 +344,14 @@ class Problem:
         """The step metric ``momentum_rel`` of ``(v, impulses)`` (Castro et al.'s Eq. 32)."""
         return self._grader.momentum(*_iterate(v, impulses))
 
-    def stop_measure(self, v: np.ndarray, impulses: np.ndarray, model: str = "rigid_coulomb") -> float:
+    def stop_measure(
+        self, v: np.ndarray, impulses: np.ndarray, model: str = "rigid_coulomb", facets: "int | None" = None
+    ) -> float:
         """The equal-accuracy mode's stopping measure of ``(v, impulses)`` for a solver answering
-        ``model`` (``rigid_coulomb``, ``regularised``, ``relaxed``): ``--accuracy EPS`` stops
-        such a solver at the first iterate where it is at most EPS (docs/equal-accuracy.md)."""
-        return self._grader.stop_measure(*_iterate(v, impulses), model)
+        ``model`` (``rigid_coulomb``, ``regularised``, ``relaxed``, ``cone_program``, or ``pyramid``
+        with its ``facets``): ``--accuracy EPS`` stops such a solver at the first iterate where it
+        is at most EPS (docs/equal-accuracy.md)."""
+        return self._grader.stop_measure(*_iterate(v, impulses), model, facets)
 
 
 def _iterate(v: np.ndarray, impulses: np.ndarray):

@@ -10,7 +10,7 @@
 //! step only, like its `Log`).
 
 use api::log::Iterate;
-use api::{AnsweredModel, StepProblem, StepSolution};
+use api::{StepProblem, StepSolution};
 use harness::metrics::yardstick::{self, StopMeasure};
 use harness::stepper::Stepper;
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
@@ -130,21 +130,33 @@ impl Grader {
     }
 
     /// The equal-accuracy mode's stopping measure of `(v, impulses)` for a solver answering
-    /// `model` (`rigid_coulomb`, `regularised` or `relaxed`): what stops it at `--accuracy EPS`.
-    fn stop_measure(&self, v: PyReadonlyArray1<f64>, impulses: PyReadonlyArray2<f64>, model: &str) -> PyResult<f64> {
-        let model = match model {
-            "rigid_coulomb" => AnsweredModel::RigidCoulomb,
-            "regularised" => AnsweredModel::Regularised { residual_columns: &[] },
-            "relaxed" => AnsweredModel::Relaxed { residual_columns: &[] },
+    /// `model` (`rigid_coulomb`, `regularised`, `relaxed`, `cone_program`, or `pyramid` with its
+    /// `facets`): what stops it at `--accuracy EPS` (harness `StopMeasure`).
+    #[pyo3(signature = (v, impulses, model, facets=None))]
+    fn stop_measure(
+        &self,
+        v: PyReadonlyArray1<f64>,
+        impulses: PyReadonlyArray2<f64>,
+        model: &str,
+        facets: Option<usize>,
+    ) -> PyResult<f64> {
+        let measure = match (model, facets) {
+            ("rigid_coulomb", None) => StopMeasure::ContactModel,
+            ("regularised", None) => StopMeasure::Momentum,
+            ("relaxed", None) => StopMeasure::Ccp,
+            ("cone_program", None) => StopMeasure::ConeProgram,
+            ("pyramid", Some(d)) if d >= 3 => StopMeasure::Pyramid { facets: d },
+            ("pyramid", _) => return Err(PyValueError::new_err("model 'pyramid': expected facets >= 3")),
+            (_, Some(_)) => return Err(PyValueError::new_err(format!("model '{model}': takes no facets"))),
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "model '{model}': expected rigid_coulomb, regularised or relaxed"
+                    "model '{model}': expected rigid_coulomb, regularised, relaxed, cone_program or pyramid"
                 )))
             }
         };
         self.with(|p| {
             let it = iterate(p, v, impulses)?;
-            Ok(yardstick::stop_yardstick(p, StopMeasure::of(model))(&it.v, &it.impulses, &[]))
+            Ok(yardstick::stop_yardstick(p, measure)(&it.v, &it.impulses, &[]))
         })
     }
 }

@@ -56,6 +56,12 @@ def test_the_yardsticks_of_the_last_iterate_are_the_iteration_logs(record, probl
     assert problem.stop_measure(s.v, s.impulses, "regularised") == got["yardstick_momentum_rel"]
     with pytest.raises(ValueError, match="expected rigid_coulomb"):
         problem.stop_measure(s.v, s.impulses, "nope")
+    with pytest.raises(ValueError, match="facets >= 3"):
+        problem.stop_measure(s.v, s.impulses, "pyramid")
+    # the pyramid's natural map of an answer to the exact cone: finite, and with more facets
+    # the polygon approaches the disc
+    four, sixteen = (problem.stop_measure(s.v, s.impulses, "pyramid", facets=d) for d in (4, 16))
+    assert np.isfinite(four) and np.isfinite(sixteen)
 
 
 def test_the_problem_arrays_are_consistent(problem):
