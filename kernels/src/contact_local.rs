@@ -117,6 +117,13 @@ pub fn natmap(lambda: [f64; 3], u: [f64; 3], mu: f64) -> [f64; 3] {
     [lambda[0] - p[0], lambda[1] - p[1], lambda[2] - p[2]]
 }
 
+/// The natural-map residual vector of Anitescu's convex relaxation (the CCP) at one contact,
+/// `λ − P_{K_μ}(λ − u)`: [`natmap`] without the De Saxcé term.
+pub fn ccp_natmap(lambda: [f64; 3], u: [f64; 3], mu: f64) -> [f64; 3] {
+    let p = cone::project([lambda[0] - u[0], lambda[1] - u[1], lambda[2] - u[2]], mu);
+    [lambda[0] - p[0], lambda[1] - p[1], lambda[2] - p[2]]
+}
+
 /// The minimiser of `½ xᵀ A x − bᵀ x` over the disk `||x|| ≤ r`, for a symmetric positive
 /// semi-definite 2×2 `A` (the trust-region subproblem, solved exactly).
 ///

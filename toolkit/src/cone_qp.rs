@@ -23,6 +23,7 @@ use crate::contact_blocks::ContactBlocks;
 use crate::implicit::ImplicitElastic;
 use api::{DelassusProblem, DelassusSolution, IterationLog, SolveError, SolveStatus, StepProblem, StepSolution};
 use kernels::cone;
+use kernels::contact_local::ccp_natmap;
 
 /// The iteration-log column of the CCP's own natural-map residual [`ConeQp::residual`] (the
 /// model's residual the CCP solvers declare, shown beside the harness's rigid one).
@@ -138,7 +139,7 @@ impl ConeQp {
         let mut s = 0.0;
         for (i, &mu) in self.mu.iter().enumerate() {
             let l = [x[3 * i], x[3 * i + 1], x[3 * i + 2]];
-            let r = natmap(l, [u[3 * i], u[3 * i + 1], u[3 * i + 2]], mu);
+            let r = ccp_natmap(l, [u[3 * i], u[3 * i + 1], u[3 * i + 2]], mu);
             s += r.iter().map(|a| a * a).sum::<f64>();
         }
         s += u[3 * self.nc..].iter().map(|a| a * a).sum::<f64>();
@@ -333,13 +334,6 @@ pub fn solve_delassus(
 /// `aᵀ b`.
 pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// The CCP's natural-map residual vector of one contact, `λ − P_{K_μ}(λ − u)` (no De Saxcé term:
-/// compare `kernels::contact_local::natmap`).
-pub fn natmap(lambda: [f64; 3], u: [f64; 3], mu: f64) -> [f64; 3] {
-    let p = cone::project([lambda[0] - u[0], lambda[1] - u[1], lambda[2] - u[2]], mu);
-    [lambda[0] - p[0], lambda[1] - p[1], lambda[2] - p[2]]
 }
 
 #[cfg(test)]

@@ -343,12 +343,12 @@ impl ContactBlocks {
 
     /// The natural-map residual of Anitescu's CCP, `||λ − P_K(λ − ũ)||_2` over every contact
     /// (N s), with `ũ` each block's law velocity (compliance included) and no De Saxcé shift: the
-    /// residual of the convex relaxation the CCP solvers answer ([`crate::cone_qp::natmap`]).
+    /// residual of the convex relaxation the CCP solvers answer ([`kernels::contact_local::ccp_natmap`]).
     pub fn ccp_residual(&self, v: &[f64], lambda: &[[f64; 3]]) -> f64 {
         let mut sum = 0.0;
         for (b, lam) in self.blocks.iter().zip(lambda) {
             let u = b.local.law_velocity(b.velocity(v), *lam);
-            sum += crate::cone_qp::natmap(*lam, u, b.local.mu).iter().map(|x| x * x).sum::<f64>();
+            sum += kernels::contact_local::ccp_natmap(*lam, u, b.local.mu).iter().map(|x| x * x).sum::<f64>();
         }
         sum.sqrt()
     }

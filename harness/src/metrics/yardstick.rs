@@ -221,7 +221,7 @@ pub(super) fn rigid_natmap(
         StopMeasure::ContactModel | StopMeasure::Momentum => {
             return natural_map_norms_with(contacts, imp, &u, q).rel_l2;
         }
-        StopMeasure::Ccp => |l, u, mu, _| toolkit::cone_qp::natmap(l, u, mu),
+        StopMeasure::Ccp => |l, u, mu, _| kernels::contact_local::ccp_natmap(l, u, mu),
         StopMeasure::Pyramid { .. } => kernels::pyramid::natmap,
         StopMeasure::ConeProgram => |l, u, mu, _| {
             let p = kernels::cone::project(l, mu);

@@ -181,7 +181,7 @@ fn delassus_form_pgs_and_admm_agree() {
         let mut u = vec![];
         p.velocities(&s.impulses, &mut u);
         for (i, (l, u)) in s.impulses.iter().zip(&u).enumerate() {
-            let r = toolkit::cone_qp::natmap(*l, *u, p.mu()[i]);
+            let r = kernels::contact_local::ccp_natmap(*l, *u, p.mu()[i]);
             assert!(r.iter().all(|x| x.abs() <= 1e-7), "{m:?} contact {i}: {r:?}");
         }
         sols.push(s.impulses);
