@@ -756,4 +756,10 @@ fn stop_yardstick_is_each_models_measure() {
         assert_close("fallback", rigid_natmap(&contacts, DT, &q, false, v, &sol.impulses), natmap, 1e-12 * natmap);
         assert!(rigid_natmap(&contacts, DT, &q, true, v, &[]).is_nan(), "wrong number of impulses");
     }
+    // an iterate of the wrong size is NaN under every measure, whichever of its parts is wrong
+    for measure in [StopMeasure::Momentum, StopMeasure::ContactModel, StopMeasure::Ccp] {
+        let y = stop_yardstick(&p, measure);
+        assert!(y(&[0.0; 5], &[pushed], &[]).is_nan(), "{measure:?}: five velocities for six DOFs");
+        assert!(y(&p.free_velocity(), &[], &[]).is_nan(), "{measure:?}: no impulse for one contact");
+    }
 }
