@@ -286,6 +286,33 @@ mod tests {
         assert_eq!(sticking.pyramid_excess(4), 0.0);
     }
 
+    /// The tolerance is its derivation (module doc): `IMPULSE_REL_TOL g + 2 CREEP_REL_TOL g dt /
+    /// T2` with `T2 = (N − ⌊N/2⌋) dt`, `9.81e-3 + 3.92e-3 = 1.37e-2 m/s²` at the defaults
+    /// (`N = 100`, `T2 = 0.5 s`) and `T2 = 51 dt` for `N = 101`. A motion off by 0.9 of it (down-
+    /// and cross-slope, either sign) passes both checks, one off by 1.1 of it fails both: a looser
+    /// or a tighter tolerance is caught either way.
+    #[test]
+    fn tolerance_is_its_derivation_and_bounds_the_verdict() {
+        let (p, g) = (SlopeYawParams::default(), 9.81);
+        let derived = 1e-3 * g + 2.0 * 1e-2 * g * 0.01 / 0.5;
+        assert!((p.tolerance(0.01, 100) - derived).abs() < 1e-15, "{}", p.tolerance(0.01, 100));
+        assert!((derived - 1.37e-2).abs() < 5e-5, "the module doc's number: {derived}");
+        let odd = 1e-3 * g + 2.0 * 1e-2 * g * 0.02 / (51.0 * 0.02);
+        assert!((p.tolerance(0.02, 101) - odd).abs() < 1e-15, "{}", p.tolerance(0.02, 101));
+        let prm = SlopeYaw.defaults();
+        let sc = crate::test_util::build(&SlopeYaw, &prm).unwrap();
+        assert_eq!((sc.dt, sc.steps), (0.01, 100));
+        for (factor, pass) in [(0.9, true), (-0.9, true), (1.1, false), (-1.1, false)] {
+            let off = factor * derived;
+            let checks = crate::test_util::oracle(&SlopeYaw, &prm, &sc, &trace(&p, &sc, p.acceleration() + off, off));
+            for name in ["acceleration", "lateral_acceleration"] {
+                let c = get(&checks, name);
+                assert!((c.tolerance - derived).abs() <= 1e-15, "{c:?} vs {derived}");
+                assert_eq!(c.pass, pass, "off by {factor} x tolerance: {c:?}");
+            }
+        }
+    }
+
     #[test]
     fn bad_values_name_the_parameter() {
         for (k, v) in [("angle_deg", "45"), ("mu", "-1"), ("mass", "0"), ("dt", "0"), ("yaw_deg", "inf")] {

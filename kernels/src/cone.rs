@@ -45,10 +45,18 @@ pub fn de_saxce(u: [f64; 3], mu: f64) -> [f64; 3] {
 }
 
 /// How far `r` lies outside the cone: `max(||r_t|| - mu r_n, -r_n, 0)` (same units as `r`).
+///
+/// NaN when `r` or `mu` holds a NaN, or when the tangential excess is undefined (`∞ - ∞`, or
+/// `0 · ∞` with `mu = 0` and an infinite `r_n`): a grader must not read an undefined impulse as
+/// one inside the cone, which `f64::max` would do (it drops a NaN operand).
 #[inline]
 pub fn violation(r: [f64; 3], mu: f64) -> f64 {
     let nt = (r[1] * r[1] + r[2] * r[2]).sqrt();
-    (nt - mu * r[0]).max(-r[0]).max(0.0)
+    let tangential = nt - mu * r[0]; // NaN whenever any input is
+    if tangential.is_nan() {
+        return f64::NAN;
+    }
+    tangential.max(-r[0]).max(0.0)
 }
 
 /// The generalized Jacobian `dP/dx` of [`project`] at `x` (symmetric positive semi-definite,
@@ -206,22 +214,46 @@ mod tests {
         assert_eq!(de_saxce([0.5, 3.0, 4.0], 0.2), [1.5, 3.0, 4.0]);
     }
 
-    /// Central differences of the projections match their Jacobians away from the kinks (step 1e-7:
-    /// error O(1e-7) relative on entries of order 1).
+    /// The branch each operator takes at `x`, decided from the geometry alone (strict
+    /// inequalities, so a point on a kink is in no branch): for the projection `1` inside the
+    /// cone, `2` inside the polar cone, `3` the slip branch (`0` on a kink); for the strict
+    /// operator the sign of `x_n` and whether `x_t` lies strictly inside the disk of radius
+    /// `mu max(x_n, 0)`.
+    fn branches(x: [f64; 3], mu: f64) -> (u8, (bool, bool)) {
+        let nt = (x[1] * x[1] + x[2] * x[2]).sqrt();
+        let prox = if nt < mu * x[0] {
+            1
+        } else if mu * nt < -x[0] {
+            2
+        } else if nt > mu * x[0] && mu * nt > -x[0] {
+            3
+        } else {
+            0
+        };
+        (prox, (x[0] > 0.0, nt < mu * x[0].max(0.0)))
+    }
+
+    /// Central differences of the projections match their Jacobians wherever the stencil stays in
+    /// one branch of each operator (step `h = 1e-7`: truncation `O(h^2 / ||x_t||^2)` and
+    /// round-off `O(eps / h)`, both below `1e-8` on these points, far inside the `1e-6`
+    /// tolerance). Every branch is reached: the test counts the points checked on the slip
+    /// branches, whose Jacobians vary with `x`.
     #[rstest]
     fn jacobians_match_finite_differences(#[values(0.0, 0.3, 1.0, 2.5)] mu: f64) {
         let h = 1e-7;
+        let (mut prox_seen, mut strict_slip_seen) = ([0usize; 4], 0usize);
         for x in samples().into_iter().take(500) {
             let (jp, js) = (project_jacobian(x, mu), project_strict_jacobian(x, mu));
+            let b = branches(x, mu);
             for k in 0..3 {
                 let (mut xp, mut xm) = (x, x);
                 xp[k] += h;
                 xm[k] -= h;
-                // skip points whose stencil crosses a branch of either operator
-                let same = |j: fn([f64; 3], f64) -> [[f64; 3]; 3]| j(xp, mu) == j(x, mu) && j(xm, mu) == j(x, mu);
-                if !same(project_jacobian) || !same(project_strict_jacobian) {
-                    continue;
+                if b.0 == 0 || branches(xp, mu) != b || branches(xm, mu) != b {
+                    continue; // the stencil crosses a kink of either operator
                 }
+                prox_seen[usize::from(b.0)] += 1;
+                strict_slip_seen += usize::from(!b.1 .1);
                 let (pp, pm) = (project(xp, mu), project(xm, mu));
                 let (sp, sm) = (project_strict(xp, mu), project_strict(xm, mu));
                 for r in 0..3 {
@@ -235,6 +267,32 @@ mod tests {
             for (r, row) in jp.iter().enumerate() {
                 for (c, x) in row.iter().enumerate() {
                     assert!((x - jp[c][r]).abs() < 1e-14);
+                }
+            }
+        }
+        // points in [-2, 2]^3: the slip branches hold most of them, the cone's interior (empty for
+        // mu = 0) and the polar cone's (small for a large mu) a few
+        assert!(prox_seen[3] > 300 && strict_slip_seen > 300, "{prox_seen:?} {strict_slip_seen}");
+        assert!(prox_seen[2] > 0 && (mu == 0.0 || prox_seen[1] > 0), "{prox_seen:?}");
+    }
+
+    /// Both operators are positively homogeneous of degree 1 (`P(t x) = t P(x)` for `t > 0`), so
+    /// away from the kinks Euler's identity `J(x) x = P(x)` holds: a check of each Jacobian's
+    /// entries against the operator itself, exact up to round-off.
+    #[rstest]
+    fn jacobians_satisfy_euler_identity(#[values(0.0, 0.3, 1.0, 2.5)] mu: f64) {
+        for x in samples() {
+            let prox = branches(x, mu).0;
+            for (j, p, on_kink) in [
+                (project_jacobian(x, mu), project(x, mu), prox == 0),
+                (project_strict_jacobian(x, mu), project_strict(x, mu), x[0] == 0.0),
+            ] {
+                if on_kink {
+                    continue;
+                }
+                for r in 0..3 {
+                    let jx = j[r][0] * x[0] + j[r][1] * x[1] + j[r][2] * x[2];
+                    assert!((jx - p[r]).abs() <= 1e-13, "{x:?} mu {mu} row {r}: {jx} vs {}", p[r]);
                 }
             }
         }
@@ -271,6 +329,28 @@ mod tests {
         assert_eq!(violation([2.0, 3.0, 4.0], 0.0), 5.0);
         assert_eq!(violation([-2.0, 0.0, 0.0], 0.3), 2.0);
         assert_eq!(violation([-1.0, 3.0, 4.0], 0.5), 5.5);
+    }
+
+    /// A NaN anywhere (each component, `mu`, at `mu = 0` and on the apex where every other term
+    /// is 0) and the undefined excesses `∞ - ∞` and `0 · ∞` give NaN, never the 0 of "inside";
+    /// an infinite but well-defined excess stays infinite.
+    #[test]
+    fn violation_of_an_undefined_impulse_is_nan() {
+        let nan = f64::NAN;
+        for (r, mu) in [
+            ([nan, 0.0, 0.0], 0.5),
+            ([nan, 0.0, 0.0], 0.0),
+            ([1.0, nan, 0.0], 0.5),
+            ([1.0, 0.0, nan], 0.5),
+            ([0.0, 0.0, 0.0], nan),
+            ([f64::INFINITY, f64::INFINITY, 0.0], 1.0),
+            ([f64::INFINITY, 0.0, 0.0], 0.0),
+        ] {
+            assert!(violation(r, mu).is_nan(), "{r:?} mu {mu}: {}", violation(r, mu));
+        }
+        assert_eq!(violation([f64::NEG_INFINITY, 0.0, 0.0], 0.5), f64::INFINITY);
+        assert_eq!(violation([1.0, f64::INFINITY, 0.0], 0.5), f64::INFINITY);
+        assert_eq!(violation([f64::INFINITY, 1.0, 0.0], 0.5), 0.0);
     }
 
     /// On the axis (`x_t = 0`) the Jacobians take the one-sided value of the region `project`

@@ -283,8 +283,18 @@ mod tests {
                 assert!((solver_w - got).abs() < 1e-12 * got.max(1e-3), "|λ_f| = {lf}");
             }
         }
-        // past the pole (|λ_f| ≈ 10.48) the raw formula has no value
+        // the cancellation-free form is Eq. 104 at any scale r, not only r = 1
+        for r in [0.3, 7.3] {
+            for lf in [0.0, 2.0, 4.0] {
+                let raw = friction_w_fb_raw(0.5, 5.0, lf, r).unwrap();
+                let solver_w = friction_w(Ncp::FischerBurmeister, 0.5, 5.0, lf, r);
+                assert!(raw > 0.0 && (solver_w - raw).abs() < 1e-12 * raw, "r {r} |λ_f| {lf}: {solver_w} vs {raw}");
+            }
+        }
+        // past the pole (|λ_f| ≈ 10.48) the raw formula has no value, nor on it: at v = 0, r = 1,
+        // μλ_n = 1, |λ_f| = 2 the denominator v + r μλ_n − R is exactly 0
         assert_eq!(friction_w_fb_raw(0.5, 5.0, 10.5, 1.0), None);
+        assert_eq!(friction_w_fb_raw(0.0, 1.0, 2.0, 1.0), None);
         // outside the cone the solver's W is the projection: |λ_f|⁺ = |λ_f| + s = μλ_n, i.e.
         // W = (v − r s)/(μλ_n); finite and positive at and beyond the pole
         for lf in [6.0, 10.48, 10.5, 100.0] {
@@ -363,6 +373,9 @@ mod tests {
             let rows =
                 contact_rows(Ncp::FischerBurmeister, h, [0.02, 0.0003, 0.0004], 0.1, mu, r_n, r_f, [ln, 0.3, 0.4]);
             assert_eq!(rows.friction, FrictionState::Off, "mu {mu} λ_n {ln}");
+            // the normal row is the one of normal_row, untouched by the friction rows
+            let n = normal_row(Ncp::FischerBurmeister, 0.1 + 0.02, ln, r_n);
+            assert_eq!((rows.omega[0], rows.ediag[0], rows.phi[0]), (n.alpha, n.s / (h * h), n.phi), "λ_n {ln}");
             assert_eq!(
                 (&rows.omega[1..], &rows.ediag[1..], &rows.phi[1..]),
                 (&[0.0; 2][..], &[100.0; 2][..], &[0.3, 0.4][..])

@@ -106,6 +106,19 @@ fn cone_violation_is_the_distance_outside_the_cone(#[case] lambda: [f64; 3], #[c
     assert_close("per contact", cone_violation_per_contact(&problem, &sol)[0], want, 1e-15);
 }
 
+/// The per-contact cone violation is not poisoned like `evaluate`'s metrics: a NaN impulse must
+/// still read NaN there, not the 0 of an impulse inside the cone (`f64::max` drops a NaN).
+#[rstest]
+#[case::normal([f64::NAN, 0.0, 0.0])]
+#[case::tangential([1.0, f64::NAN, 0.0])]
+fn cone_violation_per_contact_of_a_nan_impulse_is_nan(#[case] lambda: [f64; 3]) {
+    let world = sphere_on_ground(0.5, 0.0, Vector3::zeros());
+    let contacts = set(vec![ground_contact(&world, 0, 0.0)]);
+    let problem = world.step_problem(&contacts, DT, None).unwrap();
+    let sol = solution(vec![0.0; 6], vec![lambda]);
+    assert!(cone_violation_per_contact(&problem, &sol)[0].is_nan());
+}
+
 /// A sphere sliding along +x at 1 m/s (u_t = (1, 0)); friction lambda_t = 0.5 (cos a, sin a) on
 /// the cone boundary (lambda_n = 1, mu = 0.5): mdp = 1 - cos angle(lambda_t, -u_t) = 1 + cos a.
 #[rstest]
@@ -855,5 +868,11 @@ fn the_verdict_is_the_harnesss_whatever_the_solver_claims() {
             let g = grade(&exact, 1.0);
             assert!(g.reached && g.best < 1e-14 && g.own == Some(1.0), "{measure:?}: the exact answer: {g:?}");
         }
+    }
+    // an iterate of the wrong size is NaN under every measure, whichever of its parts is wrong
+    for measure in [StopMeasure::Momentum, StopMeasure::ContactModel, StopMeasure::Ccp] {
+        let y = stop_yardstick(&p, measure);
+        assert!(y(&[0.0; 5], &[pushed], &[]).is_nan(), "{measure:?}: five velocities for six DOFs");
+        assert!(y(&p.free_velocity(), &[], &[]).is_nan(), "{measure:?}: no impulse for one contact");
     }
 }
