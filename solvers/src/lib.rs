@@ -20,3 +20,5 @@ pub mod raisim;
 pub mod sap;
 pub mod staggered;
 pub mod subadmm;
+#[cfg(test)]
+mod test_problems;

@@ -3,7 +3,6 @@
 //! agreement of the two methods, settings and refusals.
 
 use super::*;
-use api::DelassusProblem;
 use harness::model::{DofMask, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
 use harness::{
     ColliderId, Contact, ContactKey, ContactSet, IterationLog, Params, SolveError, SolveStatus, Solver, StepSolution,
@@ -162,18 +161,7 @@ fn pgs_and_admm_agree_on_the_velocity() {
 /// reach the same impulses (unique for a positive-definite `W`), and the answer satisfies the CCP.
 #[test]
 fn delassus_form_pgs_and_admm_agree() {
-    let n = 9;
-    // W = A Aᵀ + 0.1 I with a fixed, dense A
-    let a: Vec<f64> = (0..n * n).map(|k| ((k * 7919 % 113) as f64 / 113.0) - 0.5).collect();
-    let mut t = vec![];
-    for r in 0..n {
-        for c in 0..n {
-            let x = (0..n).map(|k| a[r * n + k] * a[c * n + k]).sum::<f64>() + if r == c { 0.1 } else { 0.0 };
-            t.push((r, c, x));
-        }
-    }
-    let q = vec![-1.0, 0.8, -0.2, -0.5, -0.3, 0.6, 0.2, 0.1, 0.0];
-    let p = DelassusProblem::from_triplets(&t, q, vec![0.3, 0.5, 0.8]).unwrap();
+    let p = crate::test_problems::coupled_delassus([0.3, 0.5, 0.8]);
     let mut sols = vec![];
     for m in [Method::Pgs, Method::Admm] {
         let s = solver(m).solve_delassus(&p, &mut IterationLog::new()).unwrap();

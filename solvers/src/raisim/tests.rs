@@ -115,17 +115,7 @@ fn a_sliding_point_mass_keeps_contact() {
 /// sweep converges to pgs's (exact cone) answer.
 #[test]
 fn the_sweep_agrees_with_pgs_on_a_coupled_problem() {
-    let n = 9;
-    let a: Vec<f64> = (0..n * n).map(|k| ((k * 7919 % 113) as f64 / 113.0) - 0.5).collect();
-    let mut t = vec![];
-    for r in 0..n {
-        for c in 0..n {
-            let x = (0..n).map(|k| a[r * n + k] * a[c * n + k]).sum::<f64>() + if r == c { 0.1 } else { 0.0 };
-            t.push((r, c, x));
-        }
-    }
-    let q = vec![-1.0, 0.8, -0.2, -0.5, -0.3, 0.6, 0.2, 0.1, 0.0];
-    let p = DelassusProblem::from_triplets(&t, q, vec![0.3, 0.5, 0.2]).unwrap();
+    let p = crate::test_problems::coupled_delassus([0.3, 0.5, 0.2]);
     let mine = Raisim::new(RaisimSettings { tolerance: 1e-13, ..RaisimSettings::default() })
         .solve_delassus(&p, &mut IterationLog::new())
         .unwrap();
