@@ -357,6 +357,8 @@ fn cli_grade_writes_the_replay_sidecar_of_the_engine_poses() {
         let (pa, pb) = (a.metrics.penetration_max, b.metrics.penetration_max);
         assert!((pa - pb).abs() <= 1e-12 + 1e-9 * pb.abs(), "step {}: {pa} vs {pb}", a.step);
         assert!(a.metrics.natmap_abs_l2.is_nan(), "an engine's residual is not measured");
+        assert_eq!(a.metrics.unconverged, None, "an engine reports no convergence: none is claimed for it");
+        assert!(b.metrics.unconverged.is_some(), "signorini's solver reports its status");
         if a.step == 2 {
             let want: Vec<[f32; 8]> = engine_rows.iter().map(|r| r.map(|x| x as f32)).collect();
             assert_eq!(a.contacts, want, "the engine's contacts, as it reported them");

@@ -399,7 +399,7 @@ pub fn simulate_with(
             natmap_abs_l2: m_nat.0,
             natmap_rel_l2: m_nat.1,
             iterations: sol.iterations,
-            unconverged: !sol.status.is_converged(),
+            unconverged: Some(!sol.status.is_converged()),
         };
         stepper.advance_to(end, &sol);
         if let Some(r) = recorder.as_mut().filter(|r| r.wants(k, n) || timed_out) {

@@ -130,8 +130,10 @@ pub struct FrameMetrics {
     pub natmap_rel_l2: f64,
     /// Solver iterations.
     pub iterations: usize,
-    /// Whether the solver stopped without converging.
-    pub unconverged: bool,
+    /// Whether the solver stopped without converging; `None` where the solver does not report it
+    /// (a reference engine's run: MuJoCo gives no convergence flag).
+    #[serde(default)]
+    pub unconverged: Option<bool>,
 }
 
 /// One recorded step: the state at its end and what the solver did in it.

@@ -557,7 +557,7 @@ pub fn replay_of(t: &Trajectory, scenario: &Scenario, trace: &Trace, label: &str
             natmap_abs_l2: f64::NAN,
             natmap_rel_l2: f64::NAN,
             iterations: t.iterations.get(k).copied().unwrap_or(0),
-            unconverged: false,
+            unconverged: None,
         };
         match engine.get(&k) {
             Some(f) => {

@@ -215,7 +215,7 @@
       ['step', f.step + ' (t = ' + fmt(f.t, 's') + ')'],
       ['max penetration', fmt(m.penetration_max * 1000, 'mm')],
       ['natural-map residual', fmt(m.natmap_abs_l2, 'N s') + ' (rel ' + fmt(m.natmap_rel_l2) + ')'],
-      ['iterations', m.iterations + (m.unconverged ? ' — unconverged' : ' — converged')],
+      ['iterations', m.iterations + (m.unconverged == null ? ' — convergence not reported' : m.unconverged ? ' — unconverged' : ' — converged')],
       ['contacts', f.contacts.length + (f.contacts_left_out ? ' (+' + f.contacts_left_out + ' not kept)' : '')],
     ];
     var dl = document.createElement('table');
@@ -228,7 +228,7 @@
     });
     v.info.appendChild(dl);
     v.info.setAttribute('data-step', f.step);
-    v.info.setAttribute('data-unconverged', m.unconverged ? '1' : '0');
+    v.info.setAttribute('data-unconverged', m.unconverged == null ? 'unknown' : m.unconverged ? '1' : '0');
   }
 
   function placeCamera(v) {
