@@ -111,6 +111,9 @@ pub struct Recorder {
     /// Per mesh: the node indices its frame lists, in order.
     mesh_nodes: Vec<Vec<usize>>,
     trajectory: Trajectory,
+    /// The first recorded step whose state was not finite in `f32` (a run that blew up): no
+    /// frame is kept from there on, so the sidecar stays one the page can show.
+    ended_at: Option<usize>,
 }
 
 impl Recorder {
@@ -186,6 +189,7 @@ impl Recorder {
                 meshes,
                 ..Default::default()
             },
+            ended_at: None,
         }
     }
 
@@ -221,7 +225,7 @@ impl Recorder {
     /// Records step `k` with contact rows given as [`Frame::contacts`] lays them out (a reference
     /// engine's own contacts): `world` at the step's end and the step's metrics.
     pub fn record_rows(&mut self, k: usize, world: &World, mut rows: Vec<[f32; 8]>, metrics: FrameMetrics) {
-        let poses = world
+        let poses: Vec<[f32; 7]> = world
             .bodies
             .iter()
             .map(|b| {
@@ -229,7 +233,7 @@ impl Recorder {
                 [p.x, p.y, p.z, q.i, q.j, q.k, q.w].map(|x| x as f32)
             })
             .collect();
-        let nodes = world
+        let nodes: Vec<Vec<[f32; 3]>> = world
             .deformables
             .iter()
             .zip(&self.mesh_nodes)
@@ -239,6 +243,21 @@ impl Recorder {
         if left_out > 0 {
             rows.sort_by(|a, b| b[6].total_cmp(&a[6]));
             rows.truncate(MAX_FRAME_CONTACTS);
+        }
+        if self.ended_at.is_some() {
+            return;
+        }
+        let finite = |x: &[f32]| x.iter().all(|v| v.is_finite());
+        let showable = poses.iter().all(|p| finite(p))
+            && nodes.iter().all(|m| m.iter().all(|n| finite(n)))
+            && rows.iter().all(|c| finite(c));
+        if !showable {
+            self.ended_at = Some(k);
+            self.trajectory.notes.push(format!(
+                "frames end before step {k}: the state left the range of f32 there (the run blew up); \
+                 the record keeps every step's metrics"
+            ));
+            return;
         }
         self.trajectory.frames.push(Frame {
             step: k,
@@ -279,6 +298,26 @@ mod tests {
         let tris = boundary_triangles(&[[0, 1, 2, 3], [4, 1, 3, 2]]);
         assert_eq!(tris.len(), 6);
         assert!(tris.iter().all(|t| { t.contains(&0) || t.contains(&4) }));
+    }
+
+    /// A run that blows up (a body beyond the range of `f32`) keeps its frames up to the last
+    /// finite one, says where they end, and its sidecar stays one the page can show.
+    #[test]
+    fn frames_end_where_the_state_leaves_f32() {
+        use crate::model::{Material, RigidBody};
+        let mut w = World::new();
+        w.bodies.push(RigidBody::new("ball", Shape::Sphere { radius: 0.1 }, 1.0, Vector3::z(), Material::rigid(0.5)));
+        let mut rec = Recorder::new(&w, 0.01, 4, 1);
+        let empty = ContactSet::default();
+        rec.record(0, &w, &empty, None, FrameMetrics::default());
+        w.bodies[0].position = Vector3::new(0.0, 0.0, 1e40);
+        rec.record(1, &w, &empty, None, FrameMetrics::default());
+        w.bodies[0].position = Vector3::z();
+        rec.record(2, &w, &empty, None, FrameMetrics::default());
+        let t = rec.finish();
+        assert_eq!(t.frames.iter().map(|f| f.step).collect::<Vec<_>>(), vec![0], "no frame from the blow-up on");
+        assert!(t.notes.iter().any(|n| n.contains("before step 1")), "{:?}", t.notes);
+        t.validate().expect("a sidecar the page can show");
     }
 
     #[test]

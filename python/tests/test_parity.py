@@ -71,8 +71,10 @@ def test_numpy_jacobi_records_equal_the_rust_example_records(tmp_path):
     py = signorini.run_suite(suite, out=tmp_path / "py", solvers=["jacobi"], trajectory="off")
     ran = [r.case for r in rust if r.status != "skipped"]
     # the quick suite's cases without joints or deformable bodies (compliant contact included):
-    # 30 of its 40
-    assert len(ran) >= 30, ran
+    # 30 of its 40; at full durations the suite is ci/quick.toml as written, whose default
+    # table_pile and sphere_pour entries run one named solver (nsn, canal), so 28
+    full = os.environ.get("SIGNORINI_PARITY") == "full"
+    assert len(ran) >= (28 if full else 30), ran
     assert [r.status for r in py] == [r.status for r in rust]
     assert all(r.status == "ok" for r in rust if r.status != "skipped"), [(r.case, r.reason) for r in rust]
     d = signorini.diff_records(tmp_path / "rust", tmp_path / "py", ignore=["solver.paper"])
