@@ -19,3 +19,21 @@ pub(crate) fn coupled_delassus(mu: [f64; 3]) -> DelassusProblem {
     let q = vec![-1.0, 0.8, -0.2, -0.5, -0.3, 0.6, 0.2, 0.1, 0.0];
     DelassusProblem::from_triplets(&t, q, mu.to_vec()).expect("a valid problem")
 }
+
+/// Asserts that each `(key, value)` of `bad`, set alone on the defaults of solver `S`, is refused
+/// as a bad value of that key when the settings are decoded, and that `S`'s registry entry builds
+/// with its defaults; returns the entry for further checks.
+pub(crate) fn assert_settings_refused<S: api::SolverDef>(bad: &[(&str, &str)]) -> harness::SolverEntry {
+    for &(key, value) in bad {
+        let mut p = harness::Params::from_settings(&S::Settings::default());
+        p.set(key, value, S::NAME).unwrap();
+        assert!(
+            matches!(p.decode::<S::Settings>(S::NAME), Err(harness::ParamError::BadValue { key: k, .. }) if k == key),
+            "{}: {key} = {value} accepted",
+            S::NAME
+        );
+    }
+    let e = harness::SolverEntry::of::<S>();
+    e.build(&(e.defaults)()).unwrap();
+    e
+}

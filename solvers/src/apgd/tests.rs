@@ -5,7 +5,7 @@ use super::*;
 use crate::ccp::{CcpAdmm, CcpAdmmSettings};
 use api::DelassusProblem;
 use harness::model::{DofMask, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{ColliderId, ContactKey, ContactSet, IterationLog, Params, SolveError, SolveStatus, Solver};
+use harness::{ColliderId, ContactKey, ContactSet, IterationLog, SolveError, SolveStatus, Solver};
 use nalgebra::Vector3;
 
 const G: f64 = 9.81;
@@ -108,12 +108,6 @@ fn a_non_symmetric_w_is_refused_naming_its_asymmetry() {
 
 #[test]
 fn settings_are_validated_and_the_entry_builds() {
-    let mut p = Params::from_settings(&ApgdSettings::default());
-    p.set("tolerance", "0", "apgd").unwrap();
-    assert!(
-        matches!(p.decode::<ApgdSettings>("apgd"), Err(harness::ParamError::BadValue { key, .. }) if key == "tolerance")
-    );
-    let e = harness::SolverEntry::of::<Apgd>();
-    e.build(&(e.defaults)()).unwrap();
+    let e = crate::test_problems::assert_settings_refused::<Apgd>(&[("tolerance", "0")]);
     assert!(e.model.is_regularised() && e.capabilities.delassus_form && e.paper.contains("Nesterov"));
 }

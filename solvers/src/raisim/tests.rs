@@ -6,7 +6,7 @@ use super::*;
 use crate::pgs::{Pgs, PgsSettings};
 use api::DelassusProblem;
 use harness::model::{DofMask, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
-use harness::{ColliderId, ContactKey, ContactSet, IterationLog, Params, SolveError, SolveStatus, Solver};
+use harness::{ColliderId, ContactKey, ContactSet, IterationLog, SolveError, SolveStatus, Solver};
 use kernels::contact_local::LocalProblem;
 use nalgebra::Vector3;
 
@@ -155,14 +155,11 @@ fn non_finite_data_is_an_error() {
 
 #[test]
 fn settings_are_validated_and_the_entry_builds() {
-    for (key, value) in [("relaxation", "1.5"), ("relaxation", "0"), ("tolerance", "0"), ("max_iterations", "0")] {
-        let mut p = Params::from_settings(&RaisimSettings::default());
-        p.set(key, value, "raisim").unwrap();
-        assert!(
-            matches!(p.decode::<RaisimSettings>("raisim"), Err(harness::ParamError::BadValue { key: k, .. }) if k == key)
-        );
-    }
-    let e = harness::SolverEntry::of::<Raisim>();
-    e.build(&(e.defaults)()).unwrap();
+    let e = crate::test_problems::assert_settings_refused::<Raisim>(&[
+        ("relaxation", "1.5"),
+        ("relaxation", "0"),
+        ("tolerance", "0"),
+        ("max_iterations", "0"),
+    ]);
     assert!(!e.model.is_regularised() && e.capabilities.exact_friction_cone && e.paper.contains("Hwangbo"));
 }

@@ -8,7 +8,7 @@ use crate::raisim::{Raisim, RaisimSettings};
 use api::DelassusProblem;
 use harness::model::{DofMask, Material, RigidBody, Shape, StaticCollider, StaticShape, World};
 use harness::{
-    ColliderId, ContactKey, ContactSet, IterationLog, Params, SolveError, SolveStatus, Solver, StepSolution, WarmStart,
+    ColliderId, ContactKey, ContactSet, IterationLog, SolveError, SolveStatus, Solver, StepSolution, WarmStart,
 };
 use nalgebra::Vector3;
 use rstest::rstest;
@@ -253,14 +253,11 @@ fn non_finite_data_is_an_error_and_no_contacts_is_free_flight() {
 
 #[test]
 fn settings_are_validated_and_the_entry_builds() {
-    for (key, value) in [("tolerance", "0"), ("max_iterations", "0"), ("qp_tolerance", "0"), ("qp_max_iter", "0")] {
-        let mut p = Params::from_settings(&StaggeredSettings::default());
-        p.set(key, value, "staggered").unwrap();
-        assert!(
-            matches!(p.decode::<StaggeredSettings>("staggered"), Err(harness::ParamError::BadValue { key: k, .. }) if k == key)
-        );
-    }
-    let e = harness::SolverEntry::of::<Staggered>();
-    e.build(&(e.defaults)()).unwrap();
+    let e = crate::test_problems::assert_settings_refused::<Staggered>(&[
+        ("tolerance", "0"),
+        ("max_iterations", "0"),
+        ("qp_tolerance", "0"),
+        ("qp_max_iter", "0"),
+    ]);
     assert!(!e.model.is_regularised() && e.capabilities.exact_friction_cone && e.paper.contains("Kaufman"));
 }
