@@ -563,6 +563,66 @@ mod tests {
         assert!(p.get("condense").is_none() && p.get("m_asymmetry").is_none(), "{p:?}");
     }
 
+    /// A solver on the Delassus form that answers fixed impulses, claiming `Solved`.
+    struct Fixed(Vec<[f64; 3]>);
+
+    impl api::Solver for Fixed {
+        fn step(
+            &mut self,
+            _: &api::StepProblem<'_>,
+            _: &mut api::IterationLog,
+        ) -> Result<api::StepSolution, api::SolveError> {
+            Err(api::SolveError::Unsupported { what: "steps".into() })
+        }
+
+        fn solve_delassus(
+            &mut self,
+            _: &api::DelassusProblem,
+            _: &mut api::IterationLog,
+        ) -> Result<api::DelassusSolution, api::SolveError> {
+            Ok(api::DelassusSolution { impulses: self.0.clone(), iterations: 1, status: Solved })
+        }
+    }
+
+    /// `run_one` records the harness's verdict on the answer, not the solver's claim: on `u = r +
+    /// q` with `q = (−1, 0, 0)` (one contact, `W = I`) the exact answer `r = (1, 0, 0)` is one
+    /// solved step, `r = 0` (claimed `Solved` too) one unconverged step; either way the step's
+    /// solve time is the record's wall time and its only stage time.
+    #[test]
+    fn run_one_records_the_harnesss_verdict_and_the_solve_time() {
+        let w = Csc::from_triplets(3, 3, &[(0, 0, 1.0), (1, 1, 1.0), (2, 2, 1.0)]);
+        let prob = FclibProblem::local_only(LocalProblem { w, q: vec![-1.0, 0.0, 0.0], mu: vec![0.3] });
+        let prepared = Prepared::new(&prob).unwrap();
+        let provenance = Provenance::collect();
+        for (answer, unconverged) in [([1.0, 0.0, 0.0], 0), ([0.0; 3], 1)] {
+            let fixed = SolverEntry {
+                capabilities: api::Capabilities {
+                    rigid_bodies: true,
+                    rigid_contact: true,
+                    delassus_form: true,
+                    ..Default::default()
+                },
+                prepare: Box::new(move |_| {
+                    Ok(Box::new(move |_: &api::SolverContext| Box::new(Fixed(vec![answer])) as Box<dyn api::Solver>))
+                }),
+                ..entry(true, true, RIGID)
+            };
+            let out = run_one(&prepared, Path::new("toy.hdf5"), &fixed, &protocol(Stop::Solver), &provenance).unwrap();
+            let sm = &out.record.summary;
+            assert_eq!(out.record.status, RunStatus::Ok, "{:?}", out.record.reason);
+            assert_eq!(
+                (sm.steps, sm.unconverged_steps),
+                (1, unconverged),
+                "answer {answer:?}: {:?}",
+                sm.metrics["fclib_error"]
+            );
+            let wall = sm.wall_per_step_s.median;
+            assert!(wall > 0.0, "{wall}");
+            assert_eq!(sm.stage_times, StageTimes { solve_s: wall, ..StageTimes::default() });
+            assert_eq!(out.answer.expect("an answer").r, answer);
+        }
+    }
+
     /// `files` lists the `*.hdf5` files below a folder, sorted, skipping hidden names and other
     /// extensions; two files of one stem are refused naming both.
     #[test]
