@@ -323,7 +323,18 @@ mod tests {
             tr.v.push(v.clone());
             tr.metrics.push(StepMetrics { t: k as f64 * sc.dt, normal_impulse_total: total, ..Default::default() });
         }
-        assert!(crate::test_util::oracle(&Arch, &prm, &sc, &tr).iter().all(|c| c.pass));
+        let good = crate::test_util::oracle(&Arch, &prm, &sc, &tr);
+        assert_eq!(crate::test_util::names(&good), ["max_displacement", "weight_ratio"]);
+        assert!(good.iter().all(|c| c.pass), "{good:?}");
+        assert_eq!(crate::test_util::check(&good, "max_displacement").measured, 0.0);
+        assert!((crate::test_util::check(&good, "weight_ratio").measured - 1.0).abs() < 1e-12);
+        // the same rest displaced as a whole sideways: the displacement is measured from q[0]
+        let mut moved = tr.clone();
+        moved.q.iter_mut().flat_map(|q| q.chunks_mut(7)).for_each(|b| b[1] += 0.3);
+        assert_eq!(
+            crate::test_util::check(&crate::test_util::oracle(&Arch, &prm, &sc, &moved), "max_displacement").measured,
+            0.0
+        );
         let mut bad = tr.clone();
         for (k, q) in bad.q.iter_mut().enumerate() {
             q[7 * 9 + 2] -= 1e-4 * k as f64;
@@ -331,7 +342,12 @@ mod tests {
         for m in bad.metrics.iter_mut() {
             m.normal_impulse_total *= 0.99;
         }
-        assert!(crate::test_util::oracle(&Arch, &prm, &sc, &bad).iter().all(|c| !c.pass));
+        let c = crate::test_util::oracle(&Arch, &prm, &sc, &bad);
+        assert_eq!(crate::test_util::names(&c), ["max_displacement", "weight_ratio"]);
+        assert!(c.iter().all(|c| !c.pass));
+        let sag = crate::test_util::check(&c, "max_displacement").measured;
+        assert!((sag - 1e-4 * sc.steps as f64).abs() < 1e-12, "{sag}");
+        assert!((crate::test_util::check(&c, "weight_ratio").measured - 0.99).abs() < 1e-12);
         bad.completed = false;
         assert!(crate::test_util::oracle(&Arch, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }

@@ -301,6 +301,42 @@ mod tests {
         assert!(crate::test_util::oracle(&BoxInHole, &prm, &sc, &out).iter().all(|c| !c.pass));
     }
 
+    /// Each check reads its own window with its own tolerance: the weight from the first step
+    /// ending at or after `max(t_rest, T/2)` (`k_late`; `t_rest = 0` without a drop), the rest
+    /// speed from state `k_late + 1` with `CREEP_REL_TOL g dt`; containment allows the clearance
+    /// plus the penetration tolerance sideways.
+    #[test]
+    fn checks_read_their_windows_with_their_tolerances() {
+        use crate::resting::first_step_from;
+        use crate::test_util::{check, names, oracle};
+        let prm = params(&[("drop_height", "0")]);
+        let p: BoxInHoleParams = prm.decode("box_in_hole").unwrap();
+        let sc = crate::test_util::build(&BoxInHole, &prm).unwrap();
+        let w = p.peg_mass * p.gravity * sc.dt;
+        let k_late = first_step_from(0.5 * sc.steps as f64 * sc.dt, sc.dt);
+        assert!(k_late > 1 && k_late + 2 < sc.steps, "{k_late}");
+        let mut tr = resting_trace(&sc, w);
+        // before the window: no weight carried and the peg moving
+        tr.metrics[..k_late].iter_mut().for_each(|m| m.normal_impulse_total = 0.0);
+        tr.v[k_late][0] = 1.0;
+        let c = oracle(&BoxInHole, &prm, &sc, &tr);
+        assert_eq!(names(&c), ["weight_ratio", "max_penetration", "rest_speed", "contained"]);
+        assert!((check(&c, "weight_ratio").measured - 1.0).abs() < 1e-12, "{c:?}");
+        let speed = check(&c, "rest_speed");
+        assert_eq!(speed.measured, 0.0);
+        assert!((speed.tolerance - CREEP_REL_TOL * p.gravity * sc.dt).abs() < 1e-15, "{speed:?}");
+        assert_eq!(check(&c, "max_penetration").tolerance, p.penetration_tolerance());
+        tr.v[k_late + 1][1] = 2e-3;
+        assert_eq!(check(&oracle(&BoxInHole, &prm, &sc, &tr), "rest_speed").measured, 2e-3);
+        // sideways within the clearance and half the penetration tolerance: contained
+        let side = p.clearance + 0.5 * p.penetration_tolerance();
+        for (x, inside) in [(side, true), (p.clearance + 1.5 * p.penetration_tolerance(), false)] {
+            let mut off = resting_trace(&sc, w);
+            off.q.iter_mut().for_each(|q| q[1] = x);
+            assert_eq!(check(&oracle(&BoxInHole, &prm, &sc, &off), "contained").pass, inside, "{x}");
+        }
+    }
+
     /// The penetration tolerance is its derivation, `PENETRATION_REL_TOL g dt² L_c` with the
     /// corner load factor of a square peg of side `a`, height `b` and mass `m`:
     /// `I_x = I_y = m (a² + b²)/12`, `h = a/2`, `L_c = 1 + 2 m h² / I_x = 1 + 6 a² / (a² + b²)`.

@@ -673,6 +673,10 @@ mod tests {
         let p = ClutterParams::default();
         let l = 2.0 * 5.0 * p.box_mass() / p.sphere_mass();
         assert!((get(&checks, "max_penetration").tolerance - 0.1 * 9.81 * 1e-4 * l).abs() < 1e-15);
+        // compliant contact: the expected depth is the heaviest column's static compression,
+        // 5 boxes of 1 kg on the contact stiffness k
+        let want = 5.0 * p.box_mass() * 9.81 / p.k;
+        assert!((get(&checks, "max_penetration").expected - want).abs() < 1e-12 * want, "{want}");
         let deep = crate::test_util::oracle(&Clutter, &prm, &sc, &landed(&sc, 5e-3));
         assert!(!get(&deep, "max_penetration").pass);
     }
@@ -689,10 +693,18 @@ mod tests {
         assert!(get(&c, "max_penetration").pass && get(&c, "max_penetration").measured == 0.0, "{c:?}");
         let c = crate::test_util::oracle(&Clutter, &prm, &sc, &landed_with(&sc, 1e-2, &[89]));
         assert!(!get(&c, "max_penetration").pass);
-        let short = params(&[("duration", "0.8")]);
-        let sc = crate::test_util::build(&Clutter, &short).unwrap();
-        let c = crate::test_util::oracle(&Clutter, &short, &sc, &landed(&sc, 1e-2));
-        assert_eq!(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["contained"]);
+        // a run ending within the drop (0.8 s), or with its last step ending at 0.88 s, the last
+        // one in the drop (88 steps, the first graded would be index 88), grades no penetration
+        for duration in ["0.8", "0.88"] {
+            let short = params(&[("duration", duration)]);
+            let sc = crate::test_util::build(&Clutter, &short).unwrap();
+            let c = crate::test_util::oracle(&Clutter, &short, &sc, &landed(&sc, 1e-2));
+            assert_eq!(crate::test_util::names(&c), ["contained"], "{duration}");
+        }
+        let graded = params(&[("duration", "0.89")]);
+        let sc = crate::test_util::build(&Clutter, &graded).unwrap();
+        let c = crate::test_util::oracle(&Clutter, &graded, &sc, &landed(&sc, 1e-2));
+        assert_eq!(crate::test_util::names(&c), ["max_penetration", "contained"]);
     }
 
     #[test]
@@ -704,6 +716,13 @@ mod tests {
         last[7 * 3] = 0.45; // outside the wall at x = 0.4
         let c = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);
         assert!(!get(&c, "contained").pass && get(&c, "contained").measured == 0.0);
+        // out through each wall and the top, the others' coordinates inside
+        for (axis, x) in [(0, -0.45), (1, 0.45), (1, -0.45), (2, 0.85), (2, -0.01)] {
+            let mut tr = landed(&sc, 0.0);
+            tr.q.last_mut().unwrap()[7 * 5 + axis] = x;
+            let c = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);
+            assert_eq!(get(&c, "contained").measured, 0.0, "axis {axis} at {x}");
+        }
         let no_walls = params(&[("walls", "false")]);
         let sc = crate::test_util::build(&Clutter, &no_walls).unwrap();
         let c = crate::test_util::oracle(&Clutter, &no_walls, &sc, &landed(&sc, 0.0));

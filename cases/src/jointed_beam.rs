@@ -292,7 +292,7 @@ mod tests {
             }
             crate::test_util::oracle(&JointedBeam, &prm, &sc, &tr)
         };
-        let names = |c: &[OracleCheck]| c.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        let names = crate::test_util::names;
         let straight = trace_ending_at(0.0);
         assert_eq!(names(&straight), ["joint_violation", "tip_deflection"]);
         assert!(!straight[1].pass && (straight[1].measured).abs() < 1e-15);

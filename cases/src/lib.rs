@@ -351,6 +351,53 @@ mod tests {
         assert_eq!(labels, ["spring_cylinder-rigid", "clutter-rigid", "pizza_saver-rigid"]);
     }
 
+    /// What each case asks of a solver (checked against its capabilities before a run, so a
+    /// field missing here lets a solver run a scene it cannot handle): rigid bodies where the
+    /// scene has them, the contact model its colliders use, joints, deformable bodies.
+    #[test]
+    fn every_case_needs_what_its_scene_holds() {
+        use harness::Capabilities as C;
+        let d = C::default;
+        let rigid = C { rigid_bodies: true, rigid_contact: true, ..d() };
+        let compliant = C { rigid_bodies: true, compliant_contact: true, ..d() };
+        let jointed = C { rigid_bodies: true, bilateral_constraints: true, ..d() };
+        let fem = C { deformable_bodies: true, rigid_contact: true, ..d() };
+        type Overrides = &'static [(&'static str, &'static str)];
+        let want: [(&str, Overrides, C); 26] = [
+            ("slope", &[], rigid),
+            ("spring_cylinder", &[], compliant),
+            ("spring_cylinder", &[("contact", "rigid")], rigid),
+            ("sphere_stack", &[], rigid),
+            ("clutter", &[], compliant),
+            ("clutter", &[("contact", "rigid")], rigid),
+            ("pizza_saver", &[], compliant),
+            ("pendulum", &[], jointed),
+            ("pendulum", &[("limit", "stop")], C { compliant_contact: true, ..jointed }),
+            ("ramp_feet", &[], compliant),
+            ("winkler_cube", &[], compliant),
+            ("spring_mass_damper", &[], jointed),
+            ("twisting_bar", &[], C { deformable_bodies: true, ..d() }),
+            ("elastic_slope", &[], fem),
+            ("heavy_stack", &[], rigid),
+            ("box_in_hole", &[], rigid),
+            ("dish_stack", &[], rigid),
+            ("sphere_pour", &[], rigid),
+            ("arch", &[], rigid),
+            ("robots", &[], C { rigid_contact: true, ..jointed }),
+            ("jointed_beam", &[], jointed),
+            ("jointed_beam", &[("bending_stiffness", "250")], jointed),
+            ("material_extension", &[], C { deformable_bodies: true, ..d() }),
+            ("table_pile", &[], rigid),
+            ("slope_yaw", &[], rigid),
+            ("pizza_saver", &[("contact", "rigid")], rigid),
+        ];
+        for (name, set, needs) in want {
+            let case = all().into_iter().find(|c| c.name() == name).unwrap();
+            let params = crate::test_util::params(&*case, set);
+            assert_eq!(case.prepare(&params).unwrap().scenario().needs, needs, "{name} {set:?}");
+        }
+    }
+
     #[test]
     fn the_crate_doc_table_lists_every_case_in_registry_order() {
         let doc = include_str!("lib.rs");

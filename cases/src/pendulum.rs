@@ -224,4 +224,60 @@ mod tests {
         let sc = crate::test_util::build(&Pendulum, &Pendulum.defaults()).unwrap();
         assert_eq!(sc.world.joints.len(), 1);
     }
+
+    /// A run that ends with the bob at angle `theta` about the pivot (from +x towards +z) and
+    /// joint violations `drift` at its steps.
+    fn swing(sc: &Scenario, theta: f64, drift: &[f64]) -> Trace {
+        let (q0, v0) = (sc.world.positions(), sc.world.velocities());
+        let l = q0[0];
+        let mut tr = Trace { dt: sc.dt, completed: true, q: vec![q0.clone()], v: vec![v0.clone()], metrics: vec![] };
+        for k in 1..=sc.steps {
+            let mut q = q0.clone();
+            if k == sc.steps {
+                (q[0], q[2]) = (l * theta.cos(), l * theta.sin());
+            }
+            tr.q.push(q);
+            tr.v.push(v0.clone());
+            let bilateral_violation_max = drift.get(k - 1).copied().unwrap_or(0.0);
+            tr.metrics.push(harness::StepMetrics { bilateral_violation_max, ..Default::default() });
+        }
+        tr
+    }
+
+    /// `theta_end` reads the final angle unwrapped into (−2π, 0] (through the bottom of the
+    /// swing, past −π, as the bob swings up on the far side), against `theta_exact(T)` within
+    /// `5 h`; `drift` is the largest joint violation against `p.drift()` within 25 %; a run
+    /// that did not complete measures nothing.
+    #[test]
+    fn checks_read_the_final_angle_and_the_largest_drift() {
+        use crate::test_util::{check, names, oracle};
+        let prm = Pendulum.defaults();
+        let p: PendulumParams = prm.decode("pendulum").unwrap();
+        let sc = crate::test_util::build(&Pendulum, &prm).unwrap();
+        let exact = p.theta_exact(p.steps() as f64 * p.dt);
+        assert!(exact < -0.5 * std::f64::consts::PI && exact > -std::f64::consts::PI, "{exact}");
+        let drift = [0.5 * p.drift(), 1.1 * p.drift(), 0.9 * p.drift()];
+        for theta in [exact, exact + 2.0 * p.dt, -3.5, -0.25, 0.0] {
+            let c = oracle(&Pendulum, &prm, &sc, &swing(&sc, theta, &drift));
+            assert_eq!(names(&c), ["drift", "theta_end"]);
+            let end = check(&c, "theta_end");
+            assert!((end.measured - theta).abs() < 1e-12, "{theta}: {end:?}");
+            assert_eq!((end.expected, end.tolerance), (exact, 5.0 * p.dt));
+            assert_eq!(end.pass, (theta - exact).abs() <= 5.0 * p.dt, "{theta}");
+            let d = check(&c, "drift");
+            assert_eq!((d.measured, d.expected, d.tolerance), (1.1 * p.drift(), p.drift(), 0.25 * p.drift()));
+            assert!(d.pass);
+        }
+        let far = oracle(&Pendulum, &prm, &sc, &swing(&sc, exact, &[1.3 * p.drift()]));
+        assert!(!check(&far, "drift").pass);
+        let mut cut = swing(&sc, exact, &drift);
+        cut.completed = false;
+        let c = oracle(&Pendulum, &prm, &sc, &cut);
+        assert_eq!(names(&c), ["drift", "theta_end"]);
+        assert!(c.iter().all(|c| c.measured.is_nan() && !c.pass), "{c:?}");
+        // with the stop there is no closed form for the angle
+        let stop = crate::test_util::params(&Pendulum, &[("limit", "stop")]);
+        let sc = crate::test_util::build(&Pendulum, &stop).unwrap();
+        assert_eq!(names(&oracle(&Pendulum, &stop, &sc, &swing(&sc, exact, &drift))), ["drift"]);
+    }
 }

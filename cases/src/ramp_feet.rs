@@ -187,4 +187,59 @@ mod tests {
         let sc = crate::test_util::build(&RampFeet, &RampFeet.defaults()).unwrap();
         assert_eq!(harness::geometry::detect(&sc.world, sc.margin).len(), 4);
     }
+
+    /// A run that ends `down` m down the slope and `off` m along the ramp's normal from the start,
+    /// with the total normal impulses `impulses` at its first steps (the quasi-static value after).
+    fn slid(p: &RampFeetParams, sc: &Scenario, down: f64, off: f64, impulses: &[f64]) -> Trace {
+        let (q0, v0) = (sc.world.positions(), sc.world.velocities());
+        let a = p.angle_deg.to_radians();
+        let quasi = p.mass * p.gravity * a.cos() * p.dt;
+        let end = Vector3::new(q0[0], q0[1], q0[2]) + down * p.downslope() + off * Vector3::new(-a.sin(), 0.0, a.cos());
+        let mut tr = Trace { dt: sc.dt, completed: true, q: vec![q0.clone()], v: vec![v0.clone()], metrics: vec![] };
+        for k in 1..=sc.steps {
+            let mut q = q0.clone();
+            if k == sc.steps {
+                q[..3].copy_from_slice(end.as_slice());
+            }
+            tr.q.push(q);
+            tr.v.push(v0.clone());
+            let normal_impulse_total = impulses.get(k - 1).copied().unwrap_or(quasi);
+            tr.metrics.push(harness::StepMetrics { normal_impulse_total, ..Default::default() });
+        }
+        tr
+    }
+
+    /// `distance` is the down-slope displacement of the centre (a move along the ramp's normal
+    /// does not count) against the discrete Coulomb distance, within `IMPULSE_REL_TOL g T²/2 +
+    /// CREEP_REL_TOL g h T`; `normal_force_peak` is the largest step's total normal impulse over
+    /// `m g cos a h`; a run that did not complete measures nothing.
+    #[test]
+    fn checks_measure_the_slide_and_the_peak_normal_impulse() {
+        use crate::test_util::{check, names, oracle};
+        let prm = crate::test_util::params(&RampFeet, &[("mu", "0.125")]);
+        let p: RampFeetParams = prm.decode("ramp_feet").unwrap();
+        let sc = crate::test_util::build(&RampFeet, &prm).unwrap();
+        let t = p.steps() as f64 * p.dt;
+        let tol = IMPULSE_REL_TOL * p.gravity * t * t / 2.0 + CREEP_REL_TOL * p.gravity * p.dt * t;
+        let quasi = p.mass * p.gravity * p.angle_deg.to_radians().cos() * p.dt;
+        let peaks = [quasi, 1.0005 * quasi, 0.5 * quasi];
+        for (down, pass) in [(p.distance() + 0.8 * tol, true), (p.distance() - 1.2 * tol, false)] {
+            let c = oracle(&RampFeet, &prm, &sc, &slid(&p, &sc, down, 0.01, &peaks));
+            assert_eq!(names(&c), ["distance", "normal_force_peak"]);
+            let d = check(&c, "distance");
+            assert!((d.measured - down).abs() < 1e-12, "{d:?}");
+            assert!((d.tolerance - tol).abs() < 1e-15 && d.expected == p.distance(), "{d:?}");
+            assert_eq!(d.pass, pass, "{d:?}");
+            let n = check(&c, "normal_force_peak");
+            assert!((n.measured - 1.0005).abs() < 1e-12 && n.tolerance == IMPULSE_REL_TOL && n.pass, "{n:?}");
+        }
+        let pushed = oracle(&RampFeet, &prm, &sc, &slid(&p, &sc, p.distance(), 0.0, &[1.002 * quasi]));
+        assert!(!check(&pushed, "normal_force_peak").pass);
+        let mut cut = slid(&p, &sc, p.distance(), 0.0, &[]);
+        cut.completed = false;
+        let c = oracle(&RampFeet, &prm, &sc, &cut);
+        assert_eq!(names(&c), ["distance", "normal_force_peak"]);
+        assert!(c.iter().all(|c| c.measured.is_nan() && !c.pass), "{c:?}");
+        assert_eq!(check(&c, "distance").tolerance, tol);
+    }
 }

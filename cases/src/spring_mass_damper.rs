@@ -208,5 +208,82 @@ mod tests {
         let sc = crate::test_util::build(&SpringMassDamper, &SpringMassDamper.defaults()).unwrap();
         assert_eq!(sc.world.joints.len(), 1);
         assert_eq!(sc.steps, 1000);
+        // the spring pulls the mass towards the world origin: C = z
+        assert_eq!(sc.world.joints[0].anchor_b, Vector3::zeros());
+    }
+
+    /// The run `y_k = B^k y_0` of a step matrix `B` (`x` in `q[2]`, `v` in `v[0]`).
+    fn run_of(p: &SpringMassDamperParams, sc: &Scenario, b: &Matrix2<f64>) -> Trace {
+        let (mut q, mut v) = (sc.world.positions(), sc.world.velocities());
+        let mut y = Vector2::new(p.x0, p.v0);
+        let mut tr = Trace { dt: p.dt, completed: true, q: vec![], v: vec![], metrics: vec![] };
+        for k in 0..=sc.steps {
+            (q[2], v[0]) = (y[0], y[1]);
+            tr.q.push(q.clone());
+            tr.v.push(v.clone());
+            if k > 0 {
+                tr.metrics.push(harness::StepMetrics::default());
+            }
+            y = b * y;
+        }
+        tr
+    }
+
+    /// The checks identify the run's own step matrix: the implicit-Euler run passes every check
+    /// (ρ, the per-step amplitude ratio and stability to round-off of their closed forms); a
+    /// run whose steps shrink 0.2 % less per step, or grow, fails them with the measured values
+    /// of its matrix; the amplitude ratio stops where the closed form would underflow.
+    #[test]
+    fn checks_identify_the_runs_step_matrix() {
+        use crate::test_util::{check, names, oracle};
+        for (set, cut) in [(&[][..], false), (&[("dt", "1e-2"), ("duration", "3"), ("b", "5")][..], true)] {
+            let prm = crate::test_util::params(&SpringMassDamper, set);
+            let p: SpringMassDamperParams = prm.decode("spring_mass_damper").unwrap();
+            let sc = crate::test_util::build(&SpringMassDamper, &prm).unwrap();
+            let a = p.iteration_matrix();
+            let rho = spectral_radius(&a);
+            let tol = IMPULSE_REL_TOL * (1.0 - rho);
+            let c = oracle(&SpringMassDamper, &prm, &sc, &run_of(&p, &sc, &a));
+            assert_eq!(names(&c), ["spectral_radius", "amplitude_ratio", "stable"]);
+            assert!(c.iter().all(|c| c.pass), "{set:?}: {c:?}");
+            let s = check(&c, "spectral_radius");
+            assert!((s.measured - rho).abs() < 1e-6 * tol && s.expected == rho && s.tolerance == tol, "{s:?}");
+            let r = check(&c, "amplitude_ratio");
+            assert!((r.measured - r.expected).abs() < 1e-6 * tol && r.tolerance == tol, "{r:?}");
+            // the closed form's amplitude ratio: ρ itself for b = 0; with damping, over the steps
+            // before the amplitude falls below 1e-200 of its start (the cut run's 3 s is 300 steps)
+            let n = if cut {
+                (1..=sc.steps)
+                    .find(|&n| {
+                        p.amplitude(&(a.pow(n as u32) * Vector2::new(p.x0, p.v0)))
+                            <= 1e-200 * p.x0 * (p.k / p.mass).sqrt()
+                    })
+                    .unwrap()
+                    - 1
+            } else {
+                sc.steps
+            };
+            assert!(n < sc.steps || !cut, "{n}");
+            let want = (p.amplitude(&(a.pow(n as u32) * Vector2::new(p.x0, p.v0))) / (p.x0 * (p.k / p.mass).sqrt()))
+                .powf(1.0 / n as f64);
+            assert!((r.expected - want).abs() < 1e-12 * want, "{} vs {want}", r.expected);
+            assert_eq!((check(&c, "stable").measured, check(&c, "stable").expected), (1.0, 1.0));
+            let slower = a * (1.0 + 2.0 * IMPULSE_REL_TOL * (1.0 - rho) / rho);
+            let c = oracle(&SpringMassDamper, &prm, &sc, &run_of(&p, &sc, &slower));
+            assert!(!check(&c, "spectral_radius").pass && !check(&c, "amplitude_ratio").pass, "{c:?}");
+            let got = check(&c, "spectral_radius").measured;
+            assert!((got - spectral_radius(&slower)).abs() < 1e-6 * tol, "{got} vs {}", spectral_radius(&slower));
+            let growing = a * (1.01 / rho);
+            let c = oracle(&SpringMassDamper, &prm, &sc, &run_of(&p, &sc, &growing));
+            assert_eq!((check(&c, "stable").measured, check(&c, "stable").pass), (0.0, false));
+        }
+        let prm = SpringMassDamper.defaults();
+        let p: SpringMassDamperParams = prm.decode("spring_mass_damper").unwrap();
+        let sc = crate::test_util::build(&SpringMassDamper, &prm).unwrap();
+        let mut cut = run_of(&p, &sc, &p.iteration_matrix());
+        cut.completed = false;
+        let c = oracle(&SpringMassDamper, &prm, &sc, &cut);
+        assert_eq!(names(&c), ["spectral_radius", "amplitude_ratio", "stable"]);
+        assert!(c.iter().all(|c| c.measured.is_nan() && !c.pass), "{c:?}");
     }
 }

@@ -3,7 +3,7 @@
 use harness::{Case, CaseDef, CaseError, OracleCheck, Params, Scenario, Trace};
 
 /// The case's defaults with `overrides` applied as `--set key=value` would (panics on a refused value).
-pub(crate) fn params(case: &impl Case, overrides: &[(&str, &str)]) -> Params {
+pub(crate) fn params(case: &(impl Case + ?Sized), overrides: &[(&str, &str)]) -> Params {
     let mut p = case.defaults();
     for (k, v) in overrides {
         p.set(k, v, case.name()).unwrap();
@@ -21,6 +21,12 @@ pub(crate) fn build(case: &impl Case, params: &Params) -> Result<Scenario, CaseE
 pub(crate) fn oracle<D: CaseDef>(case: &D, params: &Params, scenario: &Scenario, trace: &Trace) -> Vec<OracleCheck> {
     let p: D::Params = params.decode(D::NAME).unwrap();
     case.grade(&p, scenario, trace)
+}
+
+/// The names of `checks`, in order: a test that asserts "every check passes" (or fails) over a
+/// list must also assert the list, or an empty one passes it.
+pub(crate) fn names(checks: &[OracleCheck]) -> Vec<&str> {
+    checks.iter().map(|c| c.name.as_str()).collect()
 }
 
 /// The oracle check called `name` (panics, listing the checks, if there is none).

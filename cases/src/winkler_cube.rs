@@ -320,4 +320,84 @@ mod tests {
         assert_eq!(sc.world.statics.len(), 100);
         assert!((sc.world.bodies[0].mass - 8.0).abs() < 1e-12);
     }
+
+    /// The cube's pose whose sinkage field is `w0 + α x + β y` ([`WinklerCubeParams::measured`]):
+    /// pitch `asin α` about y, then roll about x with `cos(pitch) sin(roll) = −β`.
+    fn pose(p: &WinklerCubeParams, w0: f64, [alpha, beta]: [f64; 2]) -> Vec<f64> {
+        let pitch = alpha.asin();
+        let rot = UnitQuaternion::from_euler_angles((-beta / pitch.cos()).asin(), pitch, 0.0);
+        let z = -w0 + 0.5 * p.side * (rot * Vector3::z()).z;
+        let q = rot.quaternion();
+        vec![0.0, 0.0, z, q.w, q.i, q.j, q.k]
+    }
+
+    /// A run whose state after step `k + 1` is the statics of the load at `t_k`, its sinkage
+    /// raised by `dw` and its slopes by `dslope`; `before` replaces the states before the window.
+    fn following(p: &WinklerCubeParams, sc: &Scenario, dw: f64, dslope: [f64; 2], before: Option<&[f64]>) -> Trace {
+        let n = sc.steps;
+        let mut tr = Trace { dt: p.dt, completed: true, ..Default::default() };
+        for j in 0..=n {
+            let s = p.statics(j.saturating_sub(1) as f64 * p.dt);
+            let q = match before {
+                Some(q) if j <= n / 2 => q.to_vec(),
+                _ => pose(p, s.w0 + dw, [s.slope[0] + dslope[0], s.slope[1] + dslope[1]]),
+            };
+            tr.q.push(q);
+            tr.v.push(vec![0.0; 6]);
+        }
+        tr.metrics = vec![harness::StepMetrics::default(); n];
+        tr
+    }
+
+    /// The checks compare the states after steps `n/2 + 1 ..= n` with the statics of the load at
+    /// the start of each step: a run on the statics passes with heave and contact fraction at
+    /// their window means and no tilt error, whatever it does before the window; a sinkage or
+    /// tilt offset of twice the tolerance fails its check by exactly that much. Tolerances:
+    /// heave `ω h (max − min) + IMPULSE_REL_TOL mean` of the window's statics, tilt `(ω h +
+    /// IMPULSE_REL_TOL)` × RMS static tilt, contact fraction `2/√n`.
+    #[test]
+    fn checks_follow_the_statics_over_the_second_half() {
+        use crate::test_util::{check, names, oracle};
+        let prm = crate::test_util::params(&WinklerCube, &[("load", "50")]);
+        let p: WinklerCubeParams = prm.decode("winkler_cube").unwrap();
+        let sc = crate::test_util::build(&WinklerCube, &prm).unwrap();
+        let n = sc.steps;
+        let window: Vec<Statics> = (n / 2..n).map(|k| p.statics(k as f64 * p.dt)).collect();
+        let len = window.len() as f64;
+        let w_mean = window.iter().map(|s| s.w0).sum::<f64>() / len;
+        let (lo, hi) = window.iter().fold((f64::INFINITY, 0.0f64), |(l, h), s| (l.min(s.w0), h.max(s.w0)));
+        let lag = p.load_frequency * p.dt;
+        let heave_tol = lag * (hi - lo) + IMPULSE_REL_TOL * w_mean;
+        let tilt_rms = (window.iter().map(|s| s.slope[0].powi(2) + s.slope[1].powi(2)).sum::<f64>() / len).sqrt();
+        let tilt_tol = (lag + IMPULSE_REL_TOL) * tilt_rms;
+        let frac = window.iter().map(|s| s.in_contact as f64).sum::<f64>() / len / 100.0;
+        assert!(frac > 0.5 && frac < 1.0, "lift-off at 50 N: {frac}");
+        let far = pose(&p, 1e-3, [1e-3, -2e-3]);
+        let c = oracle(&WinklerCube, &prm, &sc, &following(&p, &sc, 0.0, [0.0; 2], Some(&far)));
+        assert_eq!(names(&c), ["heave", "tilt_error", "contact_fraction"]);
+        assert!(c.iter().all(|c| c.pass), "{c:?}");
+        let h = check(&c, "heave");
+        assert!((h.measured - w_mean).abs() < 1e-9 * heave_tol && h.expected == w_mean, "{h:?}");
+        assert!((h.tolerance - heave_tol).abs() < 1e-12 * heave_tol, "{h:?} vs {heave_tol}");
+        let t = check(&c, "tilt_error");
+        assert!(t.measured < 1e-6 * tilt_tol && (t.tolerance - tilt_tol).abs() < 1e-12 * tilt_tol, "{t:?}");
+        let f = check(&c, "contact_fraction");
+        assert!((f.measured - frac).abs() < 1e-12 && f.tolerance == 0.2, "{f:?}");
+        assert!((f.expected - frac).abs() < 1e-15);
+        let sunk = oracle(&WinklerCube, &prm, &sc, &following(&p, &sc, 2.0 * heave_tol, [0.0; 2], None));
+        let h = check(&sunk, "heave");
+        assert!(!h.pass && (h.measured - w_mean - 2.0 * heave_tol).abs() < 1e-6 * heave_tol, "{h:?}");
+        let tilted = oracle(&WinklerCube, &prm, &sc, &following(&p, &sc, 0.0, [0.0, 2.0 * tilt_tol], None));
+        let t = check(&tilted, "tilt_error");
+        assert!(!t.pass && (t.measured - 2.0 * tilt_tol).abs() < 1e-6 * tilt_tol, "{t:?}");
+        // lifted by 0.8 of the mean sinkage: fewer elements press
+        let lifted = oracle(&WinklerCube, &prm, &sc, &following(&p, &sc, -0.8 * w_mean, [0.0; 2], None));
+        assert!(check(&lifted, "contact_fraction").measured < frac - 0.2, "{lifted:?}");
+        let mut cut = following(&p, &sc, 0.0, [0.0; 2], None);
+        cut.completed = false;
+        let c = oracle(&WinklerCube, &prm, &sc, &cut);
+        assert_eq!(names(&c), ["heave", "tilt_error", "contact_fraction"]);
+        assert!(c.iter().all(|c| c.measured.is_nan() && !c.pass), "{c:?}");
+        assert_eq!(check(&c, "contact_fraction").tolerance, 0.2);
+    }
 }
