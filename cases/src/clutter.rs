@@ -716,8 +716,12 @@ mod tests {
         last[7 * 3] = 0.45; // outside the wall at x = 0.4
         let c = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);
         assert!(!get(&c, "contained").pass && get(&c, "contained").measured == 0.0);
-        // out through each wall and the top, the others' coordinates inside
-        for (axis, x) in [(0, -0.45), (1, 0.45), (1, -0.45), (2, 0.85), (2, -0.01)] {
+        // out through each wall, the floor and the top, or on them (the walls' inner faces at
+        // ±width/2, the floor at 0 and the top at width bound the inside strictly), the others'
+        // coordinates inside
+        for (axis, x) in
+            [(0, -0.45), (1, 0.45), (1, -0.45), (2, 0.85), (2, -0.01), (0, 0.4), (1, -0.4), (2, 0.0), (2, 0.8)]
+        {
             let mut tr = landed(&sc, 0.0);
             tr.q.last_mut().unwrap()[7 * 5 + axis] = x;
             let c = crate::test_util::oracle(&Clutter, &prm, &sc, &tr);

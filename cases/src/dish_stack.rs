@@ -263,4 +263,37 @@ mod tests {
         bad.completed = false;
         assert!(crate::test_util::oracle(&DishStack, &prm, &sc, &bad).iter().all(|c| !c.pass));
     }
+
+    /// Each check's window, value and tolerance: the penetration over every step (the first
+    /// included), the pot's largest distance from its start (the plates' moves do not count), the
+    /// mean total normal impulse of the second half against the stack's weight; tolerances the
+    /// largest allowance and the sum of the allowances.
+    #[test]
+    fn checks_read_their_windows_with_their_tolerances() {
+        use crate::test_util::{check, names, oracle};
+        let prm = DishStack.defaults();
+        let p = DishStackParams::default();
+        let sc = crate::test_util::build(&DishStack, &prm).unwrap();
+        let n = sc.steps;
+        let allow = p.allowances();
+        let (pen_tol, drift_tol) = (allow.iter().copied().fold(0.0, f64::max), allow.iter().sum::<f64>());
+        let mut tr = resting_trace(&sc, sc.dt * p.loads().iter().sum::<f64>());
+        tr.metrics[..n / 2].iter_mut().for_each(|m| m.normal_impulse_total = 0.0);
+        tr.metrics[0].penetration_max = 0.5 * pen_tol;
+        let pot = 7 * p.plates as usize;
+        tr.q[n / 3][pot] += 0.4 * drift_tol;
+        tr.q[n / 3][pot + 1] -= 0.3 * drift_tol;
+        tr.q.iter_mut().for_each(|q| q[0] += 1.0);
+        let c = oracle(&DishStack, &prm, &sc, &tr);
+        assert_eq!(names(&c), ["max_penetration", "top_drift", "weight_ratio"]);
+        assert!(c.iter().all(|c| c.pass), "{c:?}");
+        let pen = check(&c, "max_penetration");
+        assert_eq!((pen.measured, pen.tolerance), (0.5 * pen_tol, pen_tol));
+        let drift = check(&c, "top_drift");
+        assert!((drift.measured - 0.5 * drift_tol).abs() < 1e-15 && drift.tolerance == drift_tol, "{drift:?}");
+        assert!((check(&c, "weight_ratio").measured - 1.0).abs() < 1e-12, "{c:?}");
+        tr.metrics[n / 2].normal_impulse_total = 0.0;
+        let ratio = check(&oracle(&DishStack, &prm, &sc, &tr), "weight_ratio").measured;
+        assert!((ratio - (1.0 - 1.0 / (n - n / 2) as f64)).abs() < 1e-12, "{ratio}");
+    }
 }

@@ -311,8 +311,23 @@ mod tests {
             tr.metrics.push(StepMetrics { t: k as f64 * sc.dt, ..Default::default() });
         }
         let checks = crate::test_util::oracle(&MaterialExtension, &prm, &sc, &tr);
+        assert_eq!(crate::test_util::names(&checks), ["axial_force", "no_inversion"]);
         assert!(checks.iter().all(|c| c.pass), "{checks:?}");
         assert!((checks[0].measured / checks[0].expected - 1.0).abs() < 1e-2, "{checks:?}");
+        let tol = (FORCE_REL_TOL + p.stiffening()) * checks[0].expected;
+        assert!((checks[0].tolerance - tol).abs() < 1e-15 * tol, "{checks:?}");
+        // the stretch only grows the elements: the smallest volume ratio is the start's 1
+        assert!((checks[1].measured - 1.0).abs() < 1e-12 && checks[1].error == 0.0, "{checks:?}");
+        // one state flattened (every x = 0: zero volume) or mirrored (x → −x: inverted) fails
+        // no_inversion with the error 1 − min ratio
+        for (scale, ratio) in [(0.0, 0.0), (-1.0, -1.0)] {
+            let mut bad = tr.clone();
+            bad.q[sc.steps / 2] = q0.clone();
+            bad.q[sc.steps / 2].iter_mut().step_by(3).for_each(|x| *x *= scale);
+            let c = &crate::test_util::oracle(&MaterialExtension, &prm, &sc, &bad)[1];
+            assert!((c.measured - ratio).abs() < 1e-12 && !c.pass, "{c:?}");
+            assert!((c.error - (1.0 - ratio)).abs() < 1e-12, "{c:?}");
+        }
         let mut rest = tr.clone();
         *rest.q.last_mut().unwrap() = q0;
         assert!(!crate::test_util::oracle(&MaterialExtension, &prm, &sc, &rest)[0].pass);

@@ -388,4 +388,42 @@ mod tests {
         bad.completed = false;
         assert!(crate::test_util::oracle(&Robots, &prm, &sc, &bad).iter().all(|c| !c.pass));
     }
+
+    /// Each check's window, value and tolerance after a drop: the weight from the first step
+    /// ending at or after `max(t_rest, T/2)` (`k_late`), the penetration from `t_rest`, the rest
+    /// speed of every body from state `k_late + 1`, the joint drift over the run; tolerances
+    /// `PENETRATION_REL_TOL g h²` times the foot and knee load factors and `CREEP_REL_TOL g h`.
+    #[test]
+    fn checks_read_their_windows_with_their_tolerances() {
+        use crate::test_util::{check, names, oracle};
+        let prm = params(&[("robots", "2")]);
+        let p: RobotsParams = prm.decode("robots").unwrap();
+        let sc = crate::test_util::build(&Robots, &prm).unwrap();
+        let (g, h, n) = (p.gravity, sc.dt, sc.steps);
+        let pen_tol = PENETRATION_REL_TOL * g * h * h * p.foot_load_factor();
+        let joint_tol = PENETRATION_REL_TOL * g * h * h * p.knee_load_factor();
+        let creep_tol = CREEP_REL_TOL * g * h;
+        let k_rest = first_step_from(p.t_rest(), h);
+        let k_late = first_step_from(p.t_rest().max(0.5 * n as f64 * h), h);
+        assert!(p.t_rest() > 0.0 && k_rest > 1 && k_late > k_rest + 1 && k_late + 2 < n, "{k_rest} {k_late}");
+        let mut tr = resting_trace(&sc, 2.0 * p.robot_mass() * g * h);
+        tr.metrics[..k_late].iter_mut().for_each(|m| m.normal_impulse_total = 0.0);
+        tr.metrics[k_rest - 1].penetration_max = 10.0 * pen_tol;
+        tr.metrics[k_rest].penetration_max = 0.5 * pen_tol;
+        tr.metrics[0].bilateral_violation_max = 0.5 * joint_tol;
+        let last = 6 * (sc.world.bodies.len() - 1);
+        tr.v[k_late][last] = 1.0;
+        let c = oracle(&Robots, &prm, &sc, &tr);
+        assert_eq!(names(&c), ["weight_ratio", "max_penetration", "rest_speed", "joint_drift"]);
+        assert!(c.iter().all(|c| c.pass), "{c:?}");
+        assert!((check(&c, "weight_ratio").measured - 1.0).abs() < 1e-12);
+        let pen = check(&c, "max_penetration");
+        assert!(pen.measured == 0.5 * pen_tol && (pen.tolerance - pen_tol).abs() < 1e-15 * pen_tol, "{pen:?}");
+        let drift = check(&c, "joint_drift");
+        assert!(drift.measured == 0.5 * joint_tol && (drift.tolerance - joint_tol).abs() < 1e-15 * joint_tol);
+        let speed = check(&c, "rest_speed");
+        assert!(speed.measured == 0.0 && (speed.tolerance - creep_tol).abs() < 1e-15, "{speed:?}");
+        tr.v[k_late + 1][last + 1] = 2e-3;
+        assert_eq!(check(&oracle(&Robots, &prm, &sc, &tr), "rest_speed").measured, 2e-3);
+    }
 }
