@@ -399,6 +399,91 @@ mod tests {
         assert!(!get(&checks, "creep_speed").pass && !get(&checks, "slides").pass, "{checks:?}");
     }
 
+    /// Every node moving down-slope at `c(k)` after step `k` (positions unchanged: the checks read
+    /// velocities only).
+    fn profile(p: &ElasticSlopeParams, sc: &Scenario, c: impl Fn(usize) -> f64) -> Trace {
+        let nn = sc.world.deformables[0].num_nodes();
+        let q = sc.world.positions();
+        let mut tr = Trace { dt: sc.dt, completed: true, ..Default::default() };
+        for k in 0..=sc.steps {
+            let u = p.downslope() * if k == 0 { 0.0 } else { c(k) };
+            tr.q.push(q.clone());
+            tr.v.push((0..nn).flat_map(|_| [u.x, u.y, u.z]).collect());
+            if k > 0 {
+                tr.metrics.push(StepMetrics { t: k as f64 * sc.dt, ..Default::default() });
+            }
+        }
+        tr
+    }
+
+    /// The checks and their tolerances are the module doc's derivation, on a down-slope speed
+    /// profile `c_k` that is not linear (so every window shows): with `k0 = n/2`, `m = (n − k0)/2`,
+    /// the windows `w1 = k0+1 ..= k0+m` and `w2 = n+1−m ..= n` whose centres lie `t_c = (n − k0 −
+    /// m) h` apart, `acceleration = (mean_{w2} c − mean_{w1} c) / t_c`, `creep_speed = |mean_{k >
+    /// k0} c|`, `slides = [h Σ_{k ≥ 1} c > d_thr]` with `d_thr = v_tol n h + v_el T1/π`; the
+    /// tolerances `IMPULSE_REL_TOL g + 2 v_tol/t_c + 2 v_el T1/(π m h t_c)` and `v_tol + v_el
+    /// T1/(π (n − k0) h)`, `v_tol = CREEP_REL_TOL g h`; `slides` is not graded (tolerance 1) on
+    /// a slip too short to exceed twice `d_thr`.
+    #[test]
+    fn checks_and_tolerances_are_the_derivation() {
+        for set in [&[][..], &[("mu", "0.15")][..], &[("mu", "0.15"), ("dt", "0.001"), ("duration", "0.004")][..]] {
+            let prm = params(set);
+            let p: ElasticSlopeParams = prm.decode("elastic_slope").unwrap();
+            let sc = crate::test_util::build(&ElasticSlope, &prm).unwrap();
+            let (n, h, g) = (sc.steps, sc.dt, p.gravity);
+            let (k0, ring) = (n / 2, p.ringing());
+            let m = ((n - k0) / 2).max(1);
+            let t_c = (n - k0 - m) as f64 * h;
+            let v_tol = CREEP_REL_TOL * g * h;
+            let ringing = ring.speed * ring.period / std::f64::consts::PI;
+            let d_thr = v_tol * n as f64 * h + ringing;
+            let acc_tol = IMPULSE_REL_TOL * g + 2.0 * v_tol / t_c + 2.0 * ringing / (m as f64 * h * t_c);
+            let creep_tol = v_tol + ringing / ((n - k0) as f64 * h);
+            let c = |k: usize| 3e-4 * (0.37 * k as f64).sin() + 2e-6 * (k * k) as f64 / n as f64;
+            let checks = crate::test_util::oracle(&ElasticSlope, &prm, &sc, &profile(&p, &sc, c));
+            let want_names: &[&str] =
+                if p.sticks() { &["slides", "acceleration", "creep_speed"] } else { &["slides", "acceleration"] };
+            assert_eq!(crate::test_util::names(&checks), want_names, "{set:?}");
+            let mean = |r: std::ops::RangeInclusive<usize>| r.map(c).sum::<f64>() / m as f64;
+            let acc = get(&checks, "acceleration");
+            let want = (mean(n + 1 - m..=n) - mean(k0 + 1..=k0 + m)) / t_c;
+            assert!((acc.measured - want).abs() < 1e-12 * want.abs(), "{set:?}: {acc:?} vs {want}");
+            assert!((acc.tolerance - acc_tol).abs() < 1e-12 * acc_tol, "{set:?}: {acc:?} vs {acc_tol}");
+            let d = h * (1..=n).map(c).sum::<f64>();
+            let slides = get(&checks, "slides");
+            assert_eq!(slides.measured, if d.abs() > d_thr { 1.0 } else { 0.0 }, "{set:?}: {d} vs {d_thr}");
+            let short = 0.5 * p.expected_acceleration() * (n as f64 * h).powi(2) <= 2.0 * d_thr;
+            assert_eq!(slides.tolerance, if !p.sticks() && short { 1.0 } else { 0.0 }, "{set:?}");
+            assert_eq!(!p.sticks() && short, set.len() == 3, "{set:?}: the 4-step slip is the short one");
+            if p.sticks() {
+                let creep = get(&checks, "creep_speed");
+                let want = ((k0 + 1..=n).map(c).sum::<f64>() / (n - k0) as f64).abs();
+                assert!((creep.measured - want).abs() < 1e-12 * want, "{creep:?} vs {want}");
+                assert!((creep.tolerance - creep_tol).abs() < 1e-12 * creep_tol, "{creep:?} vs {creep_tol}");
+                // a steady creep just below and just above the tolerance
+                for (f, pass) in [(0.9, true), (1.1, false)] {
+                    let c = oracle_speed(&prm, &sc, &p, f * creep_tol);
+                    assert_eq!(get(&c, "creep_speed").pass, pass, "{f}");
+                }
+                // a threshold just below and above the sliding distance of a steady speed
+                let speed = |f: f64| f * d_thr / (n as f64 * h);
+                assert_eq!(get(&oracle_speed(&prm, &sc, &p, speed(0.99)), "slides").measured, 0.0);
+                assert_eq!(get(&oracle_speed(&prm, &sc, &p, speed(1.01)), "slides").measured, 1.0);
+            } else {
+                for (f, pass) in [(0.9, true), (-0.9, true), (1.1, false), (-1.1, false)] {
+                    let a = p.expected_acceleration() + f * acc_tol;
+                    let c = crate::test_util::oracle(&ElasticSlope, &prm, &sc, &trace(&p, &sc, a, 0.0));
+                    assert_eq!(get(&c, "acceleration").pass, pass, "{set:?} {f}");
+                }
+            }
+        }
+    }
+
+    /// The checks of a run at the steady down-slope speed `speed`.
+    fn oracle_speed(prm: &Params, sc: &Scenario, p: &ElasticSlopeParams, speed: f64) -> Vec<OracleCheck> {
+        crate::test_util::oracle(&ElasticSlope, prm, sc, &profile(p, sc, |_| speed))
+    }
+
     #[test]
     fn incomplete_trace_fails_every_check() {
         let prm = ElasticSlope.defaults();
