@@ -313,6 +313,35 @@ mod tests {
         assert!(crate::test_util::oracle(&HeavyStack, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
 
+    /// Each check's window and value: the deepest penetration of any step (the first included),
+    /// the top body's largest distance from its start (the others' moves do not count), the mean
+    /// total normal impulse of the steps `n/2 ..` over the stack's weight.
+    #[test]
+    fn checks_read_their_windows() {
+        use crate::test_util::{check, names, oracle};
+        let prm = HeavyStack.defaults();
+        let p: HeavyStackParams = prm.decode("heavy_stack").unwrap();
+        let sc = crate::test_util::build(&HeavyStack, &prm).unwrap();
+        let n = sc.steps;
+        let (pen_tol, drift_tol) = p.tolerances(sc.dt);
+        let mut tr = resting(&p, &sc);
+        tr.metrics[..n / 2].iter_mut().for_each(|m| m.normal_impulse_total = 0.0);
+        tr.metrics[0].penetration_max = 0.5 * pen_tol;
+        let top = 7 * (p.n as usize - 1);
+        tr.q[n / 3][top] += 0.4 * drift_tol;
+        tr.q[n / 3][top + 1] -= 0.3 * drift_tol;
+        tr.q.iter_mut().for_each(|q| q[0] += 1.0);
+        let c = oracle(&HeavyStack, &prm, &sc, &tr);
+        assert_eq!(names(&c), ["max_penetration", "top_drift", "weight_ratio"]);
+        assert!(c.iter().all(|c| c.pass), "{c:?}");
+        assert_eq!(check(&c, "max_penetration").measured, 0.5 * pen_tol);
+        assert!((check(&c, "top_drift").measured - 0.5 * drift_tol).abs() < 1e-15, "{c:?}");
+        assert!((check(&c, "weight_ratio").measured - 1.0).abs() < 1e-12, "{c:?}");
+        tr.metrics[n / 2].normal_impulse_total = 0.0;
+        let ratio = check(&oracle(&HeavyStack, &prm, &sc, &tr), "weight_ratio").measured;
+        assert!((ratio - (1.0 - 1.0 / (n - n / 2) as f64)).abs() < 1e-12, "{ratio}");
+    }
+
     /// Uncapped (the light stack: heaviest at the bottom), the tolerances are their derivation:
     /// `PENETRATION_REL_TOL g dt² L_j`, the largest for `max_penetration`, the sum for
     /// `top_drift`, with `L_j = (W_j/g)(1/m_{j-1} + 1/m_j)` by hand for the masses 32768, 4096,

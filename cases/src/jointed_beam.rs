@@ -337,6 +337,45 @@ mod tests {
         assert!(crate::test_util::oracle(&JointedBeam, &prm, &sc, &bad).iter().all(|c| c.measured.is_nan()));
     }
 
+    /// The checks' values and tolerances: the largest joint violation of the run, and the largest
+    /// energy above the start `E_0 = E(1) − ΔE(1)` over the energy scale `E_s`; tolerances the
+    /// derived joint and energy tolerances (tested below), the sag's 1 %.
+    #[test]
+    fn checks_read_the_largest_violation_and_energy_gain() {
+        use crate::test_util::{check, names, oracle};
+        let prm = JointedBeam.defaults();
+        let p: JointedBeamParams = prm.decode("jointed_beam").unwrap();
+        let sc = crate::test_util::build(&JointedBeam, &prm).unwrap();
+        let (q, v) = (sc.world.positions(), sc.world.velocities());
+        let mut tr = Trace { dt: sc.dt, completed: true, q: vec![q.clone()], v: vec![v.clone()], metrics: vec![] };
+        let (jt, et, e_s) = (p.joint_tolerance(sc.dt), p.energy_tolerance(sc.dt), p.energy_scale());
+        for k in 1..=sc.steps {
+            tr.q.push(q.clone());
+            tr.v.push(v.clone());
+            let wave = (0.7 * k as f64).sin();
+            let (bilateral_violation_max, energy) = (0.4 * jt * (1.0 + wave), 5.0 + 0.3 * et * e_s * wave);
+            tr.metrics.push(StepMetrics { bilateral_violation_max, energy, ..Default::default() });
+        }
+        tr.metrics[0].energy_change = tr.metrics[0].energy - 5.0;
+        let c = oracle(&JointedBeam, &prm, &sc, &tr);
+        assert_eq!(names(&c), ["joint_violation", "energy"]);
+        assert!(c.iter().all(|c| c.pass), "{c:?}");
+        let viol = tr.metrics.iter().map(|m| m.bilateral_violation_max).fold(0.0, f64::max);
+        let gain = tr.metrics.iter().map(|m| m.energy - 5.0).fold(0.0, f64::max) / e_s;
+        let (j, e) = (check(&c, "joint_violation"), check(&c, "energy"));
+        assert!(j.measured == viol && j.tolerance == jt, "{j:?}");
+        assert!((e.measured - gain).abs() < 1e-12 * gain && e.tolerance == et, "{e:?} vs {gain}");
+        let flex = crate::test_util::params(&JointedBeam, &[("bending_stiffness", "250")]);
+        let p: JointedBeamParams = flex.decode("jointed_beam").unwrap();
+        let sc = crate::test_util::build(&JointedBeam, &flex).unwrap();
+        let mut cut = Trace { dt: sc.dt, completed: false, ..Default::default() };
+        cut.q.push(sc.world.positions());
+        let c = oracle(&JointedBeam, &flex, &sc, &cut);
+        assert_eq!(names(&c), ["joint_violation", "tip_deflection"]);
+        let tip = check(&c, "tip_deflection");
+        assert!(tip.measured.is_nan() && tip.tolerance == 0.01 * p.static_tip_deflection(), "{tip:?}");
+    }
+
     /// The joint and energy tolerances are their derivations, by hand for free hinges:
     /// `E_s = n m g n L / 2`, `I = m (L² + w²)/12`, `ω_max² = 2 E_s / I`, joint tolerance
     /// `h² ω_max² L / 2`, energy tolerance `2 δ / L + h ω_max`.
