@@ -322,4 +322,50 @@ mod tests {
         bad.completed = false;
         assert!(crate::test_util::oracle(&SpherePour, &prm, &sc, &bad).iter().all(|c| !c.pass));
     }
+
+    /// Containment of every sphere's centre strictly inside `|x|, |y| < width/2`, `0 < z <
+    /// height` (on a bound is out); the penetration from the first step ending at or after the
+    /// drop time, graded only in runs longer than it.
+    #[test]
+    fn checks_read_their_bounds_and_window() {
+        use crate::resting::first_step_from;
+        use crate::test_util::{check, names, oracle};
+        let prm = params(&[("n", "9")]);
+        let p: SpherePourParams = prm.decode("sphere_pour").unwrap();
+        let sc = crate::test_util::build(&SpherePour, &prm).unwrap();
+        let (h, top) = (0.5 * p.width, p.height);
+        let last = 7 * 8;
+        for (axis, x, inside) in [
+            (0, 0.999 * h, true),
+            (0, h, false),
+            (0, -h, false),
+            (1, -0.999 * h, true),
+            (1, h, false),
+            (1, -h, false),
+            (2, 0.999 * top, true),
+            (2, top, false),
+            (2, 0.0, false),
+        ] {
+            let mut tr = resting_trace(&sc, 0.0);
+            tr.q.last_mut().unwrap()[last + axis] = x;
+            let c = oracle(&SpherePour, &prm, &sc, &tr);
+            assert_eq!(check(&c, "contained").measured, if inside { 1.0 } else { 0.0 }, "axis {axis} at {x}");
+        }
+        let k = first_step_from(p.drop_time(), sc.dt);
+        assert!(k > 1 && k < sc.steps, "{k}");
+        let pen_tol = p.penetration_tolerance();
+        let mut tr = resting_trace(&sc, 0.0);
+        tr.metrics[k - 1].penetration_max = 10.0 * pen_tol;
+        tr.metrics[k].penetration_max = 0.5 * pen_tol;
+        let c = oracle(&SpherePour, &prm, &sc, &tr);
+        assert_eq!(names(&c), ["contained", "max_penetration"]);
+        let pen = check(&c, "max_penetration");
+        assert!(pen.measured == 0.5 * pen_tol && pen.tolerance == pen_tol && pen.pass, "{pen:?}");
+        // a run that ends before the spheres land grades containment only
+        let steps_to_land = (p.drop_time() / sc.dt).floor() * sc.dt;
+        let short = params(&[("n", "9"), ("duration", &steps_to_land.to_string())]);
+        let sc = crate::test_util::build(&SpherePour, &short).unwrap();
+        assert!(sc.steps as f64 * sc.dt <= p.drop_time());
+        assert_eq!(names(&oracle(&SpherePour, &short, &sc, &resting_trace(&sc, 0.0))), ["contained"]);
+    }
 }
