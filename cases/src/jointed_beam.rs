@@ -365,6 +365,12 @@ mod tests {
         let (j, e) = (check(&c, "joint_violation"), check(&c, "energy"));
         assert!(j.measured == viol && j.tolerance == jt, "{j:?}");
         assert!((e.measured - gain).abs() < 1e-12 * gain && e.tolerance == et, "{e:?} vs {gain}");
+        // an undefined violation or energy anywhere in the run is not a small one
+        let mut nan = tr.clone();
+        nan.metrics[3].bilateral_violation_max = f64::NAN;
+        nan.metrics[4].energy = f64::NAN;
+        let c = oracle(&JointedBeam, &prm, &sc, &nan);
+        assert!(c.iter().all(|c| c.measured.is_nan() && !c.pass), "{c:?}");
         let flex = crate::test_util::params(&JointedBeam, &[("bending_stiffness", "250")]);
         let p: JointedBeamParams = flex.decode("jointed_beam").unwrap();
         let sc = crate::test_util::build(&JointedBeam, &flex).unwrap();
