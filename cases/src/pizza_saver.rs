@@ -535,6 +535,47 @@ mod tests {
         assert!(!get(&slow, "push_velocity").pass);
     }
 
+    /// A run spinning at the steady `w` about z from its first step on.
+    fn steady(sc: &Scenario, w: f64) -> Trace {
+        let mut tr = spinning(sc, 0.0, 0.0);
+        tr.v.iter_mut().skip(1).for_each(|v| v[5] = w);
+        tr
+    }
+
+    /// The regime's threshold is the slip allowance over the run, `d_thr = v_tol T` with `v_tol =
+    /// STICTION_SIGMA h g` (1e-4 m/s, T = 0.4 s at the defaults): a rim turning `0.9 d_thr`
+    /// sticks, `1.1 d_thr` slides. A slide too slow to exceed twice `d_thr` (torque 1e-3 N m
+    /// above the Coulomb threshold of 30 N m) is not graded on its regime (tolerance 1). The
+    /// push: `T F / m` within `IMPULSE_REL_TOL g T`.
+    #[test]
+    fn regime_and_push_tolerances_are_their_derivation() {
+        let prm = PizzaSaver.defaults();
+        let p: PizzaSaverParams = prm.decode("pizza_saver").unwrap();
+        let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
+        let t = sc.steps as f64 * sc.dt;
+        let d_thr = 1e-3 * sc.dt * 10.0 * t;
+        assert!((p.slip_tolerance(sc.dt) * t - d_thr).abs() < 1e-18);
+        for (f, regime) in [(0.9, 0.0), (1.1, 1.0)] {
+            let w = f * d_thr / (p.radius * t);
+            let c = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &steady(&sc, w));
+            let r = get(&c, "regime");
+            assert_eq!((r.measured, r.expected, r.tolerance), (regime, 0.0, 0.0), "{f}");
+        }
+        for (torque, tol) in [("30.001", 1.0), ("30.01", 0.0), ("40", 0.0)] {
+            let prm = params(&[("torque", torque)]);
+            let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
+            let r = get(&crate::test_util::oracle(&PizzaSaver, &prm, &sc, &steady(&sc, 0.0)), "regime").clone();
+            assert_eq!((r.expected, r.tolerance), (1.0, tol), "torque {torque}");
+        }
+        let prm = params(&[("mu", "0"), ("push_x", "2"), ("torque", "0")]);
+        let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
+        let c = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &spinning(&sc, 0.0, 2.0 / 3.0));
+        let push = get(&c, "push_velocity");
+        assert!((push.expected - 0.4 * 2.0 / 3.0).abs() < 1e-15, "{push:?}");
+        assert!((push.tolerance - 1e-3 * 10.0 * 0.4).abs() < 1e-15, "{push:?}");
+        assert!((push.measured - 0.4 * 2.0 / 3.0).abs() < 1e-12 && push.pass, "{push:?}");
+    }
+
     #[test]
     fn incomplete_trace_fails_every_check() {
         let prm = PizzaSaver.defaults();
