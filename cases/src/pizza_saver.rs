@@ -567,6 +567,14 @@ mod tests {
             let r = get(&crate::test_util::oracle(&PizzaSaver, &prm, &sc, &steady(&sc, 0.0)), "regime").clone();
             assert_eq!((r.expected, r.tolerance), (1.0, tol), "torque {torque}");
         }
+        // the slip is read from state n/2 + 1 on
+        let k0 = sc.steps / 2;
+        let mut late = spinning(&sc, 0.0, 0.0);
+        late.v[k0][5] = 0.1;
+        assert_eq!(get(&crate::test_util::oracle(&PizzaSaver, &prm, &sc, &late), "slip").measured, 0.0);
+        late.v[k0 + 1][5] = 0.1;
+        let slip = get(&crate::test_util::oracle(&PizzaSaver, &prm, &sc, &late), "slip").measured;
+        assert!((slip - 0.1 * p.half_side() * 2f64.sqrt()).abs() < 1e-12, "{slip}");
         let prm = params(&[("mu", "0"), ("push_x", "2"), ("torque", "0")]);
         let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
         let c = crate::test_util::oracle(&PizzaSaver, &prm, &sc, &spinning(&sc, 0.0, 2.0 / 3.0));
