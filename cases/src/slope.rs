@@ -386,6 +386,68 @@ mod tests {
 
     use crate::test_util::check as get;
 
+    /// Coulomb's threshold holds at equality: a box with `μ = tan a` and a sphere with `μ = (2/7)
+    /// tan a` stick (friction can supply exactly what is asked).
+    #[test]
+    fn expectations_stick_on_the_threshold() {
+        for shape in ["box", "sphere"] {
+            let p: SlopeParams = params(&[("shape", shape)]).decode("slope").unwrap();
+            let at = if shape == "box" { p.angle().tan() } else { 2.0 / 7.0 * p.angle().tan() };
+            let p: SlopeParams = params(&[("shape", shape), ("mu", &at.to_string())]).decode("slope").unwrap();
+            assert_eq!(p.mu, at);
+            let e = p.expectation();
+            assert!(!e.slides && e.slip_acceleration == 0.0, "{shape}: {e:?}");
+        }
+    }
+
+    /// A run sliding down-slope at the speed `c(k)` after step `k` (positions at rest).
+    fn steady(p: &SlopeParams, sc: &Scenario, c: impl Fn(usize) -> f64) -> Trace {
+        let mut tr = trace(p, sc, 0.0, 0.0);
+        for (k, v) in tr.v.iter_mut().enumerate().skip(1) {
+            v[..3].copy_from_slice((p.downslope() * c(k)).as_slice());
+        }
+        tr
+    }
+
+    /// `slides` compares the slip distance `h Σ_k c_k` with `d_thr = v_tol T` (0.9 and 1.1 of
+    /// it); a slide too slow to exceed twice `d_thr` is not graded on it (tolerance 1); the creep
+    /// speed is read from state `n/2 + 1` on; a run that did not complete lists the checks of its
+    /// expectation (creep for a sticking box, glide for a sliding one).
+    #[test]
+    fn slides_threshold_creep_window_and_unmeasured_lists() {
+        let prm = Slope.defaults();
+        let p: SlopeParams = prm.decode("slope").unwrap();
+        let sc = crate::test_util::build(&Slope, &prm).unwrap();
+        let (n, h) = (sc.steps, sc.dt);
+        let d_thr = p.creep_tolerance(h) * n as f64 * h;
+        for (f, slides) in [(0.9, 0.0), (1.1, 1.0)] {
+            let c = crate::test_util::oracle(&Slope, &prm, &sc, &steady(&p, &sc, |_| f * d_thr / (n as f64 * h)));
+            assert_eq!(get(&c, "slides").measured, slides, "{f}");
+        }
+        let k0 = n / 2;
+        let only = |k: usize| move |j: usize| if j == k { 1e-3 } else { 0.0 };
+        let c = crate::test_util::oracle(&Slope, &prm, &sc, &steady(&p, &sc, only(k0)));
+        assert_eq!(get(&c, "creep_speed").measured, 0.0);
+        let c = crate::test_util::oracle(&Slope, &prm, &sc, &steady(&p, &sc, only(k0 + 1)));
+        assert!((get(&c, "creep_speed").measured - 1e-3 / (n - k0) as f64).abs() < 1e-18);
+        // just below the threshold the slip is too slow to tell from creep within the run
+        let near = p.angle().tan() - 1e-5;
+        for (mu, tol) in [(near, 1.0), (0.1, 0.0)] {
+            let prm = params(&[("mu", &mu.to_string())]);
+            let p: SlopeParams = prm.decode("slope").unwrap();
+            let sc = crate::test_util::build(&Slope, &prm).unwrap();
+            let mut cut = trace(&p, &sc, 0.0, 0.0);
+            cut.completed = false;
+            let c = crate::test_util::oracle(&Slope, &prm, &sc, &cut);
+            assert_eq!(crate::test_util::names(&c), ["slides", "acceleration", "glide_gap"]);
+            assert_eq!(get(&c, "slides").tolerance, tol, "mu {mu}");
+        }
+        let mut cut = trace(&p, &sc, 0.0, 0.0);
+        cut.completed = false;
+        let c = crate::test_util::oracle(&Slope, &prm, &sc, &cut);
+        assert_eq!(crate::test_util::names(&c), ["slides", "acceleration", "creep_speed"]);
+    }
+
     #[test]
     fn defaults_parse_and_build_a_valid_world() {
         let p: SlopeParams = Slope.defaults().decode("slope").unwrap();
