@@ -231,6 +231,25 @@ mod tests {
         tr
     }
 
+    /// The accelerations are the velocity change from state `n/2` to the last over that half:
+    /// a run at rest for its first half and accelerating after reads the second half's rate.
+    #[test]
+    fn accelerations_are_read_over_the_second_half() {
+        let prm = SlopeYaw.defaults();
+        let p: SlopeYawParams = prm.decode("slope_yaw").unwrap();
+        let sc = crate::test_util::build(&SlopeYaw, &prm).unwrap();
+        let k0 = sc.steps / 2;
+        let mut tr = trace(&p, &sc, 0.3, -0.2);
+        let v0 = tr.v[k0].clone();
+        for v in tr.v.iter_mut() {
+            v.iter_mut().zip(&v0).for_each(|(x, x0)| *x -= x0);
+        }
+        tr.v[..=k0].iter_mut().for_each(|v| v.iter_mut().for_each(|x| *x = 0.0));
+        let c = crate::test_util::oracle(&SlopeYaw, &prm, &sc, &tr);
+        assert!((get(&c, "acceleration").measured - 0.3).abs() < 1e-12, "{c:?}");
+        assert!((get(&c, "lateral_acceleration").measured + 0.2).abs() < 1e-12, "{c:?}");
+    }
+
     #[test]
     fn defaults_parse_and_every_parameter_is_overridable() {
         let p: SlopeYawParams = SlopeYaw.defaults().decode("slope_yaw").unwrap();

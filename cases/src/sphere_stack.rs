@@ -400,6 +400,29 @@ mod tests {
         assert!((get(&checks, "weight_ratio").measured - 1.0).abs() < 1e-14);
     }
 
+    /// The top sphere's drift is its largest distance from its start (sideways too; the other
+    /// spheres' moves do not count), the weight is averaged over the steps `n/2 ..`.
+    #[test]
+    fn drift_and_weight_read_their_body_and_window() {
+        let prm = SphereStack.defaults();
+        let p: SphereStackParams = prm.decode("sphere_stack").unwrap();
+        let sc = crate::test_util::build(&SphereStack, &prm).unwrap();
+        let n = sc.steps;
+        let mut tr = resting(&p, &sc);
+        tr.metrics[..n / 2].iter_mut().for_each(|m| m.normal_impulse_total = 0.0);
+        let top = 7 * (p.n as usize - 1);
+        tr.q[n / 3][top + 1] += 3e-5;
+        tr.q[n / 3][top + 2] -= 4e-5;
+        tr.q.iter_mut().for_each(|q| q[1] += 1.0);
+        let c = crate::test_util::oracle(&SphereStack, &prm, &sc, &tr);
+        assert_eq!(crate::test_util::names(&c), ["max_penetration", "top_drift", "weight_ratio"]);
+        assert!((get(&c, "top_drift").measured - 5e-5).abs() < 1e-15, "{c:?}");
+        assert!((get(&c, "weight_ratio").measured - 1.0).abs() < 1e-12, "{c:?}");
+        tr.metrics[n / 2].normal_impulse_total = 0.0;
+        let ratio = get(&crate::test_util::oracle(&SphereStack, &prm, &sc, &tr), "weight_ratio").measured;
+        assert!((ratio - (1.0 - 1.0 / (n - n / 2) as f64)).abs() < 1e-12, "{ratio}");
+    }
+
     #[test]
     fn weight_ratio_normalises_by_the_sum_of_the_loads() {
         // 5 unit spheres: contacts carry 5, 4, 3, 2, 1 weights -> 15 g dt per step, not 5 g dt

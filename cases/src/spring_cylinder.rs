@@ -565,6 +565,18 @@ mod tests {
         let band = get(&checks, "energy_band");
         assert!((band.measured - r.band).abs() < 1e-12 && band.error < 1e-12, "{band:?}");
         assert!((get(&checks, "e_q").measured - 0.5 * get(&checks, "e_q").tolerance).abs() < 1e-15);
+        // the band within half its reference value; the frequency, π (n_c − 1) / span over the
+        // zero crossings, within twice the scheme's own frequency error plus one step's
+        // resolution over the measured span, ω h / span
+        assert_eq!(band.tolerance, 0.5 * r.band);
+        let f = get(&checks, "frequency");
+        let omega = p.omega_frictionless();
+        let crossings = zero_crossings(&r.x, p.dt);
+        let span = crossings[crossings.len() - 1] - crossings[0];
+        let measured = std::f64::consts::PI * (crossings.len() - 1) as f64 / span;
+        assert!(f.expected == omega && (f.measured - measured).abs() < 1e-12, "{f:?}");
+        let want = 2.0 * (symplectic_euler_frequency(omega, p.dt) - omega).abs() + omega * p.dt / span;
+        assert!((f.tolerance - want).abs() < 1e-12 * want, "{f:?} vs {want}");
     }
 
     #[test]
