@@ -577,6 +577,18 @@ mod tests {
         assert!(f.expected == omega && (f.measured - measured).abs() < 1e-12, "{f:?}");
         let want = 2.0 * (symplectic_euler_frequency(omega, p.dt) - omega).abs() + omega * p.dt / span;
         assert!((f.tolerance - want).abs() < 1e-12 * want, "{f:?} vs {want}");
+        // a run that never crosses zero has no frequency: unmeasured, with the run's length as
+        // the span, ω h / (n h)
+        let still = vec![p.x0; sc.steps + 1];
+        let c = crate::test_util::oracle(
+            &SpringCylinder,
+            &prm,
+            &sc,
+            &trace(&p, &sc, &still, &vec![0.0; sc.steps + 1], 0.0),
+        );
+        let f = get(&c, "frequency");
+        let want = 2.0 * (symplectic_euler_frequency(omega, p.dt) - omega).abs() + omega / p.steps() as f64;
+        assert!(f.measured.is_nan() && (f.tolerance - want).abs() < 1e-12 * want, "{f:?} vs {want}");
     }
 
     #[test]

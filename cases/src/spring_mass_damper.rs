@@ -280,6 +280,10 @@ mod tests {
         let prm = SpringMassDamper.defaults();
         let p: SpringMassDamperParams = prm.decode("spring_mass_damper").unwrap();
         let sc = crate::test_util::build(&SpringMassDamper, &prm).unwrap();
+        // a quarter turn per step keeps the amplitude: ρ = 1 exactly, which is not stable
+        let quarter = Matrix2::new(0.0, 1.0, -1.0, 0.0);
+        let c = oracle(&SpringMassDamper, &prm, &sc, &run_of(&p, &sc, &quarter));
+        assert_eq!((check(&c, "spectral_radius").measured, check(&c, "stable").measured), (1.0, 0.0));
         let mut cut = run_of(&p, &sc, &p.iteration_matrix());
         cut.completed = false;
         let c = oracle(&SpringMassDamper, &prm, &sc, &cut);

@@ -537,6 +537,22 @@ mod tests {
         assert_eq!(c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["tunnelling_depth"]);
     }
 
+    /// The penetration is graded from the first step ending after the drop: a run whose last
+    /// step ends at the drop (`n = floor(t_drop / h)`) has none to grade.
+    #[test]
+    fn penetration_is_graded_after_the_drop_only() {
+        let p: TablePileParams = TablePile.defaults().decode("table_pile").unwrap();
+        let first = (p.drop_time() / p.dt).floor();
+        for (steps, graded) in [(first, false), (first + 1.0, true)] {
+            let prm = params(&[("duration", &(steps * p.dt).to_string())]);
+            let p: TablePileParams = prm.decode("table_pile").unwrap();
+            let sc = crate::test_util::build(&TablePile, &prm).unwrap();
+            assert_eq!(sc.steps as f64, steps);
+            let c = crate::test_util::oracle(&TablePile, &prm, &sc, &landed(&sc, &p, 0.0, &[]));
+            assert_eq!(c.iter().any(|c| c.name == "max_penetration"), graded, "{steps} steps");
+        }
+    }
+
     #[test]
     fn partial_trace_is_unmeasured() {
         let prm = TablePile.defaults();

@@ -405,8 +405,13 @@ mod tests {
         // piecewise-linear interpolation of a uniform twist loses a little volume, never inverts
         let j = get(&checks, "no_inversion").measured;
         assert!(j > 0.9 && j <= 1.0 + 1e-12, "{j}");
+        assert_eq!(rot.expected, p.twist_rate * sc.steps as f64 * sc.dt);
         let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &exact(&p, &sc, 1.0 + 1e-6));
-        assert!(!get(&checks, "end_rotation").pass);
+        let rot = get(&checks, "end_rotation");
+        assert!(!rot.pass);
+        // the error is the largest node displacement from the prescribed motion relative to the
+        // node's distance from the axis: the 1e-6 rate error times the end angle
+        assert!((rot.error / (1e-6 * 0.4) - 1.0).abs() < 1e-3, "{rot:?}");
     }
 
     #[test]
