@@ -439,6 +439,12 @@ mod tests {
         let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &tr);
         let c = get(&checks, "no_inversion");
         assert!(!c.pass && c.measured < 0.0, "{c:?}");
+        assert!((c.error - (1.0 - c.measured)).abs() < 1e-12, "{c:?}");
+        // a state flattened onto x = 0 has zero volume: not inverted, not valid either
+        tr.q[10].iter_mut().step_by(3).for_each(|x| *x = 0.0);
+        let checks = crate::test_util::oracle(&TwistingBar, &prm, &sc, &tr);
+        let c = get(&checks, "no_inversion");
+        assert!(c.measured == 0.0 && c.error == 1.0 && !c.pass, "{c:?}");
     }
 
     /// At rest with the ends held (`twist_rate = 0`), the free nodes jump by 1 mm along the axis in
