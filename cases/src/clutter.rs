@@ -677,6 +677,11 @@ mod tests {
         // 5 boxes of 1 kg on the contact stiffness k
         let want = 5.0 * p.box_mass() * 9.81 / p.k;
         assert!((get(&checks, "max_penetration").expected - want).abs() < 1e-12 * want, "{want}");
+        // twice as dense: 2 kg boxes, twice the compression
+        let dense = params(&[("density", "2000")]);
+        let sc = crate::test_util::build(&Clutter, &dense).unwrap();
+        let c = crate::test_util::oracle(&Clutter, &dense, &sc, &landed(&sc, 1e-3));
+        assert!((get(&c, "max_penetration").expected - 2.0 * want).abs() < 1e-12 * want, "{c:?}");
         let deep = crate::test_util::oracle(&Clutter, &prm, &sc, &landed(&sc, 5e-3));
         assert!(!get(&deep, "max_penetration").pass);
     }

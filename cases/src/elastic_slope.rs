@@ -467,8 +467,8 @@ mod tests {
                 }
                 // a threshold just below and above the sliding distance of a steady speed
                 let speed = |f: f64| f * d_thr / (n as f64 * h);
-                assert_eq!(get(&oracle_speed(&prm, &sc, &p, speed(0.99)), "slides").measured, 0.0);
-                assert_eq!(get(&oracle_speed(&prm, &sc, &p, speed(1.01)), "slides").measured, 1.0);
+                assert_eq!(get(&oracle_speed(&prm, &sc, &p, speed(0.999)), "slides").measured, 0.0);
+                assert_eq!(get(&oracle_speed(&prm, &sc, &p, speed(1.001)), "slides").measured, 1.0);
             } else {
                 for (f, pass) in [(0.9, true), (-0.9, true), (1.1, false), (-1.1, false)] {
                     let a = p.expected_acceleration() + f * acc_tol;

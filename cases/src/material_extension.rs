@@ -333,5 +333,13 @@ mod tests {
         assert!(!crate::test_util::oracle(&MaterialExtension, &prm, &sc, &rest)[0].pass);
         rest.completed = false;
         assert!(crate::test_util::oracle(&MaterialExtension, &prm, &sc, &rest).iter().all(|c| c.measured.is_nan()));
+        // the default corotational bar stiffens at its clamped faces: the tolerance widens by `s`
+        let prm = MaterialExtension.defaults();
+        let p: MaterialExtensionParams = prm.decode("material_extension").unwrap();
+        let sc = crate::test_util::build(&MaterialExtension, &prm).unwrap();
+        assert!(p.stiffening() > 0.0);
+        let c = &crate::test_util::oracle(&MaterialExtension, &prm, &sc, &rest)[0];
+        let tol = (FORCE_REL_TOL + p.stiffening()) * p.expected_force(sc.steps);
+        assert!((c.tolerance - tol).abs() < 1e-15 * tol, "{c:?} vs {tol}");
     }
 }
