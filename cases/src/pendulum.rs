@@ -275,6 +275,8 @@ mod tests {
         let c = oracle(&Pendulum, &prm, &sc, &cut);
         assert_eq!(names(&c), ["drift", "theta_end"]);
         assert!(c.iter().all(|c| c.measured.is_nan() && !c.pass), "{c:?}");
+        assert_eq!(check(&c, "drift").tolerance, 0.25 * p.drift());
+        assert_eq!(check(&c, "theta_end").tolerance, 5.0 * p.dt);
         // with the stop there is no closed form for the angle
         let stop = crate::test_util::params(&Pendulum, &[("limit", "stop")]);
         let sc = crate::test_util::build(&Pendulum, &stop).unwrap();

@@ -561,7 +561,8 @@ mod tests {
             let r = get(&c, "regime");
             assert_eq!((r.measured, r.expected, r.tolerance), (regime, 0.0, 0.0), "{f}");
         }
-        for (torque, tol) in [("30.001", 1.0), ("30.01", 0.0), ("40", 0.0)] {
+        // 2.25e-3 N m above: a rim slide of 1.5 d_thr (graded), 1 / R² of it without the factor R
+        for (torque, tol) in [("30.001", 1.0), ("30.00225", 0.0), ("30.01", 0.0), ("40", 0.0)] {
             let prm = params(&[("torque", torque)]);
             let sc = crate::test_util::build(&PizzaSaver, &prm).unwrap();
             let r = get(&crate::test_util::oracle(&PizzaSaver, &prm, &sc, &steady(&sc, 0.0)), "regime").clone();

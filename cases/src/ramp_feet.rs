@@ -216,7 +216,8 @@ mod tests {
     #[test]
     fn checks_measure_the_slide_and_the_peak_normal_impulse() {
         use crate::test_util::{check, names, oracle};
-        let prm = crate::test_util::params(&RampFeet, &[("mu", "0.125")]);
+        // T = 0.8 s (at 1 s a factor T and a divisor T would look alike)
+        let prm = crate::test_util::params(&RampFeet, &[("mu", "0.125"), ("duration", "0.8")]);
         let p: RampFeetParams = prm.decode("ramp_feet").unwrap();
         let sc = crate::test_util::build(&RampFeet, &prm).unwrap();
         let t = p.steps() as f64 * p.dt;
