@@ -415,7 +415,8 @@ mod tests {
     /// expectation (creep for a sticking box, glide for a sliding one).
     #[test]
     fn slides_threshold_creep_window_and_unmeasured_lists() {
-        let prm = Slope.defaults();
+        // T = 0.8 s (at 1 s a factor T and a divisor T would look alike)
+        let prm = params(&[("duration", "0.8")]);
         let p: SlopeParams = prm.decode("slope").unwrap();
         let sc = crate::test_util::build(&Slope, &prm).unwrap();
         let (n, h) = (sc.steps, sc.dt);
@@ -433,7 +434,7 @@ mod tests {
         // just below the threshold the slip is too slow to tell from creep within the run
         let near = p.angle().tan() - 1e-5;
         for (mu, tol) in [(near, 1.0), (0.1, 0.0)] {
-            let prm = params(&[("mu", &mu.to_string())]);
+            let prm = params(&[("mu", &mu.to_string()), ("duration", "0.8")]);
             let p: SlopeParams = prm.decode("slope").unwrap();
             let sc = crate::test_util::build(&Slope, &prm).unwrap();
             let mut cut = trace(&p, &sc, 0.0, 0.0);

@@ -413,7 +413,8 @@ mod tests {
         let top = 7 * (p.n as usize - 1);
         tr.q[n / 3][top + 1] += 3e-5;
         tr.q[n / 3][top + 2] -= 4e-5;
-        tr.q.iter_mut().for_each(|q| q[1] += 1.0);
+        // the whole stack 1 m sideways: drift is measured from the top's own start
+        tr.q.iter_mut().flat_map(|q| q.chunks_mut(7)).for_each(|b| b[1] += 1.0);
         let c = crate::test_util::oracle(&SphereStack, &prm, &sc, &tr);
         assert_eq!(crate::test_util::names(&c), ["max_penetration", "top_drift", "weight_ratio"]);
         assert!((get(&c, "top_drift").measured - 5e-5).abs() < 1e-15, "{c:?}");
