@@ -29,6 +29,21 @@ pub(crate) fn names(checks: &[OracleCheck]) -> Vec<&str> {
     checks.iter().map(|c| c.name.as_str()).collect()
 }
 
+/// Asserts that the check `weight_ratio` that `grade` gives is the mean total normal impulse of
+/// the steps `n/2 ..` of a run over the weight it should carry: `tr` carries it on every step;
+/// without any impulse before step `n/2` the ratio is still 1, and with none at step `n/2`
+/// either it is `1 − 1/(n − n/2)`.
+pub(crate) fn assert_weight_from_the_second_half(mut tr: Trace, grade: impl Fn(&Trace) -> Vec<OracleCheck>) {
+    let n = tr.metrics.len();
+    let ratio = |tr: &Trace| check(&grade(tr), "weight_ratio").measured;
+    assert!((ratio(&tr) - 1.0).abs() < 1e-12, "{}", ratio(&tr));
+    tr.metrics[..n / 2].iter_mut().for_each(|m| m.normal_impulse_total = 0.0);
+    assert!((ratio(&tr) - 1.0).abs() < 1e-12, "{}", ratio(&tr));
+    tr.metrics[n / 2].normal_impulse_total = 0.0;
+    let want = 1.0 - 1.0 / (n - n / 2) as f64;
+    assert!((ratio(&tr) - want).abs() < 1e-12, "{} vs {want}", ratio(&tr));
+}
+
 /// The oracle check called `name` (panics, listing the checks, if there is none).
 pub(crate) fn check<'a>(checks: &'a [OracleCheck], name: &str) -> &'a OracleCheck {
     checks.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no check {name} in {checks:?}"))
